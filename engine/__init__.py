@@ -1,0 +1,97 @@
+"""tute's rules engine: Tute exactly as ``RULES.md`` says, pure and fast.
+
+Vocabulary (the game's own words, used throughout):
+
+- *oros, copas, espadas, bastos* (``O C E B``): the suits; *sota* 10, *caballo* 11, *rey* 12.
+- *mano*: the player at the dealer's right, who leads the first trick; play moves to the
+  right, ``next(s) = (s + 1) % players``.
+- *baza*: a trick. *Arrastre*: the duty to follow suit, beat, trump and overtrump (§5).
+- *triunfo*: trumps. *Cante*: showing the rey and caballo of a suit (las veinte, las cuarenta).
+- *Tute*: the four reyes or four caballos in one hand. *Las diez de últimas*: 10 points for
+  the last trick. *Capote*: one side takes every trick.
+
+The API is small and total::
+
+    state = new_match(Rules.preset("parejas"), rng)        # deals the first hand
+    legal_actions(state, seat) -> tuple[int, ...]          # sorted action numbers
+    state, events = apply(state, seat, action)             # or IllegalAction, state untouched
+    view(state, seat_or_None) -> View                      # all that leaves the engine
+
+``apply`` takes the acting seat explicitly, because in a 4p window with
+``cante_singers = side`` the leader's partner may sing although it is not on turn.
+
+Decisions where RULES.md is silent:
+
+- A *timeout* forfeits the declarations of the current window only and plays the cheapest
+  legal card (§11); a *forfeit* may be applied for any seat while the match is playing.
+- In the points system, when tied sides both won no trick in the deciding hand, the lower
+  side number wins the tie under ``tie_rule = last_trick`` (it cannot happen in 2p or 4p).
+- The exchange is one action, ``exchange``: the 7 (for a turned 1, 3, 12, 11 or 10) or the
+  2 (for a turned 4-7) never both apply to one turned card.
+- Hand ``h`` of a match is dealt from ``decks[h-1]`` when given, otherwise from a pack
+  shuffled by ``random.Random("tute/<seed>/<h>")``: a match replays from its rules, seed,
+  decks and actions.
+"""
+
+from .actions import (
+    EXCHANGE,
+    FORFEIT,
+    SING,
+    TIMEOUT,
+    TUTE_11,
+    TUTE_12,
+    Action,
+    action_text,
+    is_card,
+    parse_action,
+)
+from .cards import Card, Mask, card_text, cards_of, mask_of, mask_text, parse_card, parse_cards
+from .codec import decode_state, encode_state
+from .errors import IllegalAction, InvalidInput, InvalidOption, TuteError
+from .events import Event, HandResult, redact, visible_cards
+from .game import apply, cheapest_card, legal_actions, legal_cards, new_match, opening_events
+from .rules import PRESETS, Rules
+from .state import State
+from .view import View, view
+
+__all__ = [
+    "EXCHANGE",
+    "FORFEIT",
+    "PRESETS",
+    "SING",
+    "TIMEOUT",
+    "TUTE_11",
+    "TUTE_12",
+    "Action",
+    "Card",
+    "Event",
+    "HandResult",
+    "IllegalAction",
+    "InvalidInput",
+    "InvalidOption",
+    "Mask",
+    "Rules",
+    "State",
+    "TuteError",
+    "View",
+    "action_text",
+    "apply",
+    "card_text",
+    "cards_of",
+    "cheapest_card",
+    "decode_state",
+    "encode_state",
+    "is_card",
+    "legal_actions",
+    "legal_cards",
+    "mask_of",
+    "mask_text",
+    "new_match",
+    "opening_events",
+    "parse_action",
+    "parse_card",
+    "parse_cards",
+    "redact",
+    "view",
+    "visible_cards",
+]

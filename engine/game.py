@@ -1,0 +1,788 @@
+"""The rules of Tute as pure functions: deal, legal actions, apply, score.
+
+The flow of a hand (RULES.md §4) reads top to bottom here:
+
+1. :func:`new_match` deals the first hand (:func:`_deal`).
+2. On a **lead turn** (empty trick) the leader may first declare (exchange §8, cantes §6,
+   tute §7: :func:`_can_exchange`, :func:`_can_sing`, :func:`_can_tute`), then leads any card.
+   With ``cante_singers = side`` the leader's partner may also sing in that window.
+3. On a **follow turn** the cards allowed are :func:`_follow_cards` (el arrastre, §5).
+4. The last card of a trick calls :func:`_finish_trick`: the winner takes it, in 2p both draw.
+5. When the hands are empty (or a tute was declared) :func:`_end_hand` scores the hand (§9),
+   the match (§10), and deals the next hand or ends the match.
+
+Every function takes a :class:`~engine.state.State` and returns a new one; nothing is mutated.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from . import actions as A
+from .cards import (
+    BIT,
+    POINTS,
+    RANK_OF,
+    SUIT_LETTERS,
+    SUIT_MASK,
+    SUIT_NAMES,
+    SUIT_OF,
+    STRENGTH,
+    STRONGER,
+    Card,
+    Mask,
+    card_of,
+    cards_of,
+)
+from .errors import IllegalAction, InvalidInput
+from .events import (
+    CanteSung,
+    CardDrawn,
+    CardPlayed,
+    Event,
+    GameEnded,
+    HandDealt,
+    HandEnded,
+    HandResult,
+    MatchEnded,
+    PlayerForfeited,
+    TrickTaken,
+    TrumpExchanged,
+    TurnTimedOut,
+    TuteDeclared,
+)
+from .rules import (
+    RANDOM_DEALER,
+    CannotOvertrump,
+    CanteSingers,
+    CantesPerTrick,
+    FortyBeforeTwenty,
+    Rules,
+    Scoring,
+    StockPhaseRules,
+    TieRule,
+    TuteEffect,
+)
+from .state import OVER, PLAYING, State
+
+PACK_4P: tuple[Card, ...] = tuple(range(40))
+PACK_3P: tuple[Card, ...] = tuple(c for c in range(40) if c != card_of(0, 2))
+"""3p plays without the 2 of oros (RULES.md §2)."""
+
+_KINGS = sum(BIT[card_of(s, 12)] for s in range(4))
+_KNIGHTS = sum(BIT[card_of(s, 11)] for s in range(4))
+_PAIR = tuple(BIT[card_of(s, 12)] | BIT[card_of(s, 11)] for s in range(4))
+_SEVEN = tuple(card_of(s, 7) for s in range(4))
+_TWO = tuple(card_of(s, 2) for s in range(4))
+_SWAP_SEVEN_FOR = frozenset((1, 3, 12, 11, 10))
+_SWAP_TWO_FOR = frozenset((4, 5, 6, 7))
+
+# Cheapest-card order of §11: (points, is trump, strength, suit) as one integer per trump.
+_CHEAP_KEY: tuple[tuple[int, ...], ...] = tuple(
+    tuple(
+        POINTS[c] * 1000 + (100 if SUIT_OF[c] == t else 0) + STRENGTH[c] * 10 + SUIT_OF[c]
+        for c in range(40)
+    )
+    for t in range(4)
+)
+
+
+def pack_for(rules: Rules) -> tuple[Card, ...]:
+    """The cards in play for this table, in card-number order."""
+    return PACK_3P if rules.players == 3 else PACK_4P
+
+
+def deck_for_hand(state_seed: int, hand_no: int, rules: Rules) -> tuple[Card, ...]:
+    """The shuffled pack of hand ``hand_no`` drawn from the match seed (deterministic)."""
+    pack = list(pack_for(rules))
+    random.Random(f"tute/{state_seed}/{hand_no}").shuffle(pack)
+    return tuple(pack)
+
+
+def _check_deck(rules: Rules, deck: Sequence[int]) -> tuple[Card, ...]:
+    pack = pack_for(rules)
+    deck_t = tuple(deck)
+    if sorted(deck_t) != list(pack) or any(type(c) is not int for c in deck_t):
+        raise InvalidInput(
+            "bad_deck", f"a deck must hold each of the {len(pack)} cards of the pack once"
+        )
+    return deck_t
+
+
+# ---------------------------------------------------------------------------------------------
+# Dealing
+# ---------------------------------------------------------------------------------------------
+
+
+def new_match(
+    rules: Rules,
+    rng: random.Random | int,
+    decks: Sequence[Sequence[int]] = (),
+) -> State:
+    """Start a match and deal its first hand.
+
+    ``rng`` is a :class:`random.Random` (one 64-bit seed is drawn from it) or the seed itself.
+    The pack of hand ``h`` is ``decks[h-1]`` when given, otherwise a uniformly random
+    permutation drawn from the seed; the first dealer is ``rules.first_dealer`` or drawn from
+    the seed. Use :func:`opening_events` for the events of the first deal.
+    """
+    seed = rng.getrandbits(64) if isinstance(rng, random.Random) else int(rng)
+    packs = tuple(_check_deck(rules, d) for d in decks)
+    n = rules.players
+    if rules.first_dealer == RANDOM_DEALER:
+        dealer = random.Random(f"tute/{seed}/dealer").randrange(n)
+    else:
+        dealer = int(rules.first_dealer)
+    zeros = (0,) * rules.sides
+    base = State(
+        rules=rules,
+        seed=seed,
+        decks=packs,
+        status=PLAYING,
+        hand_no=0,
+        game_no=1,
+        dealer=dealer,
+        game_scores=zeros,
+        match_points=zeros,
+        games_won=zeros,
+        winners=(),
+        end_reason="",
+        last_result=None,
+        trump=0,
+        trump_card=0,
+        hands=(0,) * n,
+        stock=(),
+        leader=0,
+        turn=0,
+        trick=(),
+        trick_no=0,
+        history=(),
+        won_points=zeros,
+        tricks_won=zeros,
+        last_trick_of=zeros,
+        cantes=(),
+        sung_suits=0,
+        sang_twenty=0,
+        window_used=0,
+        exchanged=False,
+        held_at_win=(0,) * n,
+        public=0,
+        turn_id=0,
+    )
+    return base._replace(**_deal(base, 1, dealer))
+
+
+def _deal(state: State, hand_no: int, dealer: int) -> dict[str, Any]:
+    """The fields of a freshly dealt hand ``hand_no`` (§3)."""
+    rules = state.rules
+    n = rules.players
+    if hand_no <= len(state.decks):
+        deck = state.decks[hand_no - 1]
+    else:
+        deck = deck_for_hand(state.seed, hand_no, rules)
+    hands = [0] * n
+    if n == 2:
+        dealt = 2 * rules.hand_size_2p
+        trump_card = deck[dealt]
+        stock = (*deck[dealt + 1 :], trump_card)
+        public = 0
+    else:
+        dealt = len(deck)
+        trump_card = deck[-1]
+        stock = ()
+        public = BIT[trump_card]
+    for i in range(dealt):
+        hands[(dealer + 1 + i) % n] |= BIT[deck[i]]
+    mano = (dealer + 1) % n
+    zeros = (0,) * rules.sides
+    return {
+        "hand_no": hand_no,
+        "dealer": dealer,
+        "trump": SUIT_OF[trump_card],
+        "trump_card": trump_card,
+        "hands": tuple(hands),
+        "stock": stock,
+        "leader": mano,
+        "turn": mano,
+        "trick": (),
+        "trick_no": 1,
+        "history": (),
+        "won_points": zeros,
+        "tricks_won": zeros,
+        "last_trick_of": zeros,
+        "cantes": (),
+        "sung_suits": 0,
+        "sang_twenty": 0,
+        "window_used": 0,
+        "exchanged": False,
+        "held_at_win": tuple(hands),
+        "public": public,
+        "turn_id": state.turn_id + 1,
+    }
+
+
+def opening_events(state: State) -> tuple[Event, ...]:
+    """The :class:`HandDealt` event of the hand now being played (unredacted)."""
+    return (_dealt_event(state),)
+
+
+def _dealt_event(state: State) -> HandDealt:
+    return HandDealt(
+        hand_no=state.hand_no,
+        game_no=state.game_no,
+        dealer=state.dealer,
+        trump_suit=state.trump,
+        trump_card=state.trump_card,
+        hands=tuple(state.hands),
+        stock_size=len(state.stock),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Legal actions
+# ---------------------------------------------------------------------------------------------
+
+
+def _side(state: State, seat: int) -> int:
+    return seat % 2 if state.rules.players == 4 else seat
+
+
+def _follow_cards(state: State, seat: int) -> tuple[Mask, str]:
+    """The cards ``seat`` may play to a started trick (el arrastre, §5), and the rule."""
+    rules = state.rules
+    hand = state.hands[seat]
+    trick = state.trick
+    led = trick[0]
+    led_suit = SUIT_OF[led]
+    trump = state.trump
+    if state.stock and rules.stock_phase_rules is not StockPhaseRules.STRICT:
+        if rules.stock_phase_rules is StockPhaseRules.TRUMP_LEAD and led_suit == trump:
+            trumps = hand & SUIT_MASK[trump]
+            if trumps:
+                return trumps, "must_follow_suit"
+        return hand, ""
+    # W: the winning card so far; B: the strongest card of the led suit so far.
+    win = led
+    best_led = led
+    win_pos = 0
+    trumped = False
+    for pos in range(1, len(trick)):
+        c = trick[pos]
+        s = SUIT_OF[c]
+        if s == led_suit:
+            if STRENGTH[c] > STRENGTH[best_led]:
+                best_led = c
+            if SUIT_OF[win] == led_suit and STRENGTH[c] > STRENGTH[win]:
+                win, win_pos = c, pos
+        elif s == trump:
+            trumped = True
+            if SUIT_OF[win] != trump or STRENGTH[c] > STRENGTH[win]:
+                win, win_pos = c, pos
+    in_led = hand & SUIT_MASK[led_suit]
+    n = rules.players
+    if rules.partner_relief and n == 4 and (state.leader + win_pos) % 4 == (seat + 2) % 4:
+        return (in_led, "must_follow_suit") if in_led else (hand, "")
+    if in_led:
+        if led_suit == trump or not trumped or rules.head_led_suit_when_trumped:
+            beat = in_led & STRONGER[win if led_suit == trump else best_led]
+            if beat:
+                return beat, "must_beat"
+        return in_led, "must_follow_suit"
+    trumps = hand & SUIT_MASK[trump]
+    if not trumps:
+        return hand, ""
+    if not trumped:
+        return trumps, "must_trump"
+    over = trumps & STRONGER[win]
+    if over:
+        return over, "must_overtrump"
+    if rules.cannot_overtrump is CannotOvertrump.MUST_TRUMP:
+        return trumps, "must_trump"
+    return hand, ""
+
+
+def _declaring(state: State, seat: int) -> bool:
+    """Whether ``seat`` may declare in the current window (§4.2, §6.1): the leader, or the
+    leader's partner with ``cante_singers = side``; only from trick 2 on."""
+    if state.trick or state.trick_no < 2:
+        return False
+    if seat == state.leader:
+        return True
+    rules = state.rules
+    return (
+        rules.players == 4
+        and rules.cante_singers is CanteSingers.SIDE
+        and seat == (state.leader + 2) % 4
+    )
+
+
+def _allowance_left(state: State, seat: int) -> bool:
+    if state.rules.cantes_per_trick is CantesPerTrick.UNLIMITED:
+        return True
+    return not state.window_used >> _side(state, seat) & 1
+
+
+def _forty_pending(state: State, seat: int) -> bool:
+    """§6.4: seat holds both trumps' 12 and 11, the 40 is unsung and not barred by strict."""
+    rules = state.rules
+    t = state.trump
+    if state.hands[seat] & _PAIR[t] != _PAIR[t] or state.sung_suits >> t & 1:
+        return False
+    return not (
+        rules.forty_before_twenty is FortyBeforeTwenty.STRICT and state.sang_twenty >> seat & 1
+    )
+
+
+def _can_sing(state: State, seat: int, suit: int) -> bool:
+    """Conditions 1-6 of §6 for ``seat`` singing ``suit`` now."""
+    if not _declaring(state, seat):
+        return False
+    rules = state.rules
+    pair = _PAIR[suit]
+    if state.hands[seat] & pair != pair or state.sung_suits >> suit & 1:
+        return False
+    if not _allowance_left(state, seat):
+        return False
+    fbt = rules.forty_before_twenty
+    if fbt is not FortyBeforeTwenty.OFF:
+        if suit != state.trump:
+            if _forty_pending(state, seat):
+                return False
+        elif fbt is FortyBeforeTwenty.STRICT and state.sang_twenty >> seat & 1:
+            return False
+    if rules.cante_requires_held_at_win and state.held_at_win[seat] & pair != pair:
+        return False
+    return not (rules.players == 2 and rules.cantes_only_with_stock and not state.stock)
+
+
+def _can_tute(state: State, seat: int, rank: int) -> bool:
+    """§7: four 12s or four 11s, declared like a cante."""
+    rules = state.rules
+    if not rules.tute_enabled or not _declaring(state, seat):
+        return False
+    four = _KINGS if rank == 12 else _KNIGHTS
+    if state.hands[seat] & four != four or not _allowance_left(state, seat):
+        return False
+    if rules.cante_requires_held_at_win and state.held_at_win[seat] & four != four:
+        return False
+    if rules.players == 2 and rules.cantes_only_with_stock and not state.stock:
+        return False
+    return not (
+        rules.tute_requires_no_prior_cante and any(c[0] == seat for c in state.cantes)
+    )
+
+
+def _exchange_card(state: State, seat: int) -> int:
+    """§8: the card ``seat`` may give for the turned card now, or -1."""
+    rules = state.rules
+    if (
+        rules.players != 2
+        or seat != state.leader
+        or state.trick
+        or not state.stock
+        or state.exchanged
+        or (rules.swap_requires_trick_won and state.trick_no < 2)
+    ):
+        return -1
+    rank = RANK_OF[state.stock[-1]]
+    t = state.trump
+    hand = state.hands[seat]
+    if rules.swap_seven and rank in _SWAP_SEVEN_FOR and hand & BIT[_SEVEN[t]]:
+        return _SEVEN[t]
+    if rules.swap_two_for_low and rank in _SWAP_TWO_FOR and hand & BIT[_TWO[t]]:
+        return _TWO[t]
+    return -1
+
+
+def _declarations(state: State, seat: int) -> list[int]:
+    out: list[int] = []
+    if _exchange_card(state, seat) >= 0:
+        out.append(A.EXCHANGE)
+    for suit in range(4):
+        if _can_sing(state, seat, suit):
+            out.append(A.SING + suit)
+    if _can_tute(state, seat, 12):
+        out.append(A.TUTE_12)
+    if _can_tute(state, seat, 11):
+        out.append(A.TUTE_11)
+    out.sort()
+    return out
+
+
+def legal_cards(state: State, seat: int) -> Mask:
+    """The cards ``seat`` may play now, as a mask (0 when it is not its turn)."""
+    if state.status != PLAYING or seat != state.turn:
+        return 0
+    if not state.trick:
+        return state.hands[seat]
+    return _follow_cards(state, seat)[0]
+
+
+def legal_actions(state: State, seat: int) -> tuple[int, ...]:
+    """Every action ``seat`` may choose now, sorted: cards (0..39), then declarations.
+
+    Empty for a seat that may not act (not its turn, the match is over). In a declaration
+    window with ``cante_singers = side`` the leader's partner gets its cantes and tute.
+    The server's ``timeout`` and ``forfeit`` are never listed.
+    """
+    if state.status != PLAYING:
+        return ()
+    if seat != state.turn:
+        if not state.trick and state.trick_no >= 2 and _declaring(state, seat):
+            return tuple(_declarations(state, seat))
+        return ()
+    if state.trick:
+        return cards_of(_follow_cards(state, seat)[0])
+    cards = cards_of(state.hands[seat])
+    if state.trick_no < 2 and state.rules.players != 2:
+        return cards
+    return cards + tuple(_declarations(state, seat))
+
+
+def cheapest_card(state: State, seat: int) -> Card:
+    """The cheapest legal card of the seat on turn (§11)."""
+    keys = _CHEAP_KEY[state.trump]
+    return min(cards_of(legal_cards(state, seat)), key=keys.__getitem__)
+
+
+# ---------------------------------------------------------------------------------------------
+# Applying actions
+# ---------------------------------------------------------------------------------------------
+
+
+def apply(state: State, seat: int, action: int) -> tuple[State, tuple[Event, ...]]:
+    """Apply ``seat``'s ``action``; return the new state and the events (unredacted).
+
+    Raises :class:`IllegalAction` (with the rule's reason code) or :class:`InvalidInput`,
+    and then the given state is untouched (it is immutable anyway).
+    """
+    if type(seat) is not int or not 0 <= seat < state.rules.players:
+        raise InvalidInput("bad_seat", "no such seat at this table")
+    if state.status != PLAYING:
+        raise IllegalAction("match_over", "the match is over")
+    if 0 <= action < 40:
+        if seat != state.turn:
+            raise IllegalAction("not_your_turn", "it is not this seat's turn to play")
+        return _play(state, seat, action, False, ())
+    if action == A.TIMEOUT:
+        if seat != state.turn:
+            raise IllegalAction("not_your_turn", "a timeout applies to the seat on turn")
+        card = cheapest_card(state, seat)
+        return _play(state, seat, card, True, (TurnTimedOut(seat),))
+    if action == A.FORFEIT:
+        return _forfeit(state, seat)
+    if A.SING <= action < A.SING + 4:
+        return _sing(state, seat, action - A.SING)
+    if action in (A.TUTE_12, A.TUTE_11):
+        return _declare_tute(state, seat, 12 if action == A.TUTE_12 else 11)
+    if action == A.EXCHANGE:
+        return _exchange(state, seat)
+    raise InvalidInput("unknown_action", "not an action number")
+
+
+def _play(
+    state: State, seat: int, card: int, auto: bool, pre: tuple[Event, ...]
+) -> tuple[State, tuple[Event, ...]]:
+    hand = state.hands[seat]
+    bit = BIT[card]
+    if not hand & bit:
+        raise IllegalAction("card_not_held", "that card is not in this seat's hand")
+    if state.trick:
+        allowed, rule = _follow_cards(state, seat)
+        if not allowed & bit:
+            led_suit = SUIT_OF[state.trick[0]]
+            if rule != "must_follow_suit" and SUIT_OF[card] != led_suit and (
+                hand & SUIT_MASK[led_suit]
+            ):
+                rule = "must_follow_suit"
+            raise IllegalAction(rule, _RULE_TEXT[rule].format(
+                led=SUIT_NAMES[led_suit], trump=SUIT_NAMES[state.trump]))
+    hands = list(state.hands)
+    hands[seat] = hand & ~bit
+    trick = (*state.trick, card)
+    events: tuple[Event, ...] = (*pre, CardPlayed(seat, card, auto))
+    n = state.rules.players
+    if len(trick) < n:
+        new = state._replace(
+            hands=tuple(hands),
+            trick=trick,
+            turn=(seat + 1) % n,
+            public=state.public & ~bit,
+            exchanged=False,
+            window_used=0,
+            turn_id=state.turn_id + 1,
+        )
+        return new, events
+    return _finish_trick(state, tuple(hands), trick, state.public & ~bit, events)
+
+
+_RULE_TEXT = {
+    "must_follow_suit": "must follow suit ({led} led)",
+    "must_beat": "must play a stronger card of the suit led ({led}) when holding one",
+    "must_trump": "must trump ({trump}) when void in the suit led ({led})",
+    "must_overtrump": "must play a trump ({trump}) stronger than the trick's best trump",
+}
+
+
+def _trick_winner(trick: tuple[Card, ...], trump: int) -> int:
+    """Position in ``trick`` of the winning card (§4.4)."""
+    led_suit = SUIT_OF[trick[0]]
+    win = 0
+    for pos in range(1, len(trick)):
+        c = trick[pos]
+        w = trick[win]
+        s = SUIT_OF[c]
+        if s == SUIT_OF[w]:
+            if STRENGTH[c] > STRENGTH[w]:
+                win = pos
+        elif s == trump or (s == led_suit and SUIT_OF[w] != trump):
+            win = pos
+    return win
+
+
+def _finish_trick(
+    state: State,
+    hands_t: tuple[Mask, ...],
+    trick: tuple[Card, ...],
+    public: Mask,
+    events: tuple[Event, ...],
+) -> tuple[State, tuple[Event, ...]]:
+    rules = state.rules
+    n = rules.players
+    leader = state.leader
+    winner = (leader + _trick_winner(trick, state.trump)) % n
+    side = winner % 2 if n == 4 else winner
+    points = POINTS[trick[0]]
+    for c in trick[1:]:
+        points += POINTS[c]
+    won = list(state.won_points)
+    won[side] += points
+    tricks = list(state.tricks_won)
+    tricks[side] += 1
+    last_of = list(state.last_trick_of)
+    last_of[side] = state.trick_no
+    played = tuple(((leader + i) % n, c) for i, c in enumerate(trick))
+    events = (*events, TrickTaken(state.trick_no, winner, played, points))
+    held_at_win = hands_t
+    stock = state.stock
+    if stock:
+        hands = list(hands_t)
+        loser = 1 - winner
+        hands[winner] |= BIT[stock[0]]
+        hands[loser] |= BIT[stock[1]]
+        stock = stock[2:]
+        if not stock:
+            public |= BIT[state.stock[1]]
+        events = (
+            *events,
+            CardDrawn(winner, state.stock[0], False, len(stock) + 1),
+            CardDrawn(loser, state.stock[1], not stock, len(stock)),
+        )
+        hands_t = tuple(hands)
+    new = state._replace(
+        hands=hands_t,
+        trick=(),
+        stock=stock,
+        leader=winner,
+        turn=winner,
+        trick_no=state.trick_no + 1,
+        history=(*state.history, (leader, trick, winner)),
+        won_points=tuple(won),
+        tricks_won=tuple(tricks),
+        last_trick_of=tuple(last_of),
+        window_used=0,
+        exchanged=False,
+        held_at_win=held_at_win,
+        public=public,
+        turn_id=state.turn_id + 1,
+    )
+    if any(hands_t):
+        return new, events
+    return _end_hand(new, events, winner)
+
+
+def _sing(state: State, seat: int, suit: int) -> tuple[State, tuple[Event, ...]]:
+    if not _can_sing(state, seat, suit):
+        raise IllegalAction(
+            "cante_not_allowed", f"cannot sing {SUIT_NAMES[suit]} now ({_why_no_cante(state, seat)})"
+        )
+    points = 40 if suit == state.trump else 20
+    sang_twenty = state.sang_twenty | (1 << seat) if points == 20 else state.sang_twenty
+    new = state._replace(
+        cantes=(*state.cantes, (seat, suit, points)),
+        sung_suits=state.sung_suits | 1 << suit,
+        sang_twenty=sang_twenty,
+        window_used=state.window_used | 1 << _side(state, seat),
+        public=state.public | _PAIR[suit],
+    )
+    return new, (CanteSung(seat, suit, points),)
+
+
+def _why_no_cante(state: State, seat: int) -> str:
+    if not _declaring(state, seat):
+        return "only the trick winner (or its partner with cante_singers=side) before leading"
+    if not _allowance_left(state, seat):
+        return "one cante or tute per trick won"
+    return "the pair is not held, the suit was sung, or the cante options forbid it"
+
+
+def _declare_tute(state: State, seat: int, rank: int) -> tuple[State, tuple[Event, ...]]:
+    if not _can_tute(state, seat, rank):
+        raise IllegalAction("tute_not_allowed", f"cannot declare a tute of {rank}s now")
+    cards = _KINGS if rank == 12 else _KNIGHTS
+    events: tuple[Event, ...] = (TuteDeclared(seat, rank, cards),)
+    new = state._replace(public=state.public | cards)
+    return _end_hand(new, events, -1, tute=(seat, rank, cards))
+
+
+def _exchange(state: State, seat: int) -> tuple[State, tuple[Event, ...]]:
+    give = _exchange_card(state, seat)
+    if give < 0:
+        raise IllegalAction(
+            "exchange_not_allowed",
+            "only the leader before leading, holding the 7 (or 2) of trumps the options "
+            "allow for the turned card, while the stock lasts",
+        )
+    taken = state.stock[-1]
+    hands = list(state.hands)
+    hands[seat] = hands[seat] & ~BIT[give] | BIT[taken]
+    new = state._replace(
+        hands=tuple(hands),
+        stock=(*state.stock[:-1], give),
+        exchanged=True,
+        public=(state.public & ~BIT[give]) | BIT[taken],
+    )
+    return new, (TrumpExchanged(seat, give, taken),)
+
+
+def _forfeit(state: State, seat: int) -> tuple[State, tuple[Event, ...]]:
+    loser = _side(state, seat)
+    winners = tuple(s for s in range(state.rules.sides) if s != loser)
+    new = state._replace(status=OVER, winners=winners, end_reason="forfeit", turn_id=state.turn_id + 1)
+    return new, (PlayerForfeited(seat), MatchEnded(winners, "forfeit"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Scoring: end of a hand (§9) and of games and matches (§10)
+# ---------------------------------------------------------------------------------------------
+
+
+def _best_by_last_trick(tied: list[int], last_trick_of: tuple[int, ...]) -> int:
+    """Among tied sides, the one whose latest trick came last (§9 ``last_trick``)."""
+    return max(tied, key=lambda s: last_trick_of[s])
+
+
+def _end_hand(
+    state: State,
+    events: tuple[Event, ...],
+    last_winner: int,
+    tute: tuple[int, int, Mask] | None = None,
+) -> tuple[State, tuple[Event, ...]]:
+    rules = state.rules
+    sides = rules.sides
+    cante_pts = [0] * sides
+    for seat, _suit, pts in state.cantes:
+        cante_pts[_side(state, seat)] += pts
+    if tute is not None:
+        t_seat, t_rank, t_cards = tute
+        winner = _side(state, t_seat)
+        result = HandResult(
+            hand_no=state.hand_no,
+            card_points=(0,) * sides,
+            last_trick_side=-1,
+            cante_points=tuple(cante_pts),
+            totals=(0,) * sides,
+            winner=winner,
+            capote=False,
+            tute_seat=t_seat,
+            tute_rank=t_rank,
+            tute_cards=t_cards,
+        )
+    else:
+        last_side = _side(state, last_winner)
+        totals = [state.won_points[s] + cante_pts[s] + (10 if s == last_side else 0)
+                  for s in range(sides)]
+        top = max(totals)
+        tied = [s for s in range(sides) if totals[s] == top]
+        if len(tied) == 1:
+            winner = tied[0]
+        elif rules.tie_rule is TieRule.LAST_TRICK:
+            winner = _best_by_last_trick(tied, state.last_trick_of)
+        else:
+            winner = -1
+        capote = any(t == rules.tricks_per_hand for t in state.tricks_won)
+        result = HandResult(
+            hand_no=state.hand_no,
+            card_points=state.won_points,
+            last_trick_side=last_side,
+            cante_points=tuple(cante_pts),
+            totals=tuple(totals),
+            winner=winner,
+            capote=capote,
+            tute_seat=-1,
+            tute_rank=0,
+            tute_cards=0,
+        )
+    events = (*events, HandEnded(result))
+    changes: dict[str, Any] = {"last_result": result}
+    match_winner = -1
+    reason = "score"
+    if tute is not None and rules.tute_effect is TuteEffect.WINS_MATCH:
+        match_winner, reason = result.winner, "tute"
+    elif rules.scoring is Scoring.HANDS:
+        mp = list(state.match_points)
+        if result.winner >= 0:
+            if tute is not None:
+                mp[result.winner] += rules.tute_unit_value
+            else:
+                mp[result.winner] += rules.capote_value if result.capote else 1
+        changes["match_points"] = tuple(mp)
+        leaders = [s for s in range(sides) if mp[s] >= rules.target_match_points]
+        if leaders:
+            match_winner = max(leaders, key=lambda s: mp[s])
+            if tute is not None:
+                reason = "tute"
+    else:
+        scores = list(state.game_scores)
+        game_winner = -1
+        if tute is not None:
+            game_winner = result.winner
+        else:
+            for s in range(sides):
+                scores[s] += result.totals[s]
+            if max(scores) >= rules.target_points:
+                top = max(scores)
+                tied = [s for s in range(sides) if scores[s] == top]
+                if len(tied) == 1:
+                    game_winner = tied[0]
+                elif rules.tie_rule is TieRule.LAST_TRICK:
+                    game_winner = _best_by_last_trick(tied, state.last_trick_of)
+        if game_winner >= 0:
+            events = (*events, GameEnded(state.game_no, game_winner, tuple(scores)))
+            gw = list(state.games_won)
+            gw[game_winner] += 1
+            changes["games_won"] = tuple(gw)
+            if gw[game_winner] >= rules.games_to_win:
+                match_winner = game_winner
+                if tute is not None:
+                    reason = "tute"
+                changes["game_scores"] = tuple(scores)
+            else:
+                changes["game_scores"] = (0,) * sides
+                changes["game_no"] = state.game_no + 1
+        else:
+            changes["game_scores"] = tuple(scores)
+    if match_winner >= 0:
+        changes.update(status=OVER, winners=(match_winner,), end_reason=reason,
+                       turn_id=state.turn_id + 1)
+        return state._replace(**changes), (*events, MatchEnded((match_winner,), reason))
+    mid = state._replace(**changes)
+    dealt = mid._replace(**_deal(mid, state.hand_no + 1, (state.dealer + 1) % rules.players))
+    return dealt, (*events, _dealt_event(dealt))
+
+
+def suit_letter(suit: int) -> str:
+    """``O``, ``C``, ``E`` or ``B``."""
+    return SUIT_LETTERS[suit]

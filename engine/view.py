@@ -1,0 +1,113 @@
+"""What one seat (or a spectator) may see of a match: the only way information leaves the engine.
+
+A seat sees its own hand, everything played (the current trick and the tricks of this hand),
+the public held cards of RULES.md §3 (the 3p/4p trump card until played, the 2p turned card
+under the stock and once held, cards shown in a cante, a tute or an exchange), hand sizes,
+scores, and its own legal actions. A spectator (``seat = None``) sees no private card.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .cards import Card, Mask
+from .events import HandResult
+from .game import legal_actions
+from .state import State
+
+
+class View(NamedTuple):
+    """One seat's (or a spectator's) picture of the match."""
+
+    seat: int | None
+    players: int
+    status: str
+    hand_no: int
+    game_no: int
+    dealer: int
+    trump: int
+    trump_card: Card
+    """The card that made trump at the deal (public, §3)."""
+    hand: Mask
+    """The viewer's own hand (0 for a spectator)."""
+    hand_sizes: tuple[int, ...]
+    public_cards: tuple[Mask, ...]
+    """Per seat: its held cards everybody may see (§3)."""
+    turned_card: Card
+    """2p: the turned trump card under the stock, -1 when the stock is empty (or 3p/4p)."""
+    stock_size: int
+    leader: int
+    turn: int
+    trick_no: int
+    trick: tuple[tuple[int, Card], ...]
+    """The current trick: (seat, card) in play order."""
+    history: tuple[tuple[int, tuple[Card, ...], int], ...]
+    """Completed tricks of this hand: (leader, cards in play order, winner)."""
+    tricks_won: tuple[int, ...]
+    won_points: tuple[int, ...]
+    cantes: tuple[tuple[int, int, int], ...]
+    game_scores: tuple[int, ...]
+    match_points: tuple[int, ...]
+    games_won: tuple[int, ...]
+    last_result: HandResult | None
+    winners: tuple[int, ...]
+    end_reason: str
+    legal: tuple[int, ...]
+    """The viewer's legal actions now (empty for a spectator)."""
+    turn_id: int
+
+
+def view(state: State, seat: int | None) -> View:
+    """The match as ``seat`` sees it; ``None`` for a spectator."""
+    n = state.rules.players
+    public = state.public
+    hands = state.hands
+    leader = state.leader
+    return View(
+        seat=seat,
+        players=n,
+        status=state.status,
+        hand_no=state.hand_no,
+        game_no=state.game_no,
+        dealer=state.dealer,
+        trump=state.trump,
+        trump_card=state.trump_card,
+        hand=hands[seat] if seat is not None else 0,
+        hand_sizes=tuple(h.bit_count() for h in hands),
+        public_cards=tuple(h & public for h in hands),
+        turned_card=state.stock[-1] if state.stock else -1,
+        stock_size=len(state.stock),
+        leader=leader,
+        turn=state.turn,
+        trick_no=state.trick_no,
+        trick=tuple(((leader + i) % n, c) for i, c in enumerate(state.trick)),
+        history=state.history,
+        tricks_won=state.tricks_won,
+        won_points=state.won_points,
+        cantes=state.cantes,
+        game_scores=state.game_scores,
+        match_points=state.match_points,
+        games_won=state.games_won,
+        last_result=state.last_result,
+        winners=state.winners,
+        end_reason=state.end_reason,
+        legal=legal_actions(state, seat) if seat is not None else (),
+        turn_id=state.turn_id,
+    )
+
+
+def visible_to(v: View) -> Mask:
+    """Every card the view shows (for checks: no hidden card may be in it)."""
+    m = v.hand
+    for p in v.public_cards:
+        m |= p
+    if v.turned_card >= 0:
+        m |= 1 << v.turned_card
+    for _, c in v.trick:
+        m |= 1 << c
+    for _, cards, _ in v.history:
+        for c in cards:
+            m |= 1 << c
+    if v.last_result is not None:
+        m |= v.last_result.tute_cards
+    return m | 1 << v.trump_card
