@@ -1,0 +1,77 @@
+# tute: developer entry points. Every target builds .venv from pyproject.toml when it is missing
+# (or older than pyproject.toml), so a fresh clone needs nothing but python3 >= 3.11 and make.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.pyproject.stamp
+
+# Reinstall (editable) when a package directory appears, so that console scripts and the
+# editable-install import hook know about it.
+PKG_MARKERS := $(wildcard engine/__init__.py service/__init__.py clients/__init__.py)
+
+# Lint only the directories that exist (others are written by other issues).
+LINT_DIRS := $(wildcard engine service clients tests benchmarks)
+
+# Extra arguments for pytest, e.g. `make test PYTEST_ARGS="-k protos -x"`.
+PYTEST_ARGS ?=
+
+PROTO_SRC := $(wildcard protos/tute/v1/*.proto)
+PROTOC := $(PY) -m grpc_tools.protoc -Iprotos --python_out=protos --pyi_out=protos \
+	--grpc_python_out=protos
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: help venv run test test-all lint bench proto system-deps clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml $(PKG_MARKERS)
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --disable-pip-version-check -q -e '.[dev,bench]'
+	@touch $@
+
+venv: $(STAMP) ## create or refresh .venv from pyproject.toml
+
+run: $(STAMP) ## run a demo match (the gRPC server replaces this later)
+	$(PY) -m engine.demo
+
+test: lint system-deps ## lint, then every test not marked slow
+	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
+test-all: lint system-deps ## lint, then every test including the slow ones
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+lint: $(STAMP) ## ruff, mypy --strict on engine/, buf lint
+	@if [ -n "$(LINT_DIRS)" ]; then \
+		echo "ruff check $(LINT_DIRS)"; $(BIN)/ruff check $(LINT_DIRS); \
+	fi
+	@if [ -d engine ]; then \
+		echo "mypy --strict engine/"; $(BIN)/mypy --strict engine/; \
+	else \
+		echo "engine/ not present: mypy skipped"; \
+	fi
+	$(BIN)/buf lint
+
+bench: $(STAMP) ## engine benchmark (matches/s, actions/s, OpenSpiel baseline)
+	$(PY) -m benchmarks.engine_bench
+
+proto: $(STAMP) ## regenerate the Python code and .pyi stubs of protos/tute/v1
+	rm -f protos/tute/v1/*_pb2.py protos/tute/v1/*_pb2.pyi protos/tute/v1/*_pb2_grpc.py
+	$(PROTOC) $(PROTO_SRC)
+
+system-deps: ## install redis-server (Debian) when it is missing
+	@command -v redis-server >/dev/null 2>&1 || { \
+		echo "installing redis-server"; \
+		$(SUDO) apt-get update && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; \
+	}
+
+clean: ## remove the venv and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build *.egg-info
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

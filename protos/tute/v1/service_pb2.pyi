@@ -1,0 +1,164 @@
+from tute.v1 import action_pb2 as _action_pb2
+from tute.v1 import event_pb2 as _event_pb2
+from tute.v1 import rules_pb2 as _rules_pb2
+from tute.v1 import table_pb2 as _table_pb2
+from tute.v1 import view_pb2 as _view_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class CreateTableRequest(_message.Message):
+    __slots__ = ("rules", "visibility", "take_seat", "seat", "display_name")
+    RULES_FIELD_NUMBER: _ClassVar[int]
+    VISIBILITY_FIELD_NUMBER: _ClassVar[int]
+    TAKE_SEAT_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    rules: _rules_pb2.Rules
+    visibility: _table_pb2.Visibility
+    take_seat: bool
+    seat: int
+    display_name: str
+    def __init__(self, rules: _Optional[_Union[_rules_pb2.Rules, _Mapping]] = ..., visibility: _Optional[_Union[_table_pb2.Visibility, str]] = ..., take_seat: _Optional[bool] = ..., seat: _Optional[int] = ..., display_name: _Optional[str] = ...) -> None: ...
+
+class CreateTableResponse(_message.Message):
+    __slots__ = ("table_id", "table", "invite_code", "seat", "seat_token")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    INVITE_CODE_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    table: _table_pb2.Table
+    invite_code: str
+    seat: int
+    seat_token: str
+    def __init__(self, table_id: _Optional[str] = ..., table: _Optional[_Union[_table_pb2.Table, _Mapping]] = ..., invite_code: _Optional[str] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ...) -> None: ...
+
+class ListTablesRequest(_message.Message):
+    __slots__ = ("preset", "players", "page_size", "page_token")
+    PRESET_FIELD_NUMBER: _ClassVar[int]
+    PLAYERS_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    preset: str
+    players: int
+    page_size: int
+    page_token: str
+    def __init__(self, preset: _Optional[str] = ..., players: _Optional[int] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListTablesResponse(_message.Message):
+    __slots__ = ("tables", "next_page_token")
+    TABLES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    tables: _containers.RepeatedCompositeFieldContainer[_table_pb2.Table]
+    next_page_token: str
+    def __init__(self, tables: _Optional[_Iterable[_Union[_table_pb2.Table, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class JoinTableRequest(_message.Message):
+    __slots__ = ("table_id", "invite_code", "seat", "display_name")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    INVITE_CODE_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    invite_code: str
+    seat: int
+    display_name: str
+    def __init__(self, table_id: _Optional[str] = ..., invite_code: _Optional[str] = ..., seat: _Optional[int] = ..., display_name: _Optional[str] = ...) -> None: ...
+
+class JoinTableResponse(_message.Message):
+    __slots__ = ("table_id", "seat", "seat_token", "view")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    seat: int
+    seat_token: str
+    view: _view_pb2.TableView
+    def __init__(self, table_id: _Optional[str] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ..., view: _Optional[_Union[_view_pb2.TableView, _Mapping]] = ...) -> None: ...
+
+class AddBotRequest(_message.Message):
+    __slots__ = ("table_id", "seat", "level")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    seat: int
+    level: str
+    def __init__(self, table_id: _Optional[str] = ..., seat: _Optional[int] = ..., level: _Optional[str] = ...) -> None: ...
+
+class AddBotResponse(_message.Message):
+    __slots__ = ("seat", "table")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    table: _table_pb2.Table
+    def __init__(self, seat: _Optional[int] = ..., table: _Optional[_Union[_table_pb2.Table, _Mapping]] = ...) -> None: ...
+
+class LeaveTableRequest(_message.Message):
+    __slots__ = ("table_id",)
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    def __init__(self, table_id: _Optional[str] = ...) -> None: ...
+
+class LeaveTableResponse(_message.Message):
+    __slots__ = ("forfeited",)
+    FORFEITED_FIELD_NUMBER: _ClassVar[int]
+    forfeited: bool
+    def __init__(self, forfeited: _Optional[bool] = ...) -> None: ...
+
+class GetTableRequest(_message.Message):
+    __slots__ = ("table_id",)
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    def __init__(self, table_id: _Optional[str] = ...) -> None: ...
+
+class GetTableResponse(_message.Message):
+    __slots__ = ("view",)
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    view: _view_pb2.TableView
+    def __init__(self, view: _Optional[_Union[_view_pb2.TableView, _Mapping]] = ...) -> None: ...
+
+class SubmitActionRequest(_message.Message):
+    __slots__ = ("table_id", "action", "expected_version", "request_id")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_VERSION_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    action: _action_pb2.Action
+    expected_version: int
+    request_id: str
+    def __init__(self, table_id: _Optional[str] = ..., action: _Optional[_Union[_action_pb2.Action, _Mapping]] = ..., expected_version: _Optional[int] = ..., request_id: _Optional[str] = ...) -> None: ...
+
+class SubmitActionResponse(_message.Message):
+    __slots__ = ("table_version", "events", "view")
+    TABLE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    VIEW_FIELD_NUMBER: _ClassVar[int]
+    table_version: int
+    events: _containers.RepeatedCompositeFieldContainer[_event_pb2.Event]
+    view: _view_pb2.TableView
+    def __init__(self, table_version: _Optional[int] = ..., events: _Optional[_Iterable[_Union[_event_pb2.Event, _Mapping]]] = ..., view: _Optional[_Union[_view_pb2.TableView, _Mapping]] = ...) -> None: ...
+
+class WatchTableRequest(_message.Message):
+    __slots__ = ("table_id", "resume_after")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    RESUME_AFTER_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    resume_after: int
+    def __init__(self, table_id: _Optional[str] = ..., resume_after: _Optional[int] = ...) -> None: ...
+
+class WatchTableResponse(_message.Message):
+    __slots__ = ("snapshot", "event")
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    EVENT_FIELD_NUMBER: _ClassVar[int]
+    snapshot: _view_pb2.TableView
+    event: _event_pb2.Event
+    def __init__(self, snapshot: _Optional[_Union[_view_pb2.TableView, _Mapping]] = ..., event: _Optional[_Union[_event_pb2.Event, _Mapping]] = ...) -> None: ...
