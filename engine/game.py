@@ -435,10 +435,21 @@ def legal_actions(state: State, seat: int) -> tuple[int, ...]:
         return ()
     if state.trick:
         return cards_of(_follow_cards(state, seat)[0])
-    cards = cards_of(state.hands[seat])
-    if state.trick_no < 2 and state.rules.players != 2:
-        return cards
+    hand = state.hands[seat]
+    cards = cards_of(hand)
+    if state.rules.players != 2:
+        # Without the 12 and 11 of one suit, or four 12s or 11s, there is nothing to declare.
+        if state.trick_no < 2 or not (
+            hand >> 9 & hand >> 8 & _SUIT_BASE
+            or hand & _KINGS == _KINGS
+            or hand & _KNIGHTS == _KNIGHTS
+        ):
+            return cards
     return cards + tuple(_declarations(state, seat))
+
+
+_SUIT_BASE = sum(1 << (10 * s) for s in range(4))
+"""Bit 10*s: ``hand >> 9 & hand >> 8 & _SUIT_BASE`` has bit 10*s when 12s and 11s are held."""
 
 
 def cheapest_card(state: State, seat: int) -> Card:
@@ -502,20 +513,46 @@ def _play(
     hands = list(state.hands)
     hands[seat] = hand & ~bit
     trick = (*state.trick, card)
-    events: tuple[Event, ...] = (*pre, CardPlayed(seat, card, auto))
+    played = _CARD_PLAYED[auto][seat][card]
+    events: tuple[Event, ...] = (*pre, played) if pre else (played,)
     n = state.rules.players
     if len(trick) < n:
-        new = state._replace(
-            hands=tuple(hands),
-            trick=trick,
-            turn=(seat + 1) % n,
-            public=state.public & ~bit,
-            exchanged=False,
-            window_used=0,
-            turn_id=state.turn_id + 1,
+        # The per-play fields are the last ones of State: rebuild just that tail.
+        new = _new_state(
+            State,
+            state[:_PLAY_FIELDS]
+            + (
+                tuple(hands),
+                trick,
+                (seat + 1) % n,
+                state.public & ~bit,
+                0,
+                False,
+                state.turn_id + 1,
+            ),
         )
         return new, events
     return _finish_trick(state, tuple(hands), trick, state.public & ~bit, events)
+
+
+_new_state = tuple.__new__
+_PLAY_FIELDS = State._fields.index("hands")
+assert State._fields[_PLAY_FIELDS:] == (
+    "hands", "trick", "turn", "public", "window_used", "exchanged", "turn_id"
+)
+_SEAT_ORDER = {n: tuple(tuple((lead + i) % n for i in range(n)) for lead in range(n))
+               for n in (2, 3, 4)}
+"""``_SEAT_ORDER[players][leader]``: the seats in play order of a trick."""
+_TRICK_FIELDS = State._fields.index("stock")
+assert State._fields[_TRICK_FIELDS:_PLAY_FIELDS] == (
+    "stock", "leader", "trick_no", "history", "won_points", "tricks_won", "last_trick_of",
+    "cantes", "sung_suits", "sang_twenty", "held_at_win",
+)
+_CARD_PLAYED = tuple(
+    tuple(tuple(CardPlayed(seat, c, auto) for c in range(40)) for seat in range(4))
+    for auto in (False, True)
+)
+"""Events are immutable, so the engine shares one CardPlayed per (auto, seat, card)."""
 
 
 _RULE_TEXT = {
@@ -563,7 +600,7 @@ def _finish_trick(
     tricks[side] += 1
     last_of = list(state.last_trick_of)
     last_of[side] = state.trick_no
-    played = tuple(((leader + i) % n, c) for i, c in enumerate(trick))
+    played = tuple(zip(_SEAT_ORDER[n][leader], trick, strict=True))
     events = (*events, TrickTaken(state.trick_no, winner, played, points))
     held_at_win = hands_t
     stock = state.stock
@@ -581,22 +618,29 @@ def _finish_trick(
             CardDrawn(loser, state.stock[1], not stock, len(stock)),
         )
         hands_t = tuple(hands)
-    new = state._replace(
-        hands=hands_t,
-        trick=(),
-        stock=stock,
-        leader=winner,
-        turn=winner,
-        trick_no=state.trick_no + 1,
-        history=(*state.history, (leader, trick, winner)),
-        won_points=tuple(won),
-        tricks_won=tuple(tricks),
-        last_trick_of=tuple(last_of),
-        window_used=0,
-        exchanged=False,
-        held_at_win=held_at_win,
-        public=public,
-        turn_id=state.turn_id + 1,
+    new = _new_state(
+        State,
+        state[:_TRICK_FIELDS]
+        + (
+            stock,
+            winner,
+            state.trick_no + 1,
+            (*state.history, (leader, trick, winner)),
+            tuple(won),
+            tuple(tricks),
+            tuple(last_of),
+            state.cantes,
+            state.sung_suits,
+            state.sang_twenty,
+            held_at_win,
+            hands_t,
+            (),
+            winner,
+            public,
+            0,
+            False,
+            state.turn_id + 1,
+        ),
     )
     if any(hands_t):
         return new, events

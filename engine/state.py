@@ -49,14 +49,9 @@ class State(NamedTuple):
     trump: int
     trump_card: Card
     """The card that made trump at the deal (dealer's last card, or the 2p turned card)."""
-    hands: tuple[Mask, ...]
     stock: tuple[Card, ...]
     """2p: the stock from the top; its last card is the turned trump card. Empty otherwise."""
     leader: int
-    turn: int
-    """The seat whose turn it is (to lead or to follow)."""
-    trick: tuple[Card, ...]
-    """Cards played to the current trick, the leader's first."""
     trick_no: int
     history: tuple[tuple[int, tuple[Card, ...], int], ...]
     """Completed tricks of this hand: (leader, cards in play order, winner)."""
@@ -72,14 +67,20 @@ class State(NamedTuple):
     """Bit s set: suit s was sung in this hand."""
     sang_twenty: int
     """Bit p set: seat p sang a 20 in this hand (for ``forty_before_twenty = strict``)."""
+    held_at_win: tuple[Mask, ...]
+    """Each seat's hand when the last card of the previous trick was played."""
+    # -- the fields every card play changes come last (see engine.game._played) --
+    hands: tuple[Mask, ...]
+    trick: tuple[Card, ...]
+    """Cards played to the current trick, the leader's first."""
+    turn: int
+    """The seat whose turn it is (to lead or to follow)."""
+    public: Mask
+    """Held cards shown to everyone (RULES.md §3)."""
     window_used: int
     """Bit of each side that used its cante allowance in the current window."""
     exchanged: bool
     """An exchange was made in the current lead turn."""
-    held_at_win: tuple[Mask, ...]
-    """Each seat's hand when the last card of the previous trick was played."""
-    public: Mask
-    """Held cards shown to everyone (RULES.md §3)."""
     turn_id: int
     """Grows by one every time a turn begins: a timer for a turn names its turn_id."""
 

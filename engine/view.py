@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from .cards import Card, Mask
 from .events import HandResult
-from .game import legal_actions
+from .game import _SEAT_ORDER, legal_actions
 from .state import State
 
 
@@ -63,38 +63,44 @@ def view(state: State, seat: int | None) -> View:
     public = state.public
     hands = state.hands
     leader = state.leader
-    return View(
-        seat=seat,
-        players=n,
-        status=state.status,
-        hand_no=state.hand_no,
-        game_no=state.game_no,
-        dealer=state.dealer,
-        trump=state.trump,
-        trump_card=state.trump_card,
-        hand=hands[seat] if seat is not None else 0,
-        hand_sizes=tuple(h.bit_count() for h in hands),
-        public_cards=tuple(h & public for h in hands),
-        turned_card=state.stock[-1] if state.stock else -1,
-        stock_size=len(state.stock),
-        leader=leader,
-        turn=state.turn,
-        trick_no=state.trick_no,
-        trick=tuple(((leader + i) % n, c) for i, c in enumerate(state.trick)),
-        history=state.history,
-        tricks_won=state.tricks_won,
-        won_points=state.won_points,
-        cantes=state.cantes,
-        game_scores=state.game_scores,
-        match_points=state.match_points,
-        games_won=state.games_won,
-        last_result=state.last_result,
-        winners=state.winners,
-        end_reason=state.end_reason,
-        legal=legal_actions(state, seat) if seat is not None else (),
-        turn_id=state.turn_id,
+    trick = state.trick
+    return _new_view(
+        View,
+        (
+            seat,
+            n,
+            state.status,
+            state.hand_no,
+            state.game_no,
+            state.dealer,
+            state.trump,
+            state.trump_card,
+            hands[seat] if seat is not None else 0,
+            tuple([h.bit_count() for h in hands]),
+            tuple([h & public for h in hands]),
+            state.stock[-1] if state.stock else -1,
+            len(state.stock),
+            leader,
+            state.turn,
+            state.trick_no,
+            tuple(zip(_SEAT_ORDER[n][leader], trick)) if trick else (),
+            state.history,
+            state.tricks_won,
+            state.won_points,
+            state.cantes,
+            state.game_scores,
+            state.match_points,
+            state.games_won,
+            state.last_result,
+            state.winners,
+            state.end_reason,
+            legal_actions(state, seat) if seat is not None else (),
+            state.turn_id,
+        ),
     )
 
+
+_new_view = tuple.__new__
 
 def visible_to(v: View) -> Mask:
     """Every card the view shows (for checks: no hidden card may be in it)."""

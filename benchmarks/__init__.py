@@ -1,0 +1,1 @@
+"""Benchmarks: they print figures beside the baselines measured in the same run."""
