@@ -655,7 +655,7 @@ def _sing(state: State, seat: int, suit: int) -> tuple[State, tuple[Event, ...]]
     points = 40 if suit == state.trump else 20
     sang_twenty = state.sang_twenty | (1 << seat) if points == 20 else state.sang_twenty
     new = state._replace(
-        cantes=(*state.cantes, (seat, suit, points)),
+        cantes=(*state.cantes, (seat, suit, points, state.trick_no)),
         sung_suits=state.sung_suits | 1 << suit,
         sang_twenty=sang_twenty,
         window_used=state.window_used | 1 << _side(state, seat),
@@ -727,7 +727,7 @@ def _end_hand(
     rules = state.rules
     sides = rules.sides
     cante_pts = [0] * sides
-    for seat, _suit, pts in state.cantes:
+    for seat, _suit, pts, _trick in state.cantes:
         cante_pts[_side(state, seat)] += pts
     if tute is not None:
         t_seat, t_rank, t_cards = tute

@@ -61,8 +61,8 @@ class State(NamedTuple):
     """Per side: tricks won this hand."""
     last_trick_of: tuple[int, ...]
     """Per side: the number of the latest trick it won in this hand (0: none)."""
-    cantes: tuple[tuple[int, int, int], ...]
-    """Cantes of this hand: (seat, suit, points)."""
+    cantes: tuple[tuple[int, int, int, int], ...]
+    """Cantes of this hand: (seat, suit, points, number of the trick whose window it was in)."""
     sung_suits: int
     """Bit s set: suit s was sung in this hand."""
     sang_twenty: int

@@ -45,7 +45,8 @@ class View(NamedTuple):
     """Completed tricks of this hand: (leader, cards in play order, winner)."""
     tricks_won: tuple[int, ...]
     won_points: tuple[int, ...]
-    cantes: tuple[tuple[int, int, int], ...]
+    cantes: tuple[tuple[int, int, int, int], ...]
+    """Cantes of this hand: (seat, suit, points, trick number)."""
     game_scores: tuple[int, ...]
     match_points: tuple[int, ...]
     games_won: tuple[int, ...]
