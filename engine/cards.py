@@ -78,7 +78,9 @@ def parse_card(text: str) -> Card:
     """Parse ``3E``, ``12o``, `` 1B ``; raise :class:`InvalidInput` otherwise."""
     card = _CARD_BY_TEXT.get(text.strip().upper())
     if card is None:
-        raise InvalidInput("bad_card_text", "not a card: expected rank (1-7, 10-12) and suit O/C/E/B")
+        raise InvalidInput(
+            "bad_card_text", "not a card: expected rank (1-7, 10-12) and suit O/C/E/B"
+        )
     return card
 
 

@@ -172,43 +172,40 @@ EVENT_TYPES: tuple[type, ...] = (
 
 def redact(event: Event, seat: int | None) -> Event:
     """The event as ``seat`` may see it (``None``: a spectator)."""
-    if type(event) is HandDealt:
+    if isinstance(event, HandDealt):
         hands = tuple(h if s == seat else None for s, h in enumerate(event.hands))
         return event._replace(hands=hands)
-    if type(event) is CardDrawn and not event.public and event.seat != seat:
+    if isinstance(event, CardDrawn) and not event.public and event.seat != seat:
         return event._replace(card=None)
     return event
 
 
 def is_private(event: Event) -> bool:
     """Whether some part of the event is hidden from some seat."""
-    return type(event) is HandDealt or (type(event) is CardDrawn and not event.public)
+    return isinstance(event, HandDealt) or (isinstance(event, CardDrawn) and not event.public)
 
 
 def visible_cards(event: Event) -> Mask:
     """Every card the (already redacted) event shows, as a mask."""
-    t = type(event)
-    if t is HandDealt:
+    m = 0
+    if isinstance(event, HandDealt):
         m = BIT[event.trump_card]
         for h in event.hands:
             if h is not None:
                 m |= h
-        return m
-    if t is CardDrawn:
-        return 0 if event.card is None else BIT[event.card]
-    if t is CardPlayed:
-        return BIT[event.card]
-    if t is TrumpExchanged:
-        return BIT[event.given] | BIT[event.taken]
-    if t is TuteDeclared:
-        return event.cards
-    if t is CanteSung:
-        return BIT[card_of(event.suit, 12)] | BIT[card_of(event.suit, 11)]
-    if t is TrickTaken:
-        m = 0
+    elif isinstance(event, CardDrawn):
+        m = 0 if event.card is None else BIT[event.card]
+    elif isinstance(event, CardPlayed):
+        m = BIT[event.card]
+    elif isinstance(event, TrumpExchanged):
+        m = BIT[event.given] | BIT[event.taken]
+    elif isinstance(event, TuteDeclared):
+        m = event.cards
+    elif isinstance(event, CanteSung):
+        m = BIT[card_of(event.suit, 12)] | BIT[card_of(event.suit, 11)]
+    elif isinstance(event, TrickTaken):
         for _, c in event.cards:
             m |= BIT[c]
-        return m
-    if t is HandEnded:
-        return event.result.tute_cards
-    return 0
+    elif isinstance(event, HandEnded):
+        m = event.result.tute_cards
+    return m

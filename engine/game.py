@@ -25,12 +25,12 @@ from .cards import (
     BIT,
     POINTS,
     RANK_OF,
+    STRENGTH,
+    STRONGER,
     SUIT_LETTERS,
     SUIT_MASK,
     SUIT_NAMES,
     SUIT_OF,
-    STRENGTH,
-    STRONGER,
     Card,
     Mask,
     card_of,
@@ -437,13 +437,16 @@ def legal_actions(state: State, seat: int) -> tuple[int, ...]:
         return cards_of(_follow_cards(state, seat)[0])
     hand = state.hands[seat]
     cards = cards_of(hand)
-    if state.rules.players != 2:
-        # Without the 12 and 11 of one suit, or four 12s or 11s, there is nothing to declare.
-        if state.trick_no < 2 or not (
+    # Without the 12 and 11 of one suit, or four 12s or 11s, there is nothing to declare
+    # (the exchange exists only in 2p).
+    if state.rules.players != 2 and (
+        state.trick_no < 2
+        or not (
             hand >> 9 & hand >> 8 & _SUIT_BASE
             or hand & _KINGS == _KINGS
             or hand & _KNIGHTS == _KNIGHTS
-        ):
+        )
+    ):
             return cards
     return cards + tuple(_declarations(state, seat))
 
@@ -520,8 +523,8 @@ def _play(
         # The per-play fields are the last ones of State: rebuild just that tail.
         new = _new_state(
             State,
-            state[:_PLAY_FIELDS]
-            + (
+            (
+                *state[:_PLAY_FIELDS],
                 tuple(hands),
                 trick,
                 (seat + 1) % n,
@@ -620,8 +623,8 @@ def _finish_trick(
         hands_t = tuple(hands)
     new = _new_state(
         State,
-        state[:_TRICK_FIELDS]
-        + (
+        (
+            *state[:_TRICK_FIELDS],
             stock,
             winner,
             state.trick_no + 1,
@@ -650,7 +653,8 @@ def _finish_trick(
 def _sing(state: State, seat: int, suit: int) -> tuple[State, tuple[Event, ...]]:
     if not _can_sing(state, seat, suit):
         raise IllegalAction(
-            "cante_not_allowed", f"cannot sing {SUIT_NAMES[suit]} now ({_why_no_cante(state, seat)})"
+            "cante_not_allowed",
+            f"cannot sing {SUIT_NAMES[suit]} now ({_why_no_cante(state, seat)})",
         )
     points = 40 if suit == state.trump else 20
     sang_twenty = state.sang_twenty | (1 << seat) if points == 20 else state.sang_twenty
@@ -704,7 +708,9 @@ def _exchange(state: State, seat: int) -> tuple[State, tuple[Event, ...]]:
 def _forfeit(state: State, seat: int) -> tuple[State, tuple[Event, ...]]:
     loser = _side(state, seat)
     winners = tuple(s for s in range(state.rules.sides) if s != loser)
-    new = state._replace(status=OVER, winners=winners, end_reason="forfeit", turn_id=state.turn_id + 1)
+    new = state._replace(
+        status=OVER, winners=winners, end_reason="forfeit", turn_id=state.turn_id + 1
+    )
     return new, (PlayerForfeited(seat), MatchEnded(winners, "forfeit"))
 
 

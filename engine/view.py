@@ -84,7 +84,7 @@ def view(state: State, seat: int | None) -> View:
             leader,
             state.turn,
             state.trick_no,
-            tuple(zip(_SEAT_ORDER[n][leader], trick)) if trick else (),
+            tuple(zip(_SEAT_ORDER[n][leader], trick, strict=False)) if trick else (),
             state.history,
             state.tricks_won,
             state.won_points,

@@ -1,0 +1,1 @@
+"""tute's gRPC server: a stateless adapter around the rules engine (see ../DESIGN.md)."""

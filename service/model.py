@@ -1,0 +1,131 @@
+"""The service's own data: a table record (metadata, seats, the engine state) and its bytes.
+
+A :class:`TableRecord` is everything the store keeps about a table under one key, with its
+``version``: the memory and Redis stores keep it as :func:`encode_record` bytes. Events are
+kept beside it (see :mod:`service.store.base`), never inside.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from typing import Any
+
+import engine
+from engine.codec import decode_state, encode_state
+
+WAITING = "waiting"
+PLAYING = "playing"
+FINISHED = "finished"
+
+EMPTY = "empty"
+HUMAN = "human"
+BOT = "bot"
+
+PUBLIC = "public"
+PRIVATE = "private"
+
+
+@dataclasses.dataclass
+class SeatInfo:
+    """One seat: who sits there. ``token_hash`` is the SHA-256 of the seat token (hex)."""
+
+    occupant: str = EMPTY
+    name: str = ""
+    token_hash: str = ""
+    bot_level: str = ""
+
+
+@dataclasses.dataclass
+class GameRecord:
+    """A finished game of the points system (for TableView.game_results)."""
+
+    game_no: int
+    winner: int
+    scores: tuple[int, ...]
+    by_tute: bool
+
+
+@dataclasses.dataclass
+class TableRecord:
+    """Everything stored about one table (besides its events)."""
+
+    table_id: str
+    preset: str
+    """The preset the rules came from ('' for custom rules)."""
+    rules: engine.Rules
+    visibility: str
+    invite_code: str
+    """Private tables: the code to join by; '' for public tables."""
+    created_at: float
+    seats: list[SeatInfo]
+    status: str = WAITING
+    state: engine.State | None = None
+    deadline: float = 0.0
+    """Unix time when the current turn times out; 0 = no clock (or no match)."""
+    turn_started: float = 0.0
+    games: list[GameRecord] = dataclasses.field(default_factory=list)
+    last_seq: int = 0
+    """Sequence number of the table's latest event (0: none yet)."""
+    version: int = 0
+    """Grows by one with every committed change (compare-and-set)."""
+    forfeited_seat: int = -1
+
+    def free_seats(self) -> list[int]:
+        return [i for i, s in enumerate(self.seats) if s.occupant == EMPTY]
+
+    def seat_of_token_hash(self, token_hash: str) -> int | None:
+        for i, s in enumerate(self.seats):
+            if s.token_hash and s.token_hash == token_hash:
+                return i
+        return None
+
+
+_FORMAT = 1
+
+
+def encode_record(rec: TableRecord) -> bytes:
+    """A record as bytes (JSON; the engine state through the engine's own codec)."""
+    d: dict[str, Any] = {
+        "f": _FORMAT,
+        "id": rec.table_id,
+        "preset": rec.preset,
+        "rules": rec.rules.options(),
+        "vis": rec.visibility,
+        "invite": rec.invite_code,
+        "created": rec.created_at,
+        "seats": [dataclasses.astuple(s) for s in rec.seats],
+        "status": rec.status,
+        "state": base64.b64encode(encode_state(rec.state)).decode() if rec.state else None,
+        "deadline": rec.deadline,
+        "turn_started": rec.turn_started,
+        "games": [[g.game_no, g.winner, list(g.scores), g.by_tute] for g in rec.games],
+        "seq": rec.last_seq,
+        "version": rec.version,
+        "forfeited": rec.forfeited_seat,
+    }
+    return json.dumps(d, separators=(",", ":")).encode()
+
+
+def decode_record(data: bytes) -> TableRecord:
+    d = json.loads(data)
+    if d.get("f") != _FORMAT:
+        raise ValueError("unknown table record format")
+    return TableRecord(
+        table_id=d["id"],
+        preset=d["preset"],
+        rules=engine.Rules(**d["rules"]),
+        visibility=d["vis"],
+        invite_code=d["invite"],
+        created_at=d["created"],
+        seats=[SeatInfo(*s) for s in d["seats"]],
+        status=d["status"],
+        state=decode_state(base64.b64decode(d["state"])) if d["state"] else None,
+        deadline=d["deadline"],
+        turn_started=d["turn_started"],
+        games=[GameRecord(g[0], g[1], tuple(g[2]), g[3]) for g in d["games"]],
+        last_seq=d["seq"],
+        version=d["version"],
+        forfeited_seat=d["forfeited"],
+    )
