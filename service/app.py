@@ -1,0 +1,724 @@
+"""The table service, transport-neutral: every RPC's behaviour and the one mutation path.
+
+Every change to a table follows one path (:meth:`TuteApp._mutate`): load the record and its
+version from the store, apply the change (for moves, ``engine.apply``), number the new events,
+then commit with compare-and-set on the version, the events, the idempotency key, the lobby
+entry and the table's next due time in one atomic store call; the store publishes the events.
+A lost race is retried for requests without ``expected_version`` and for system actions, and
+reported as ABORTED to a client that sent one.
+
+The servicer (:mod:`service.servicer`) only converts requests and calls these methods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import re
+import secrets
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
+
+import structlog
+from google.protobuf import timestamp_pb2
+
+import engine
+from engine.bots import BOTS
+from engine.events import GameEnded, PlayerForfeited, TuteDeclared
+from tute.v1 import event_pb2, service_pb2, table_pb2
+
+from . import convert
+from .auth import hash_token, new_token
+from .config import Settings
+from .errors import (
+    Aborted,
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    ServiceError,
+    Unauthenticated,
+    Unavailable,
+)
+from .metrics import Metrics
+from .model import (
+    BOT,
+    EMPTY,
+    FINISHED,
+    HUMAN,
+    PLAYING,
+    PRIVATE,
+    PUBLIC,
+    WAITING,
+    GameRecord,
+    SeatInfo,
+    TableRecord,
+    decode_record,
+    encode_record,
+)
+from .store.base import LobbyEntry, Store, StoredEvent, StoreUnavailable, SubscriptionEnded
+
+if TYPE_CHECKING:
+    from .store.base import Subscription
+
+log = structlog.get_logger("tute.app")
+
+MAX_RETRIES = 16
+MAX_ID = 64
+MAX_NAME = 32
+MAX_REQUEST_ID = 64
+DEFAULT_PAGE = 50
+MAX_PAGE = 200
+INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+Change = Callable[[TableRecord], list[convert.EventVariants]]
+
+
+def _action_kind(action: int) -> str:
+    if action < 40:
+        return "card"
+    if action < 44:
+        return "sing"
+    if action < 46:
+        return "tute"
+    return {engine.EXCHANGE: "exchange", engine.TIMEOUT: "timeout"}.get(action, "forfeit")
+
+
+class TuteApp:
+    """All tables, through one store. Stateless but for open streams and the scheduler."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        metrics: Metrics,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.metrics = metrics
+        self.clock = clock
+        self._rng = random.Random(secrets.randbits(64))
+        self._subs: set[Subscription] = set()
+        self._streams_per_table: Counter[str] = Counter()
+        self._closing = False
+        self._wake = asyncio.Event()
+        self.healthy = True
+
+    # ------------------------------------------------------------------------------------
+    # reading
+    # ------------------------------------------------------------------------------------
+
+    @staticmethod
+    def check_table_id(table_id: str, field: str = "table_id") -> str:
+        if not table_id:
+            raise InvalidArgument(f"{field} is required", field=field)
+        if not _ID_RE.match(table_id):
+            raise InvalidArgument(f"{field} is not a table id", field=field)
+        return table_id
+
+    async def load(self, table_id: str) -> TableRecord:
+        self.check_table_id(table_id)
+        try:
+            found = await self.store.load(table_id)
+        except StoreUnavailable as exc:
+            self.metrics.store_errors.inc()
+            raise Unavailable(f"the table store is unreachable: {exc}") from exc
+        if found is None:
+            raise NotFound("no such table", reason="TABLE_NOT_FOUND")
+        version, data = found
+        rec = decode_record(data)
+        rec.version = version
+        return rec
+
+    @staticmethod
+    def seat_of(rec: TableRecord, token: str | None) -> int | None:
+        """The caller's seat: None for a spectator; PERMISSION_DENIED for a foreign token."""
+        if token is None:
+            return None
+        seat = rec.seat_of_token_hash(hash_token(token))
+        if seat is None:
+            raise PermissionDenied(
+                "this seat token does not open a seat at this table", reason="NOT_SEATED"
+            )
+        return seat
+
+    def require_seat(self, rec: TableRecord, token: str | None) -> int:
+        if token is None:
+            raise Unauthenticated(
+                "this call needs the seat token as 'authorization: Bearer <token>' metadata"
+            )
+        seat = self.seat_of(rec, token)
+        assert seat is not None
+        return seat
+
+    # ------------------------------------------------------------------------------------
+    # the one mutation path
+    # ------------------------------------------------------------------------------------
+
+    async def _mutate(
+        self,
+        table_id: str,
+        change: Change,
+        *,
+        expected_version: int | None = None,
+        idempotency_key: str = "",
+        respond: Callable[[TableRecord, list[StoredEvent]], bytes] | None = None,
+    ) -> tuple[TableRecord, list[StoredEvent], bytes]:
+        """Load, change, number the events, commit with compare-and-set; retry lost races.
+
+        Returns the committed record, its stored events and the response bytes (for a repeated
+        idempotency key: the first response, with no record change).
+        """
+        for _ in range(MAX_RETRIES):
+            rec = await self.load(table_id)
+            if expected_version is not None and rec.version != expected_version:
+                raise Aborted(
+                    f"the table is at version {rec.version}, not {expected_version}",
+                    reason="STALE_VERSION",
+                    metadata={"current_version": str(rec.version)},
+                )
+            turn_before = rec.state.turn_id if rec.state is not None else -1
+            variants = change(rec)
+            now = self.clock()
+            state = rec.state
+            if rec.status == PLAYING and state is not None and state.turn_id != turn_before:
+                turn_time = rec.rules.turn_time_s
+                rec.deadline = now + turn_time if turn_time else 0.0
+                rec.turn_started = now
+                variants.append(
+                    convert.EventVariants(convert.turn_started_event(state, rec.deadline), {})
+                )
+            elif rec.status != PLAYING:
+                rec.deadline = 0.0
+            stored = self._number(rec, variants, now)
+            response = respond(rec, stored) if respond is not None else b""
+            try:
+                outcome = await self.store.commit(
+                    table_id,
+                    rec.version - 1,
+                    encode_record(rec),
+                    stored,
+                    idempotency_key=idempotency_key,
+                    response=response,
+                    lobby=self._lobby_entry(rec),
+                    due_at=self._due_at(rec, now),
+                    status=rec.status,
+                )
+            except StoreUnavailable as exc:
+                self.metrics.store_errors.inc()
+                raise Unavailable(f"the table store is unreachable: {exc}") from exc
+            if outcome.duplicate_response is not None:
+                return rec, [], outcome.duplicate_response
+            if outcome.applied:
+                if rec.status == PLAYING and self._due_at(rec, now) <= now + 0.001:
+                    self._wake.set()
+                return rec, stored, response
+            if expected_version is not None:
+                raise Aborted(
+                    "the table changed during this request",
+                    reason="STALE_VERSION",
+                    metadata={"current_version": str(outcome.version)},
+                )
+        raise Aborted("the table is too busy; try again", reason="CONTENTION")
+
+    def _number(
+        self, rec: TableRecord, variants: list[convert.EventVariants], now: float
+    ) -> list[StoredEvent]:
+        """Give the new events their sequence numbers, the new version and the time."""
+        rec.version += 1
+        ts = timestamp_pb2.Timestamp()
+        ts.FromNanoseconds(int(now * 1e9))
+        stored = []
+        for v in variants:
+            rec.last_seq += 1
+            seq = rec.last_seq
+            stored.append(
+                StoredEvent(
+                    seq,
+                    _stamp(v.public, seq, rec.version, ts),
+                    {s: _stamp(e, seq, rec.version, ts) for s, e in v.private.items()},
+                )
+            )
+        return stored
+
+    def _lobby_entry(self, rec: TableRecord) -> LobbyEntry | None:
+        free = len(rec.free_seats())
+        if rec.visibility != PUBLIC or rec.status != WAITING or not free:
+            return None
+        return LobbyEntry(rec.table_id, rec.preset, rec.rules.players, free, rec.created_at)
+
+    def _due_at(self, rec: TableRecord, now: float) -> float:
+        """When the scheduler must look at this table next (0: nothing due)."""
+        if rec.status != PLAYING or rec.state is None:
+            return 0.0
+        if rec.seats[rec.state.turn].occupant == BOT:
+            return now + self.settings.bot_delay_s
+        return rec.deadline
+
+    def _apply(self, rec: TableRecord, seat: int, action: int) -> list[convert.EventVariants]:
+        """``engine.apply`` on the record; engine errors become service errors."""
+        before = rec.state
+        if before is None or rec.status == WAITING:
+            raise FailedPrecondition("the match has not started", reason="MATCH_NOT_STARTED")
+        try:
+            after, events = engine.apply(before, seat, action)
+        except engine.IllegalAction as exc:
+            self.metrics.actions.labels(_action_kind(action), exc.reason).inc()
+            raise FailedPrecondition(exc.message, reason=exc.reason.upper()) from None
+        except engine.InvalidInput as exc:
+            raise InvalidArgument(exc.message, field="action", reason=exc.reason.upper()) from None
+        rec.state = after
+        tute = any(isinstance(e, TuteDeclared) for e in events)
+        for e in events:
+            if isinstance(e, GameEnded):
+                rec.games.append(GameRecord(e.game_no, e.winner, e.scores, tute))
+            elif isinstance(e, PlayerForfeited):
+                rec.forfeited_seat = e.seat
+        if after.over:
+            rec.status = FINISHED
+        return convert.engine_events_to_proto(before, after, events)
+
+    def _start_match(self, rec: TableRecord) -> list[convert.EventVariants]:
+        rec.state = engine.new_match(rec.rules, random.Random(secrets.randbits(64)))
+        rec.status = PLAYING
+        variants = [convert.EventVariants(convert.match_started_event(rec), {})]
+        variants += convert.engine_events_to_proto(
+            rec.state, rec.state, engine.opening_events(rec.state)
+        )
+        return variants
+
+    # ------------------------------------------------------------------------------------
+    # RPCs
+    # ------------------------------------------------------------------------------------
+
+    async def create_table(
+        self, req: service_pb2.CreateTableRequest
+    ) -> service_pb2.CreateTableResponse:
+        try:
+            preset, rules = convert.rules_from_proto(req.rules)
+        except convert.BadField as exc:
+            raise InvalidArgument(exc.description, field=exc.field) from None
+        if req.visibility not in (
+            table_pb2.VISIBILITY_UNSPECIFIED,
+            table_pb2.VISIBILITY_PUBLIC,
+            table_pb2.VISIBILITY_PRIVATE,
+        ):
+            raise InvalidArgument("unknown visibility", field="visibility")
+        private = req.visibility == table_pb2.VISIBILITY_PRIVATE
+        seat = None
+        if req.take_seat:
+            seat = req.seat if req.HasField("seat") else 0
+            if seat >= rules.players:
+                raise InvalidArgument(
+                    f"seat must be from 0 to {rules.players - 1}", field="seat"
+                )
+            name = _display_name(req.display_name, seat)
+        elif req.HasField("seat"):
+            raise InvalidArgument("seat is only meaningful with take_seat", field="seat")
+        try:
+            counts = await self.store.count_tables()
+        except StoreUnavailable as exc:
+            raise Unavailable(f"the table store is unreachable: {exc}") from exc
+        if counts.get(WAITING, 0) + counts.get(PLAYING, 0) >= self.settings.max_tables:
+            raise ResourceExhausted("too many open tables on this server; try later",
+                                    reason="TOO_MANY_TABLES")
+        table_id = secrets.token_hex(8)
+        invite = "".join(secrets.choice(INVITE_ALPHABET) for _ in range(8)) if private else ""
+        rec = TableRecord(
+            table_id=table_id,
+            preset=preset,
+            rules=rules,
+            visibility=PRIVATE if private else PUBLIC,
+            invite_code=invite,
+            created_at=self.clock(),
+            seats=[SeatInfo() for _ in range(rules.players)],
+            version=1,
+        )
+        try:
+            await self.store.create(table_id, encode_record(rec), invite, self._lobby_entry(rec))
+        except StoreUnavailable as exc:
+            raise Unavailable(f"the table store is unreachable: {exc}") from exc
+        structlog.contextvars.bind_contextvars(table_id=table_id)
+        log.info("table_created", preset=preset, players=rules.players, private=private)
+        resp = service_pb2.CreateTableResponse(table_id=table_id, invite_code=invite)
+        if seat is not None:
+            token, token_hash = new_token()
+            rec, _, _ = await self._mutate(
+                table_id, lambda r: self._seat(r, seat, HUMAN, name, token_hash, "")
+            )
+            resp.seat = seat
+            resp.seat_token = token
+        resp.table.CopyFrom(convert.table_to_proto(rec))
+        return resp
+
+    def _seat(
+        self, rec: TableRecord, seat: int | None, occupant: str, name: str, token_hash: str,
+        level: str,
+    ) -> list[convert.EventVariants]:
+        """Put someone in a seat (a given one or the first free); start the match when full."""
+        if rec.status != WAITING:
+            raise FailedPrecondition("the match has already started", reason="MATCH_STARTED")
+        if seat is None:
+            free = rec.free_seats()
+            if not free:
+                raise FailedPrecondition("the table is full", reason="TABLE_FULL")
+            seat = free[0]
+        elif seat >= len(rec.seats):
+            raise InvalidArgument(f"seat must be from 0 to {len(rec.seats) - 1}", field="seat")
+        elif rec.seats[seat].occupant != EMPTY:
+            raise FailedPrecondition("that seat is taken", reason="SEAT_TAKEN")
+        rec.seats[seat] = SeatInfo(occupant, name, token_hash, level)
+        variants = [convert.EventVariants(convert.seat_joined_event(rec, seat), {})]
+        if not rec.free_seats():
+            variants += self._start_match(rec)
+        return variants
+
+    async def list_tables(
+        self, req: service_pb2.ListTablesRequest
+    ) -> service_pb2.ListTablesResponse:
+        if req.page_size < 0:
+            raise InvalidArgument("page_size must not be negative", field="page_size")
+        size = min(req.page_size or DEFAULT_PAGE, MAX_PAGE)
+        if req.players not in (0, 2, 3, 4):
+            raise InvalidArgument("players must be 2, 3 or 4 (0: any)", field="players")
+        if req.preset and req.preset not in engine.PRESETS:
+            raise InvalidArgument("unknown preset", field="preset")
+        if req.page_token and not _ID_RE.match(req.page_token):
+            raise InvalidArgument("not a page token from ListTables", field="page_token")
+        try:
+            entries = await self.store.lobby(req.preset, req.players, req.page_token, size + 1)
+        except StoreUnavailable as exc:
+            raise Unavailable(f"the table store is unreachable: {exc}") from exc
+        resp = service_pb2.ListTablesResponse()
+        for entry in entries[:size]:
+            try:
+                rec = await self.load(entry.table_id)
+            except NotFound:
+                continue
+            resp.tables.append(convert.table_to_proto(rec))
+        if len(entries) > size:
+            resp.next_page_token = entries[size - 1].table_id
+        return resp
+
+    async def join_table(self, req: service_pb2.JoinTableRequest) -> service_pb2.JoinTableResponse:
+        target = req.WhichOneof("target")
+        if target is None:
+            raise InvalidArgument("give table_id or invite_code", field="table_id")
+        if target == "invite_code":
+            code = req.invite_code.strip().upper()
+            if not code or len(code) > MAX_ID:
+                raise InvalidArgument("not an invite code", field="invite_code")
+            try:
+                found = await self.store.find_invite(code)
+            except StoreUnavailable as exc:
+                raise Unavailable(f"the table store is unreachable: {exc}") from exc
+            if found is None:
+                raise NotFound("no table has this invite code", reason="INVITE_NOT_FOUND")
+            table_id = found
+        else:
+            table_id = self.check_table_id(req.table_id)
+            rec = await self.load(table_id)
+            if rec.visibility == PRIVATE:
+                raise PermissionDenied(
+                    "this table is private: join it with its invite code", reason="PRIVATE_TABLE"
+                )
+        seat = req.seat if req.HasField("seat") else None
+        name = _display_name(req.display_name, seat)
+        token, token_hash = new_token()
+        structlog.contextvars.bind_contextvars(table_id=table_id)
+        holder: dict[str, int] = {}
+
+        def change(r: TableRecord) -> list[convert.EventVariants]:
+            variants = self._seat(r, seat, HUMAN, name, token_hash, "")
+            holder["seat"] = r.seat_of_token_hash(token_hash) or 0
+            return variants
+
+        rec, _, _ = await self._mutate(table_id, change)
+        got = holder["seat"]
+        log.info("seat_joined", seat=got)
+        return service_pb2.JoinTableResponse(
+            table_id=table_id, seat=got, seat_token=token, view=convert.view_to_proto(rec, got)
+        )
+
+    async def add_bot(self, req: service_pb2.AddBotRequest) -> service_pb2.AddBotResponse:
+        table_id = self.check_table_id(req.table_id)
+        level = req.level or "random"
+        if level not in BOTS:
+            raise InvalidArgument(
+                "unknown bot level; known: " + ", ".join(sorted(BOTS)), field="level"
+            )
+        seat = req.seat if req.HasField("seat") else None
+        holder: dict[str, int] = {}
+
+        def change(r: TableRecord) -> list[convert.EventVariants]:
+            before = set(r.free_seats())
+            variants = self._seat(r, seat, BOT, f"Bot ({level})", "", level)
+            holder["seat"] = (before - set(r.free_seats())).pop()
+            return variants
+
+        rec, _, _ = await self._mutate(table_id, change)
+        return service_pb2.AddBotResponse(seat=holder["seat"], table=convert.table_to_proto(rec))
+
+    async def leave_table(
+        self, req: service_pb2.LeaveTableRequest, token: str | None
+    ) -> service_pb2.LeaveTableResponse:
+        table_id = self.check_table_id(req.table_id)
+        rec = await self.load(table_id)
+        seat = self.require_seat(rec, token)
+        forfeited = rec.status == PLAYING
+
+        def change(r: TableRecord) -> list[convert.EventVariants]:
+            if r.status == FINISHED:
+                raise FailedPrecondition("the match is over", reason="MATCH_OVER")
+            if r.status == WAITING:
+                r.seats[seat] = SeatInfo()
+                return [convert.EventVariants(convert.seat_left_event(seat), {})]
+            self.metrics.actions.labels("forfeit", "applied").inc()
+            return self._apply(r, seat, engine.FORFEIT)
+
+        await self._mutate(table_id, change)
+        log.info("seat_left", seat=seat, forfeited=forfeited)
+        return service_pb2.LeaveTableResponse(forfeited=forfeited)
+
+    async def get_table(
+        self, req: service_pb2.GetTableRequest, token: str | None
+    ) -> service_pb2.GetTableResponse:
+        rec = await self.load(req.table_id)
+        seat = self.seat_of(rec, token)
+        return service_pb2.GetTableResponse(view=convert.view_to_proto(rec, seat))
+
+    async def submit_action(
+        self, req: service_pb2.SubmitActionRequest, token: str | None
+    ) -> service_pb2.SubmitActionResponse:
+        table_id = self.check_table_id(req.table_id)
+        if not req.HasField("action"):
+            raise InvalidArgument("action is required", field="action")
+        try:
+            action = convert.action_from_proto(req.action)
+        except convert.BadField as exc:
+            raise InvalidArgument(exc.description, field=exc.field) from None
+        if len(req.request_id) > MAX_REQUEST_ID:
+            raise InvalidArgument(
+                f"request_id is at most {MAX_REQUEST_ID} characters", field="request_id"
+            )
+        rec = await self.load(table_id)
+        seat = self.require_seat(rec, token)
+        structlog.contextvars.bind_contextvars(seat=seat)
+        key = f"{seat}:{req.request_id}" if req.request_id else ""
+        if key:
+            try:
+                first = await self.store.idempotent_response(table_id, key)
+            except StoreUnavailable as exc:
+                raise Unavailable(f"the table store is unreachable: {exc}") from exc
+            if first is not None:
+                return service_pb2.SubmitActionResponse.FromString(first)
+        expected = req.expected_version if req.HasField("expected_version") else None
+
+        def change(r: TableRecord) -> list[convert.EventVariants]:
+            return self._apply(r, seat, action)
+
+        def respond(r: TableRecord, stored: list[StoredEvent]) -> bytes:
+            resp = service_pb2.SubmitActionResponse(
+                table_version=r.version, view=convert.view_to_proto(r, seat)
+            )
+            for ev in stored:
+                resp.events.append(event_pb2.Event.FromString(ev.for_seat(seat)))
+            return resp.SerializeToString()
+
+        _, stored, response = await self._mutate(
+            table_id, change, expected_version=expected, idempotency_key=key, respond=respond
+        )
+        if stored:
+            self.metrics.actions.labels(_action_kind(action), "applied").inc()
+        return service_pb2.SubmitActionResponse.FromString(response)
+
+    # ------------------------------------------------------------------------------------
+    # streams
+    # ------------------------------------------------------------------------------------
+
+    async def watch_table(
+        self, req: service_pb2.WatchTableRequest, token: str | None
+    ) -> AsyncIterator[service_pb2.WatchTableResponse]:
+        """A snapshot (or the missed events after ``resume_after``), then live events."""
+        table_id = self.check_table_id(req.table_id)
+        if self._closing:
+            raise Unavailable("the server is shutting down; reconnect", reason="SHUTTING_DOWN")
+        rec = await self.load(table_id)
+        seat = self.seat_of(rec, token)
+        if sum(self._streams_per_table.values()) >= self.settings.max_streams:
+            raise ResourceExhausted("too many open streams on this server",
+                                    reason="TOO_MANY_STREAMS")
+        if self._streams_per_table[table_id] >= self.settings.max_streams_per_table:
+            raise ResourceExhausted("too many open streams on this table",
+                                    reason="TOO_MANY_STREAMS")
+        try:
+            sub = await self.store.subscribe(table_id)
+        except StoreUnavailable as exc:
+            raise Unavailable(f"the table store is unreachable: {exc}") from exc
+        except KeyError:
+            raise NotFound("no such table", reason="TABLE_NOT_FOUND") from None
+        self._subs.add(sub)
+        self._streams_per_table[table_id] += 1
+        self.metrics.watch_streams.inc()
+        try:
+            rec = await self.load(table_id)  # after subscribing: nothing falls in between
+            if req.HasField("resume_after"):
+                if req.resume_after > rec.last_seq:
+                    raise InvalidArgument(
+                        f"resume_after is past the last event ({rec.last_seq})",
+                        field="resume_after",
+                    )
+                missed = await self.store.events_after(table_id, req.resume_after)
+                if missed is None:
+                    last = rec.last_seq
+                    yield service_pb2.WatchTableResponse(
+                        snapshot=convert.view_to_proto(rec, seat)
+                    )
+                else:
+                    last = req.resume_after
+                    for ev in missed:
+                        if ev.seq > rec.last_seq:
+                            break
+                        yield _event_response(ev, seat)
+                        last = ev.seq
+            else:
+                last = rec.last_seq
+                yield service_pb2.WatchTableResponse(snapshot=convert.view_to_proto(rec, seat))
+            async for ev in sub:  # type: ignore[attr-defined]
+                if ev.seq <= last:
+                    continue
+                if ev.seq != last + 1:  # never expected; fill from the log rather than skip
+                    for missing in await self.store.events_after(table_id, last) or []:
+                        if missing.seq >= ev.seq:
+                            break
+                        yield _event_response(missing, seat)
+                        last = missing.seq
+                out = _event_response(ev, seat)
+                self.metrics.publish.observe(
+                    max(0.0, self.clock() - out.event.time.ToNanoseconds() / 1e9)
+                )
+                yield out
+                last = ev.seq
+        except SubscriptionEnded as exc:
+            if exc.reason == "shutdown":
+                raise Unavailable(
+                    "the server is shutting down; resume on another replica with resume_after",
+                    reason="SHUTTING_DOWN",
+                ) from None
+            raise Unavailable(
+                "this stream fell behind; reconnect with resume_after", reason="STREAM_BEHIND"
+            ) from None
+        finally:
+            self._subs.discard(sub)
+            self._streams_per_table[table_id] -= 1
+            if not self._streams_per_table[table_id]:
+                del self._streams_per_table[table_id]
+            self.metrics.watch_streams.dec()
+            with contextlib.suppress(Exception):
+                await sub.close()
+
+    def begin_shutdown(self) -> None:
+        """Refuse new streams and end the open ones with UNAVAILABLE."""
+        self._closing = True
+        for sub in list(self._subs):
+            sub.interrupt()
+
+    # ------------------------------------------------------------------------------------
+    # the scheduler: turn deadlines and bots
+    # ------------------------------------------------------------------------------------
+
+    async def run_scheduler(self) -> None:
+        """Claim due tables and act on them, until cancelled."""
+        last_gauge = 0.0
+        while True:
+            try:
+                now = self.clock()
+                items = await self.store.claim_due(now, self.settings.claim_lease_s, 64)
+                for item in items:
+                    try:
+                        await self.run_due(item.table_id)
+                    except ServiceError as exc:
+                        log.debug("due_item_skipped", table_id=item.table_id, error=exc.message)
+                if now - last_gauge > 2.0:
+                    last_gauge = now
+                    for state, n in (await self.store.count_tables()).items():
+                        self.metrics.tables.labels(state).set(n)
+                self.healthy = True
+                if items:
+                    continue
+                next_due = await self.store.next_due()
+            except StoreUnavailable as exc:
+                self.metrics.store_errors.inc()
+                if self.healthy:
+                    log.warning("store_unavailable", error=str(exc))
+                self.healthy = False
+                next_due = None
+            wait = self.settings.scheduler_poll_s
+            if next_due is not None:
+                wait = min(wait, max(0.0, next_due - self.clock()))
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), wait)
+
+    async def run_due(self, table_id: str) -> None:
+        """Play a bot's turn or a timed-out turn at one table, exactly once (CAS)."""
+        rec = await self.load(table_id)
+        state = rec.state
+        if rec.status != PLAYING or state is None:
+            return
+        seat = state.turn
+        now = self.clock()
+        if rec.seats[seat].occupant == BOT:
+            level = rec.seats[seat].bot_level or "random"
+            action = BOTS[level](engine.view(state, seat), self._rng)
+            kind = "bot"
+        elif rec.deadline and now >= rec.deadline:
+            action = engine.TIMEOUT
+            kind = "timeout"
+        else:
+            return
+        turn_id = state.turn_id
+
+        def change(r: TableRecord) -> list[convert.EventVariants]:
+            if r.state is None or r.state.turn_id != turn_id:
+                raise Aborted("the turn moved on", reason="STALE_TURN")
+            return self._apply(r, seat, action)
+
+        try:
+            await self._mutate(table_id, change, expected_version=rec.version)
+        except Aborted:
+            return  # another replica (or the player) acted first: nothing to do
+        self.metrics.actions.labels(kind, "applied").inc()
+        if kind == "timeout":
+            self.metrics.timeouts.inc()
+            log.info("turn_timed_out", table_id=table_id, seat=seat)
+        else:
+            self.metrics.bot_moves.inc()
+
+
+def _stamp(ev: event_pb2.Event, seq: int, version: int, ts: timestamp_pb2.Timestamp) -> bytes:
+    ev.sequence = seq
+    ev.table_version = version
+    ev.time.CopyFrom(ts)
+    return ev.SerializeToString()
+
+
+def _event_response(ev: StoredEvent, seat: int | None) -> service_pb2.WatchTableResponse:
+    return service_pb2.WatchTableResponse(event=event_pb2.Event.FromString(ev.for_seat(seat)))
+
+
+def _display_name(name: str, seat: int | None) -> str:
+    name = name.strip()
+    if len(name) > MAX_NAME:
+        raise InvalidArgument(f"display_name is at most {MAX_NAME} characters",
+                              field="display_name")
+    if any(not ch.isprintable() for ch in name):
+        raise InvalidArgument("display_name has unprintable characters", field="display_name")
+    return name or (f"Player {seat + 1}" if seat is not None else "Player")

@@ -1,0 +1,43 @@
+"""Seat tokens: random, shown once to their holder, stored only as SHA-256 hashes.
+
+A caller authenticates with ``authorization: Bearer <token>`` metadata. Without it the caller
+is a spectator. A token opens its own seat at its own table and nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from collections.abc import Iterable
+
+from .errors import Unauthenticated
+
+TOKEN_BYTES = 24
+_MAX_HEADER = 256
+
+
+def new_token() -> tuple[str, str]:
+    """A fresh (token, hash) pair."""
+    token = secrets.token_urlsafe(TOKEN_BYTES)
+    return token, hash_token(token)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def bearer_token(metadata: Iterable[tuple[str, str | bytes]] | None) -> str | None:
+    """The bearer token of the call's metadata; None when there is none (a spectator).
+
+    A present but malformed ``authorization`` header is UNAUTHENTICATED.
+    """
+    for key, value in metadata or ():
+        if key.lower() != "authorization":
+            continue
+        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+        scheme, _, token = text.strip().partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token or len(token) > _MAX_HEADER:
+            raise Unauthenticated("the authorization header must be 'Bearer <seat token>'")
+        return token
+    return None

@@ -1,0 +1,67 @@
+"""Errors of the service, each with its gRPC status code; the interceptor turns them (and the
+engine's errors) into statuses with ``google.rpc`` details (see :mod:`service.interceptor`).
+
+Messages never contain a hidden card, a seat token or a stored secret.
+"""
+
+from __future__ import annotations
+
+import grpc
+
+
+class ServiceError(Exception):
+    """An error with a gRPC code, a message, and optionally a reason (ErrorInfo) or field."""
+
+    code = grpc.StatusCode.UNKNOWN
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str = "",
+        field: str = "",
+        metadata: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason = reason
+        self.field = field
+        self.metadata = metadata or {}
+
+
+class InvalidArgument(ServiceError):
+    """A malformed request; ``field`` names the offending field (google.rpc.BadRequest)."""
+
+    code = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class NotFound(ServiceError):
+    code = grpc.StatusCode.NOT_FOUND
+
+
+class FailedPrecondition(ServiceError):
+    """The request is well formed but not possible now (illegal move, table full, ...)."""
+
+    code = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class Aborted(ServiceError):
+    """A compare-and-set lost: the table changed since ``expected_version``."""
+
+    code = grpc.StatusCode.ABORTED
+
+
+class Unauthenticated(ServiceError):
+    code = grpc.StatusCode.UNAUTHENTICATED
+
+
+class PermissionDenied(ServiceError):
+    code = grpc.StatusCode.PERMISSION_DENIED
+
+
+class ResourceExhausted(ServiceError):
+    code = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+
+class Unavailable(ServiceError):
+    code = grpc.StatusCode.UNAVAILABLE

@@ -1,0 +1,165 @@
+"""The one server interceptor: per-request log context, gRPC metrics, and errors to statuses.
+
+Every service error (and any engine error that slips through) becomes a status with its code
+and ``google.rpc`` details: ``ErrorInfo`` (domain ``tute.v1``, the reason code, metadata) and,
+for malformed requests, ``BadRequest`` naming the field. Anything unexpected is logged and
+answered INTERNAL without its text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+import structlog
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+import engine
+
+from .errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    ServiceError,
+)
+from .metrics import Metrics
+
+log = structlog.get_logger("tute.rpc")
+DOMAIN = "tute.v1"
+
+
+def to_status(exc: ServiceError) -> status_pb2.Status:
+    """The rich status of a service error."""
+    status = status_pb2.Status(code=exc.code.value[0], message=exc.message)
+    if exc.reason:
+        info = error_details_pb2.ErrorInfo(reason=exc.reason, domain=DOMAIN)
+        info.metadata.update(exc.metadata)
+        detail = any_pb2.Any()
+        detail.Pack(info)
+        status.details.append(detail)
+    if exc.field:
+        bad = error_details_pb2.BadRequest(
+            field_violations=[
+                error_details_pb2.BadRequest.FieldViolation(
+                    field=exc.field, description=exc.message
+                )
+            ]
+        )
+        detail = any_pb2.Any()
+        detail.Pack(bad)
+        status.details.append(detail)
+    return status
+
+
+def as_service_error(exc: BaseException) -> ServiceError | None:
+    if isinstance(exc, ServiceError):
+        return exc
+    if isinstance(exc, engine.IllegalAction):
+        return FailedPrecondition(exc.message, reason=exc.reason.upper())
+    if isinstance(exc, engine.TuteError):
+        return InvalidArgument(exc.message, reason=exc.reason.upper())
+    return None
+
+
+class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        if handler is None:
+            return handler
+        full = details.method  # "/tute.v1.TuteService/CreateTable"
+        service, _, method = full.lstrip("/").rpartition("/")
+        if handler.unary_unary is not None:
+            return grpc.unary_unary_rpc_method_handler(
+                self._wrap_unary(handler.unary_unary, service, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                self._wrap_stream(handler.unary_stream, service, method),
+                request_deserializer=handler.request_deserializer,
+                response_serializer=handler.response_serializer,
+            )
+        return handler
+
+    def _begin(self, kind: str, service: str, method: str, context: Any) -> float:
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(method=method, peer=context.peer())
+        self.metrics.started.labels(kind, service, method).inc()
+        return time.perf_counter()
+
+    def _end(self, kind: str, service: str, method: str, t0: float, code: str) -> None:
+        self.metrics.handled.labels(kind, service, method, code).inc()
+        self.metrics.handling.labels(kind, service, method).observe(time.perf_counter() - t0)
+
+    async def _fail(self, exc: BaseException, context: Any) -> str:
+        err = as_service_error(exc)
+        if err is None:
+            log.exception("internal_error")
+            err_status = status_pb2.Status(
+                code=code_pb2.INTERNAL, message="internal error; it has been logged"
+            )
+            code = "INTERNAL"
+        else:
+            err_status = to_status(err)
+            code = err.code.name
+            log.info("rpc_error", code=code, reason=err.reason, field=err.field)
+        context.set_code(grpc.StatusCode[code])
+        await context.abort_with_status(rpc_status.to_status(err_status))
+        return code  # pragma: no cover - abort raises
+
+    def _wrap_unary(
+        self, behavior: Callable[[Any, Any], Awaitable[Any]], service: str, method: str
+    ) -> Callable[[Any, Any], Awaitable[Any]]:
+        async def wrapper(request: Any, context: Any) -> Any:
+            t0 = self._begin("UNARY", service, method, context)
+            code = "OK"
+            try:
+                return await behavior(request, context)
+            except asyncio.CancelledError:
+                code = "CANCELLED"
+                raise
+            except grpc.aio.AbortError:
+                code = context.code().name if context.code() else "UNKNOWN"
+                raise
+            except Exception as exc:  # noqa: BLE001 - every error becomes a status here
+                code = as_service_error(exc).code.name if as_service_error(exc) else "INTERNAL"
+                await self._fail(exc, context)
+            finally:
+                self._end("UNARY", service, method, t0, code)
+
+        return wrapper
+
+    def _wrap_stream(
+        self, behavior: Callable[[Any, Any], AsyncIterator[Any]], service: str, method: str
+    ) -> Callable[[Any, Any], AsyncIterator[Any]]:
+        async def wrapper(request: Any, context: Any) -> AsyncIterator[Any]:
+            t0 = self._begin("SERVER_STREAM", service, method, context)
+            code = "OK"
+            try:
+                async for item in behavior(request, context):
+                    yield item
+            except asyncio.CancelledError:
+                code = "CANCELLED"
+                raise
+            except grpc.aio.AbortError:
+                code = context.code().name if context.code() else "UNKNOWN"
+                raise
+            except Exception as exc:  # noqa: BLE001 - every error becomes a status here
+                code = as_service_error(exc).code.name if as_service_error(exc) else "INTERNAL"
+                await self._fail(exc, context)
+            finally:
+                self._end("SERVER_STREAM", service, method, t0, code)
+
+        return wrapper

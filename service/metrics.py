@@ -1,0 +1,181 @@
+"""Prometheus metrics: gRPC server metrics by method and code, and the game's own.
+
+All metrics live in one :class:`Metrics` with its own registry, so several servers can run in
+one process (tests) and the page shows only tute's series.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+from .store.base import (
+    CommitOutcome,
+    DueItem,
+    LobbyEntry,
+    Store,
+    StoredEvent,
+    Subscription,
+)
+
+_LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        r = self.registry = CollectorRegistry()
+        labels = ("grpc_type", "grpc_service", "grpc_method")
+        self.started = Counter(
+            "grpc_server_started_total", "RPCs started on the server.", labels, registry=r
+        )
+        self.handled = Counter(
+            "grpc_server_handled_total",
+            "RPCs completed on the server, by status code.",
+            (*labels, "grpc_code"),
+            registry=r,
+        )
+        self.handling = Histogram(
+            "grpc_server_handling_seconds",
+            "Time to complete an RPC (streams: their whole life).",
+            labels,
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.tables = Gauge("tute_tables", "Tables in the store, by state.", ("state",),
+                            registry=r)
+        self.actions = Counter(
+            "tute_actions_total",
+            "Actions submitted, by kind (card, sing, tute, exchange, timeout, forfeit, bot) and "
+            "result (applied, or the rejection reason).",
+            ("kind", "result"),
+            registry=r,
+        )
+        self.watch_streams = Gauge("tute_watch_streams", "Open WatchTable streams.", registry=r)
+        self.publish = Histogram(
+            "tute_event_publish_seconds",
+            "From an event's commit to its delivery to a watcher on this replica.",
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.store_seconds = Histogram(
+            "tute_store_seconds", "Store operation latency.", ("op",),
+            buckets=_LATENCY_BUCKETS, registry=r,
+        )
+        self.timeouts = Counter(
+            "tute_timeouts_total", "Turns that timed out (the server played).", registry=r
+        )
+        self.bot_moves = Counter("tute_bot_moves_total", "Moves made by server bots.",
+                                 registry=r)
+        self.store_errors = Counter(
+            "tute_store_errors_total", "Store calls that failed (store unreachable).", registry=r
+        )
+
+    def serve(self, port: int, addr: str = "0.0.0.0") -> None:
+        """Serve ``/metrics`` on its own port (a daemon thread)."""
+        start_http_server(port, addr=addr, registry=self.registry)
+
+
+class TimedStore(Store):
+    """A store that records ``tute_store_seconds{op}`` around every call of another store."""
+
+    def __init__(self, inner: Store, metrics: Metrics) -> None:
+        self.inner = inner
+        self._h = metrics.store_seconds
+
+    def _obs(self, op: str, t0: float) -> None:
+        self._h.labels(op).observe(time.perf_counter() - t0)
+
+    async def create(
+        self, table_id: str, record: bytes, invite_code: str, lobby: LobbyEntry | None
+    ) -> None:
+        t0 = time.perf_counter()
+        try:
+            await self.inner.create(table_id, record, invite_code, lobby)
+        finally:
+            self._obs("create", t0)
+
+    async def load(self, table_id: str) -> tuple[int, bytes] | None:
+        t0 = time.perf_counter()
+        try:
+            return await self.inner.load(table_id)
+        finally:
+            self._obs("load", t0)
+
+    async def find_invite(self, invite_code: str) -> str | None:
+        t0 = time.perf_counter()
+        try:
+            return await self.inner.find_invite(invite_code)
+        finally:
+            self._obs("find_invite", t0)
+
+    async def commit(
+        self,
+        table_id: str,
+        expected_version: int,
+        record: bytes,
+        events: Sequence[StoredEvent],
+        *,
+        idempotency_key: str = "",
+        response: bytes = b"",
+        lobby: LobbyEntry | None = None,
+        due_at: float = 0.0,
+        status: str = "",
+    ) -> CommitOutcome:
+        t0 = time.perf_counter()
+        try:
+            return await self.inner.commit(
+                table_id, expected_version, record, events,
+                idempotency_key=idempotency_key, response=response, lobby=lobby,
+                due_at=due_at, status=status,
+            )
+        finally:
+            self._obs("commit", t0)
+
+    async def idempotent_response(self, table_id: str, idempotency_key: str) -> bytes | None:
+        t0 = time.perf_counter()
+        try:
+            return await self.inner.idempotent_response(table_id, idempotency_key)
+        finally:
+            self._obs("idempotent_response", t0)
+
+    async def events_after(self, table_id: str, seq: int) -> list[StoredEvent] | None:
+        t0 = time.perf_counter()
+        try:
+            return await self.inner.events_after(table_id, seq)
+        finally:
+            self._obs("events_after", t0)
+
+    async def subscribe(self, table_id: str) -> Subscription:
+        t0 = time.perf_counter()
+        try:
+            return await self.inner.subscribe(table_id)
+        finally:
+            self._obs("subscribe", t0)
+
+    async def lobby(self, preset: str, players: int, after: str, limit: int) -> list[LobbyEntry]:
+        t0 = time.perf_counter()
+        try:
+            return await self.inner.lobby(preset, players, after, limit)
+        finally:
+            self._obs("lobby", t0)
+
+    async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:
+        t0 = time.perf_counter()
+        try:
+            return await self.inner.claim_due(now, lease_s, limit)
+        finally:
+            self._obs("claim_due", t0)
+
+    async def next_due(self) -> float | None:
+        return await self.inner.next_due()
+
+    async def count_tables(self) -> dict[str, int]:
+        return await self.inner.count_tables()
+
+    async def ping(self) -> None:
+        await self.inner.ping()
+
+    async def close(self) -> None:
+        await self.inner.close()

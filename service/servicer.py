@@ -1,0 +1,61 @@
+"""The gRPC servicer: thin. It reads the seat token from metadata and calls the app."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from tute.v1 import service_pb2, service_pb2_grpc
+
+from .app import TuteApp
+from .auth import bearer_token
+
+
+def _token(context: Any) -> str | None:
+    return bearer_token(context.invocation_metadata())
+
+
+class TuteServicer(service_pb2_grpc.TuteServiceServicer):
+    def __init__(self, app: TuteApp) -> None:
+        self.app = app
+
+    async def CreateTable(  # noqa: N802 - gRPC method names
+        self, request: service_pb2.CreateTableRequest, context: Any
+    ) -> service_pb2.CreateTableResponse:
+        return await self.app.create_table(request)
+
+    async def ListTables(  # noqa: N802
+        self, request: service_pb2.ListTablesRequest, context: Any
+    ) -> service_pb2.ListTablesResponse:
+        return await self.app.list_tables(request)
+
+    async def JoinTable(  # noqa: N802
+        self, request: service_pb2.JoinTableRequest, context: Any
+    ) -> service_pb2.JoinTableResponse:
+        return await self.app.join_table(request)
+
+    async def AddBot(  # noqa: N802
+        self, request: service_pb2.AddBotRequest, context: Any
+    ) -> service_pb2.AddBotResponse:
+        return await self.app.add_bot(request)
+
+    async def LeaveTable(  # noqa: N802
+        self, request: service_pb2.LeaveTableRequest, context: Any
+    ) -> service_pb2.LeaveTableResponse:
+        return await self.app.leave_table(request, _token(context))
+
+    async def GetTable(  # noqa: N802
+        self, request: service_pb2.GetTableRequest, context: Any
+    ) -> service_pb2.GetTableResponse:
+        return await self.app.get_table(request, _token(context))
+
+    async def SubmitAction(  # noqa: N802
+        self, request: service_pb2.SubmitActionRequest, context: Any
+    ) -> service_pb2.SubmitActionResponse:
+        return await self.app.submit_action(request, _token(context))
+
+    async def WatchTable(  # noqa: N802
+        self, request: service_pb2.WatchTableRequest, context: Any
+    ) -> AsyncIterator[service_pb2.WatchTableResponse]:
+        async for item in self.app.watch_table(request, _token(context)):
+            yield item

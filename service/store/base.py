@@ -1,0 +1,166 @@
+"""The store interface: small, so that each store (memory, Redis) implements it honestly.
+
+A table is one record (opaque bytes) with a version that grows by one per commit, plus an
+append-only log of events with gap-free sequence numbers. Every change goes through
+:meth:`Store.commit`, a compare-and-set that in one atomic step checks the version and the
+idempotency key, writes the record, appends the events, updates the lobby entry and the
+table's due-item, and then publishes the events to subscribers of any replica.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from collections.abc import AsyncIterator, Mapping, Sequence
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be reached (the server answers UNAVAILABLE)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoredEvent:
+    """One event as stored: serialized ``tute.v1.Event`` per audience.
+
+    ``public`` is what spectators and seats without a private variant receive;
+    ``private[seat]`` replaces it for that seat (its own dealt hand, its own drawn card).
+    """
+
+    seq: int
+    public: bytes
+    private: Mapping[int, bytes] = dataclasses.field(default_factory=dict)
+
+    def for_seat(self, seat: int | None) -> bytes:
+        if seat is not None and seat in self.private:
+            return self.private[seat]
+        return self.public
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LobbyEntry:
+    """A public table waiting for players, as the lobby lists it."""
+
+    table_id: str
+    preset: str
+    players: int
+    free_seats: int
+    created_at: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DueItem:
+    """The next thing due at a table (a turn deadline or a bot's turn) at ``due_at``."""
+
+    table_id: str
+    due_at: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CommitOutcome:
+    """What a commit did: ``applied``; else ``conflict`` (version moved on) or a ``duplicate``
+    idempotency key, whose first response is ``response``."""
+
+    applied: bool
+    version: int
+    duplicate_response: bytes | None = None
+
+
+class Subscription(abc.ABC):
+    """Live events of one table for one watcher, in sequence order, from subscription on."""
+
+    @abc.abstractmethod
+    def __aiter__(self) -> AsyncIterator[StoredEvent]: ...
+
+    @abc.abstractmethod
+    async def close(self) -> None: ...
+
+    @abc.abstractmethod
+    def interrupt(self) -> None:
+        """Make the iteration stop with :class:`SubscriptionEnded` (server shutting down)."""
+
+
+class SubscriptionEnded(Exception):
+    """A subscription stopped: the watcher fell behind, or the server is shutting down.
+    ``reason`` is ``behind`` or ``shutdown``; either way the client resumes with its last
+    sequence number."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Store(abc.ABC):
+    """Tables, events, lobby and due-items. Every method may raise :class:`StoreUnavailable`."""
+
+    @abc.abstractmethod
+    async def create(
+        self, table_id: str, record: bytes, invite_code: str, lobby: LobbyEntry | None
+    ) -> None:
+        """Store a new table at version 1 (``record`` must encode version 1), status waiting."""
+
+    @abc.abstractmethod
+    async def load(self, table_id: str) -> tuple[int, bytes] | None:
+        """(version, record) of a table, or None if unknown."""
+
+    @abc.abstractmethod
+    async def find_invite(self, invite_code: str) -> str | None:
+        """The table id of a private table's invite code."""
+
+    @abc.abstractmethod
+    async def commit(
+        self,
+        table_id: str,
+        expected_version: int,
+        record: bytes,
+        events: Sequence[StoredEvent],
+        *,
+        idempotency_key: str = "",
+        response: bytes = b"",
+        lobby: LobbyEntry | None = None,
+        due_at: float = 0.0,
+        status: str = "",
+    ) -> CommitOutcome:
+        """Atomically: if ``idempotency_key`` was used, return its first response; if the
+        version is not ``expected_version``, a conflict; else write ``record`` at
+        ``expected_version + 1``, append ``events``, remember ``response`` under the key, set
+        the lobby entry (None: not listed), the table's due time (0: nothing due) and its
+        status (``waiting``, ``playing``, ``finished``; a finished table gets its retention
+        TTL), and publish the events."""
+
+    @abc.abstractmethod
+    async def idempotent_response(self, table_id: str, idempotency_key: str) -> bytes | None:
+        """The first response stored under an idempotency key, if any."""
+
+    @abc.abstractmethod
+    async def events_after(self, table_id: str, seq: int) -> list[StoredEvent] | None:
+        """Stored events with sequence > ``seq``; None if some of them are no longer kept."""
+
+    @abc.abstractmethod
+    async def subscribe(self, table_id: str) -> Subscription:
+        """Live events of a table from now on."""
+
+    @abc.abstractmethod
+    async def lobby(
+        self, preset: str, players: int, after: str, limit: int
+    ) -> list[LobbyEntry]:
+        """Open public tables, oldest first, filtered ('' / 0: any), after the id ``after``."""
+
+    @abc.abstractmethod
+    async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:
+        """Due-items with ``due_at <= now``, each pushed ``lease_s`` into the future so that
+        one replica works on it at a time (a crashed replica's claim falls due again)."""
+
+    @abc.abstractmethod
+    async def next_due(self) -> float | None:
+        """The earliest due time, for the scheduler's sleep."""
+
+    @abc.abstractmethod
+    async def count_tables(self) -> dict[str, int]:
+        """How many tables are stored, by status (for limits and metrics)."""
+
+    @abc.abstractmethod
+    async def ping(self) -> None:
+        """Raise StoreUnavailable when the store cannot be reached."""
+
+    async def close(self) -> None:
+        """Release connections."""

@@ -1,0 +1,209 @@
+"""The embedded in-memory store: one process, no persistence (the default).
+
+Everything lives in dicts guarded by the event loop (no awaits inside a critical section, so
+each method is atomic). Subscribers get events through bounded queues; a watcher that falls
+too far behind is cut off and resumes from its last sequence number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Sequence
+
+from .base import (
+    CommitOutcome,
+    DueItem,
+    LobbyEntry,
+    Store,
+    StoredEvent,
+    Subscription,
+    SubscriptionEnded,
+)
+
+QUEUE_LIMIT = 10_000
+
+
+class _Table:
+    __slots__ = (
+        "events", "expires_at", "idempotency", "record", "status", "subscribers", "version"
+    )
+
+    def __init__(self, record: bytes) -> None:
+        self.record = record
+        self.version = 1
+        self.events: list[StoredEvent] = []
+        self.idempotency: dict[str, bytes] = {}
+        self.subscribers: set[_MemorySubscription] = set()
+        self.expires_at = 0.0
+        self.status = "waiting"
+
+
+class _MemorySubscription(Subscription):
+    def __init__(self, table: _Table) -> None:
+        self._table = table
+        self._queue: asyncio.Queue[StoredEvent | str] = asyncio.Queue(QUEUE_LIMIT + 1)
+
+    def push(self, event: StoredEvent) -> None:
+        if self._queue.qsize() >= QUEUE_LIMIT:
+            self._end("behind")
+        else:
+            self._queue.put_nowait(event)
+
+    def _end(self, reason: str) -> None:
+        self._table.subscribers.discard(self)
+        self._queue.put_nowait(reason)
+
+    def interrupt(self) -> None:
+        if self in self._table.subscribers:
+            self._end("shutdown")
+
+    async def __aiter__(self) -> AsyncIterator[StoredEvent]:  # type: ignore[override]
+        while True:
+            event = await self._queue.get()
+            if isinstance(event, str):
+                raise SubscriptionEnded(event)
+            yield event
+
+    async def close(self) -> None:
+        self._table.subscribers.discard(self)
+
+
+class MemoryStore(Store):
+    """Tables in this process's memory. ``finished_ttl_s``: how long finished tables stay."""
+
+    def __init__(self, finished_ttl_s: float = 3600.0) -> None:
+        self._tables: dict[str, _Table] = {}
+        self._invites: dict[str, str] = {}
+        self._lobby: dict[str, LobbyEntry] = {}
+        self._due: dict[str, float] = {}
+        self._finished_ttl_s = finished_ttl_s
+
+    async def create(
+        self, table_id: str, record: bytes, invite_code: str, lobby: LobbyEntry | None
+    ) -> None:
+        if table_id in self._tables:
+            raise ValueError("table id already used")
+        self._tables[table_id] = _Table(record)
+        if invite_code:
+            self._invites[invite_code] = table_id
+        if lobby is not None:
+            self._lobby[table_id] = lobby
+
+    def _get(self, table_id: str) -> _Table | None:
+        t = self._tables.get(table_id)
+        if t is not None and t.expires_at and t.expires_at < time.time():
+            self._drop(table_id)
+            return None
+        return t
+
+    def _drop(self, table_id: str) -> None:
+        self._tables.pop(table_id, None)
+        self._lobby.pop(table_id, None)
+        self._due.pop(table_id, None)
+        for code in [c for c, t in self._invites.items() if t == table_id]:
+            del self._invites[code]
+
+    async def load(self, table_id: str) -> tuple[int, bytes] | None:
+        t = self._get(table_id)
+        return None if t is None else (t.version, t.record)
+
+    async def find_invite(self, invite_code: str) -> str | None:
+        table_id = self._invites.get(invite_code)
+        return table_id if table_id is not None and self._get(table_id) else None
+
+    async def commit(
+        self,
+        table_id: str,
+        expected_version: int,
+        record: bytes,
+        events: Sequence[StoredEvent],
+        *,
+        idempotency_key: str = "",
+        response: bytes = b"",
+        lobby: LobbyEntry | None = None,
+        due_at: float = 0.0,
+        status: str = "",
+    ) -> CommitOutcome:
+        t = self._get(table_id)
+        if t is None:
+            return CommitOutcome(False, 0)
+        if idempotency_key and idempotency_key in t.idempotency:
+            return CommitOutcome(False, t.version, t.idempotency[idempotency_key])
+        if t.version != expected_version:
+            return CommitOutcome(False, t.version)
+        t.version += 1
+        t.record = record
+        t.events.extend(events)
+        if idempotency_key:
+            t.idempotency[idempotency_key] = response
+        if lobby is None:
+            self._lobby.pop(table_id, None)
+        else:
+            self._lobby[table_id] = lobby
+        if due_at:
+            self._due[table_id] = due_at
+        else:
+            self._due.pop(table_id, None)
+        if status:
+            t.status = status
+            if status == "finished":
+                t.expires_at = time.time() + self._finished_ttl_s
+        for sub in list(t.subscribers):
+            for e in events:
+                sub.push(e)
+        return CommitOutcome(True, t.version)
+
+    async def idempotent_response(self, table_id: str, idempotency_key: str) -> bytes | None:
+        t = self._get(table_id)
+        return None if t is None else t.idempotency.get(idempotency_key)
+
+    async def events_after(self, table_id: str, seq: int) -> list[StoredEvent] | None:
+        t = self._get(table_id)
+        if t is None:
+            return None
+        # Sequence numbers start at 1 and have no gaps: event n sits at index n - 1.
+        return t.events[max(seq, 0) :]
+
+    async def subscribe(self, table_id: str) -> Subscription:
+        t = self._get(table_id)
+        if t is None:
+            raise KeyError(table_id)
+        sub = _MemorySubscription(t)
+        t.subscribers.add(sub)
+        return sub
+
+    async def lobby(self, preset: str, players: int, after: str, limit: int) -> list[LobbyEntry]:
+        entries = sorted(self._lobby.values(), key=lambda e: (e.created_at, e.table_id))
+        out: list[LobbyEntry] = []
+        passed = not after
+        for e in entries:
+            if not passed:
+                passed = e.table_id == after
+                continue
+            if (preset and e.preset != preset) or (players and e.players != players):
+                continue
+            out.append(e)
+            if len(out) >= limit:
+                break
+        return out
+
+    async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:
+        due = sorted((at, tid) for tid, at in self._due.items() if at <= now)[:limit]
+        for _, tid in due:
+            self._due[tid] = now + lease_s
+        for tid in [tid for tid, t in self._tables.items() if t.expires_at and t.expires_at < now]:
+            self._drop(tid)
+        return [DueItem(tid, at) for at, tid in due]
+
+    async def next_due(self) -> float | None:
+        return min(self._due.values(), default=None)
+
+    async def count_tables(self) -> dict[str, int]:
+        counts = {"waiting": 0, "playing": 0, "finished": 0}
+        for t in self._tables.values():
+            counts[t.status] = counts.get(t.status, 0) + 1
+        return counts
+
+    async def ping(self) -> None:
+        return None
