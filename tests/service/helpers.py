@@ -1,0 +1,95 @@
+"""Small helpers for service tests: auth metadata, tables with seated players, playing."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc, view_pb2
+
+Stub = service_pb2_grpc.TuteServiceStub
+FINISHED = 3  # TABLE_STATUS_FINISHED
+
+
+def auth(token: str) -> tuple[tuple[str, str], ...]:
+    """Metadata carrying a seat token."""
+    return (("authorization", f"Bearer {token}"),)
+
+
+@dataclass
+class Seated:
+    table_id: str
+    tokens: dict[int, str]
+
+
+async def table_with_humans(stub: Stub, preset: str = "parejas", **options: object) -> Seated:
+    """A public table of ``preset`` with every seat taken by a test player (the match starts)."""
+    rules = rules_pb2.Rules(preset=preset, options=rules_pb2.RuleOptions(**options))
+    created = await stub.CreateTable(
+        service_pb2.CreateTableRequest(rules=rules, take_seat=True, display_name="p0")
+    )
+    tokens = {created.seat: created.seat_token}
+    players = len(created.table.seats)
+    for i in range(1, players):
+        joined = await stub.JoinTable(
+            service_pb2.JoinTableRequest(table_id=created.table_id, display_name=f"p{i}")
+        )
+        tokens[joined.seat] = joined.seat_token
+    return Seated(created.table_id, tokens)
+
+
+async def view_of(stub: Stub, table_id: str, token: str | None) -> view_pb2.TableView:
+    md = auth(token) if token else None
+    return (await stub.GetTable(service_pb2.GetTableRequest(table_id=table_id), metadata=md)).view
+
+
+async def play_random_until_over(stub: Stub, seated: Seated, rng: random.Random) -> int:
+    """Every seat plays random legal actions until the match ends; returns actions sent."""
+    sent = 0
+    while True:
+        acted = False
+        for seat, token in seated.tokens.items():
+            v = await view_of(stub, seated.table_id, token)
+            if v.status == FINISHED:
+                return sent
+            if v.legal_actions:
+                action = rng.choice(list(v.legal_actions))
+                await stub.SubmitAction(
+                    service_pb2.SubmitActionRequest(table_id=seated.table_id, action=action),
+                    metadata=auth(token),
+                )
+                sent += 1
+                acted = True
+        if not acted:
+            raise AssertionError("nobody could act but the match is not over")
+
+
+def error_info(err: grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo | None:
+    """The google.rpc.ErrorInfo detail of a failed call, if any."""
+    status = rpc_status.from_call(err)  # type: ignore[arg-type]
+    if status is None:
+        return None
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            return info
+    return None
+
+
+def bad_request_fields(err: grpc.aio.AioRpcError) -> list[str]:
+    """The fields named by a google.rpc.BadRequest detail."""
+    status = rpc_status.from_call(err)  # type: ignore[arg-type]
+    fields: list[str] = []
+    if status is None:
+        return fields
+    for detail in status.details:
+        if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            detail.Unpack(bad)
+            fields += [v.field for v in bad.field_violations]
+    return fields

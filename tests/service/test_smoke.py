@@ -1,0 +1,45 @@
+"""A first end-to-end check: a human and three bots finish a match through the API."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+
+from tute.v1 import rules_pb2, service_pb2
+
+from .helpers import FINISHED, auth, bad_request_fields, error_info, view_of
+
+
+async def test_one_human_three_bots_finish_a_match(stub) -> None:  # type: ignore[no-untyped-def]
+    created = await stub.CreateTable(
+        service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset="parejas"), take_seat=True, display_name="ana"
+        )
+    )
+    for _ in range(3):
+        await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id))
+    for _ in range(500):
+        v = await view_of(stub, created.table_id, created.seat_token)
+        if v.status == FINISHED:
+            break
+        if v.legal_actions:
+            await stub.SubmitAction(
+                service_pb2.SubmitActionRequest(
+                    table_id=created.table_id, action=v.legal_actions[0]
+                ),
+                metadata=auth(created.seat_token),
+            )
+    assert v.status == FINISHED
+    assert list(v.match_result.winner_sides) in ([0], [1])
+
+
+async def test_unknown_table_is_not_found_and_bad_id_names_the_field(stub) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await stub.GetTable(service_pb2.GetTableRequest(table_id="nope"))
+    assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    info = error_info(err.value)
+    assert info is not None and info.reason == "TABLE_NOT_FOUND"
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await stub.GetTable(service_pb2.GetTableRequest(table_id=""))
+    assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert bad_request_fields(err.value) == ["table_id"]
