@@ -38,8 +38,8 @@ $(STAMP): pyproject.toml $(PKG_MARKERS)
 
 venv: $(STAMP) ## create or refresh .venv from pyproject.toml
 
-run: $(STAMP) ## run a demo match (the gRPC server replaces this later)
-	$(PY) -m engine.demo
+run: $(STAMP) ## the server on the in-memory store: gRPC on :50051, metrics on :9464
+	$(BIN)/tute-server --port 50051 --metrics-port 9464 --store memory
 
 test: lint system-deps ## lint, then every test not marked slow
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
