@@ -79,13 +79,14 @@ def test_four_player_deal_goes_to_the_right_from_the_dealer(dealer: int) -> None
     deck = deck_for(rules, dealer, FOUR)
     s = new_match(rules, 0, decks=[deck])
     assert engine.card_text(deck[0]) == FOUR[(dealer + 1) % 4].split()[0]
-    assert [engine.mask_text(h) for h in s.hands] == [engine.mask_text(engine.parse_cards(FOUR[i])) for i in range(4)]
+    assert s.hands == tuple(engine.parse_cards(FOUR[i]) for i in range(4))
     # The trump card is d[39], the dealer's last card: shown to all, held by the dealer.
     assert s.trump_card == deck[39] and s.trump == dealer
     assert s.dealer == dealer and s.leader == s.turn == (dealer + 1) % 4 and s.trick_no == 1
     other = (dealer + 2) % 4
     assert view(s, other).public_cards[dealer] == 1 << deck[39]
-    assert view(s, None).public_cards == tuple(1 << deck[39] if i == dealer else 0 for i in range(4))
+    shown = tuple(1 << deck[39] if i == dealer else 0 for i in range(4))
+    assert view(s, None).public_cards == shown
 
 
 def test_three_player_deal_trump_is_dealers_thirteenth_card() -> None:

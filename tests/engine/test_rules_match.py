@@ -109,9 +109,9 @@ def test_reaching_the_target_ends_the_game_and_the_match() -> None:
 
 
 def test_highest_game_score_wins_even_if_it_lost_the_hand() -> None:
-    s, ev = finish(side0_wins(points(), game_scores=(30, 45)))
+    _, ev = finish(side0_wins(points(), game_scores=(30, 45)))
     assert events_of(ev, GameEnded) == [GameEnded(1, 1, (111, 114))]
-    s, ev = finish(side0_wins(points(), game_scores=(25, 90)))
+    _, ev = finish(side0_wins(points(), game_scores=(25, 90)))
     assert events_of(ev, GameEnded) == [GameEnded(1, 1, (106, 159))]
 
 

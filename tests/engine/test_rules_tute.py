@@ -40,7 +40,7 @@ def test_tute_enabled(enabled: bool, expected: set[str]) -> None:
 def test_tute_ends_the_hand_with_no_card_points() -> None:
     s = kings_position(four(), won={0: "1E 2E 3E 4E", 1: "1C 7C 10C 11C 1B 2B 3B 4B"},
                        tricks_won=(1, 2))
-    s2, ev = act(s, "tute 12")
+    _s2, ev = act(s, "tute 12")
     assert events_of(ev, TuteDeclared) == [TuteDeclared(0, 12, parse_cards(KINGS))]
     result = events_of(ev, HandEnded)[0].result
     assert result == HandResult(
