@@ -41,10 +41,7 @@ def bench_preset(rules: Rules, duration: float, seed: int, with_view: bool) -> d
         hand_no = s.hand_no
         while s.status == "playing":
             seat = s.turn
-            if with_view:
-                acts = view(s, seat).legal
-            else:
-                acts = legal_actions(s, seat)
+            acts = view(s, seat).legal if with_view else legal_actions(s, seat)
             s, _ = apply(s, seat, choice(acts))
             actions += 1
             if s.hand_no != hand_no:

@@ -133,7 +133,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             except grpc.aio.AbortError:
                 code = context.code().name if context.code() else "UNKNOWN"
                 raise
-            except Exception as exc:  # noqa: BLE001 - every error becomes a status here
+            except Exception as exc:
                 code = as_service_error(exc).code.name if as_service_error(exc) else "INTERNAL"
                 await self._fail(exc, context)
             finally:
@@ -156,7 +156,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             except grpc.aio.AbortError:
                 code = context.code().name if context.code() else "UNKNOWN"
                 raise
-            except Exception as exc:  # noqa: BLE001 - every error becomes a status here
+            except Exception as exc:
                 code = as_service_error(exc).code.name if as_service_error(exc) else "INTERNAL"
                 await self._fail(exc, context)
             finally:

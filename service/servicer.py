@@ -19,42 +19,42 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     def __init__(self, app: TuteApp) -> None:
         self.app = app
 
-    async def CreateTable(  # noqa: N802 - gRPC method names
+    async def CreateTable(
         self, request: service_pb2.CreateTableRequest, context: Any
     ) -> service_pb2.CreateTableResponse:
         return await self.app.create_table(request)
 
-    async def ListTables(  # noqa: N802
+    async def ListTables(
         self, request: service_pb2.ListTablesRequest, context: Any
     ) -> service_pb2.ListTablesResponse:
         return await self.app.list_tables(request)
 
-    async def JoinTable(  # noqa: N802
+    async def JoinTable(
         self, request: service_pb2.JoinTableRequest, context: Any
     ) -> service_pb2.JoinTableResponse:
         return await self.app.join_table(request)
 
-    async def AddBot(  # noqa: N802
+    async def AddBot(
         self, request: service_pb2.AddBotRequest, context: Any
     ) -> service_pb2.AddBotResponse:
         return await self.app.add_bot(request)
 
-    async def LeaveTable(  # noqa: N802
+    async def LeaveTable(
         self, request: service_pb2.LeaveTableRequest, context: Any
     ) -> service_pb2.LeaveTableResponse:
         return await self.app.leave_table(request, _token(context))
 
-    async def GetTable(  # noqa: N802
+    async def GetTable(
         self, request: service_pb2.GetTableRequest, context: Any
     ) -> service_pb2.GetTableResponse:
         return await self.app.get_table(request, _token(context))
 
-    async def SubmitAction(  # noqa: N802
+    async def SubmitAction(
         self, request: service_pb2.SubmitActionRequest, context: Any
     ) -> service_pb2.SubmitActionResponse:
         return await self.app.submit_action(request, _token(context))
 
-    async def WatchTable(  # noqa: N802
+    async def WatchTable(
         self, request: service_pb2.WatchTableRequest, context: Any
     ) -> AsyncIterator[service_pb2.WatchTableResponse]:
         async for item in self.app.watch_table(request, _token(context)):

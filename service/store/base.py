@@ -162,5 +162,5 @@ class Store(abc.ABC):
     async def ping(self) -> None:
         """Raise StoreUnavailable when the store cannot be reached."""
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release connections."""

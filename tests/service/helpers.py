@@ -52,7 +52,7 @@ async def play_random_until_over(stub: Stub, seated: Seated, rng: random.Random)
     sent = 0
     while True:
         acted = False
-        for seat, token in seated.tokens.items():
+        for token in seated.tokens.values():
             v = await view_of(stub, seated.table_id, token)
             if v.status == FINISHED:
                 return sent

@@ -23,7 +23,7 @@ async def test_first_session_snippet_plays_a_card(server: Server, capsys) -> Non
     code = _snippet().replace("localhost:50051", f"127.0.0.1:{server.port}")
     code = code.replace("asyncio.run(main())", "")
     namespace: dict[str, object] = {}
-    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    exec(compile(code, "README.md", "exec"), namespace)
     main = namespace["main"]
     await asyncio.wait_for(main(), 30)  # type: ignore[operator]
     out = capsys.readouterr().out
