@@ -153,22 +153,38 @@ def test_final_draw_loser_takes_the_turned_card_which_becomes_public() -> None:
     assert legal(s) == {"4O"}  # void in bastos, holding a trump: must trump
 
 
-def test_two_player_full_hand_from_deck_stock_lasts_twelve_tricks() -> None:
-    rules = Rules(players=2, first_dealer=0)
+@pytest.mark.parametrize("size,stock_tricks", [(8, 12), (6, 14)])
+def test_two_player_stock_lasts_for_the_first_tricks(size: int, stock_tricks: int) -> None:
+    rules = Rules(players=2, hand_size_2p=size, first_dealer=0)
     deck = list(range(40))
     s = new_match(rules, 0, decks=[deck])
-    turned = deck[16]
+    turned = deck[2 * size]
     tricks = 0
     while s.stock:
+        if not s.trick:
+            assert [h.bit_count() for h in s.hands] == [size, size]
         s, ev = play_out(s, until_hand_ends=False)
         if events_of(ev, TrickTaken):
             tricks += 1
             last = events_of(ev, TrickTaken)[0]
-    assert tricks == 12 and s.trick_no == 13
+    assert tricks == stock_tricks and s.trick_no == stock_tricks + 1
     loser = 1 - last.winner
     assert s.hands[loser] >> turned & 1
     assert view(s, last.winner).public_cards[loser] == 1 << turned
-    assert [h.bit_count() for h in s.hands] == [8, 8]
+    assert [h.bit_count() for h in s.hands] == [size, size]  # played from hand from now on
+
+
+def test_given_decks_deal_the_first_hands_in_order() -> None:
+    rules = Rules(players=4, first_dealer=0, scoring="hands", target_match_points=7)
+    d1, d2 = list(range(40)), list(range(39, -1, -1))
+    s = new_match(rules, 0, decks=[d1, d2])
+    s, ev = play_out(s)
+    dealt = events_of(ev, HandDealt)[0]
+    assert dealt.hand_no == 2 and dealt.dealer == 1 and s.leader == 2
+    # dealer 1: d2[i] goes to seat (2 + i) % 4; the trump card d2[39] = 1O is seat 1's.
+    assert s.hands[2] == sum(1 << c for c in d2[0::4])
+    assert s.hands[1] == sum(1 << c for c in d2[3::4])
+    assert s.trump_card == 0 and s.trump == 0
 
 
 # -- §4 flow and trick winner --------------------------------------------------------------------

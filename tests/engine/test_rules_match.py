@@ -149,6 +149,11 @@ def test_points_system_tie_at_the_target(tie_rule: str) -> None:
         assert s.hand_no == 2 and s.game_no == 1 and not s.over
 
 
+def test_points_system_ignores_the_hands_options() -> None:
+    s, ev = finish(side0_wins(points(target_match_points=1, capote_value=1)))
+    assert not s.over and s.match_points == (0, 0) and s.game_scores == (81, 69)
+
+
 def test_capote_earns_nothing_extra_in_the_points_system() -> None:
     s, _ = finish(capote(points(capote_value=2, target_points=500)))
     assert s.game_scores == (130, 0) and s.match_points == (0, 0)

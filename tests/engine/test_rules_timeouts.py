@@ -78,6 +78,15 @@ def test_timeout_forfeits_the_exchange_and_a_later_window_allows_it() -> None:
     assert s.leader == 0 and "exchange" in legal(s)
 
 
+def test_the_partners_right_to_sing_lapses_with_the_leaders_timeout() -> None:
+    s = position(Rules(players=4, cante_singers="side"),
+                 {0: "4E 5E", 1: "6E 7E", 2: "12B 11B", 3: "2E 3E"}, trump="O")
+    assert legal(s, 2) == {"sing B"}
+    assert rejects(s, "2:timeout") == "not_your_turn"  # no deadline of its own
+    s, _ = act(s, "timeout")
+    assert legal(s, 2) == set() and rejects(s, "2:sing B") == "cante_not_allowed"
+
+
 def test_timeout_only_for_the_seat_on_turn() -> None:
     s = position(Rules(players=4), {0: "1C", 1: "2C", 2: "3C", 3: "4C"}, trump="O")
     assert rejects(s, "1:timeout") == "not_your_turn"
