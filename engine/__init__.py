@@ -31,6 +31,11 @@ Decisions where RULES.md is silent:
 - Hand ``h`` of a match is dealt from ``decks[h-1]`` when given, otherwise from a pack
   shuffled by ``random.Random("tute/<seed>/<h>")``: a match replays from its rules, seed,
   decks and actions.
+- A declaration by a seat that may not make it now (an opponent of the trick winner, a
+  follower, a seat outside the window) is refused with the declaration's own reason
+  (``cante_not_allowed``, ``tute_not_allowed``, ``exchange_not_allowed``), never
+  ``not_your_turn``: with ``cante_singers = side`` a seat off turn may sing, so the turn alone
+  does not decide. Cards and ``timeout`` off turn are ``not_your_turn``.
 """
 
 from .actions import (
