@@ -434,7 +434,10 @@ def legal_actions(state: State, seat: int) -> tuple[int, ...]:
             return tuple(_declarations(state, seat))
         return ()
     if state.trick:
-        return cards_of(_follow_cards(state, seat)[0])
+        global _last_follow
+        mask = _follow_cards(state, seat)[0]
+        _last_follow = (state, seat, mask)
+        return cards_of(mask)
     hand = state.hands[seat]
     cards = cards_of(hand)
     # Without the 12 and 11 of one suit, or four 12s or 11s, there is nothing to declare
@@ -447,8 +450,16 @@ def legal_actions(state: State, seat: int) -> tuple[int, ...]:
             or hand & _KNIGHTS == _KNIGHTS
         )
     ):
-            return cards
+        return cards
     return cards + tuple(_declarations(state, seat))
+
+
+_last_follow: tuple[State | None, int, Mask] = (None, -1, 0)
+"""The last follow turn :func:`legal_actions` answered: (state, seat, legal cards).
+
+States are immutable, so when :func:`apply` gets the very same state object (the usual
+``legal_actions`` then ``apply`` pattern) it reuses the mask instead of computing it again.
+"""
 
 
 _SUIT_BASE = sum(1 << (10 * s) for s in range(4))
@@ -504,8 +515,11 @@ def _play(
     if not hand & bit:
         raise IllegalAction("card_not_held", "that card is not in this seat's hand")
     if state.trick:
-        allowed, rule = _follow_cards(state, seat)
+        memo = _last_follow
+        reuse = memo[0] is state and memo[1] == seat
+        allowed = memo[2] if reuse else _follow_cards(state, seat)[0]
         if not allowed & bit:
+            rule = _follow_cards(state, seat)[1]
             led_suit = SUIT_OF[state.trick[0]]
             if rule != "must_follow_suit" and SUIT_OF[card] != led_suit and (
                 hand & SUIT_MASK[led_suit]

@@ -104,7 +104,10 @@ def view(state: State, seat: int | None) -> View:
 _new_view = tuple.__new__
 
 def visible_to(v: View) -> Mask:
-    """Every card the view shows (for checks: no hidden card may be in it)."""
+    """Every card of the current deal the view shows (for checks: no hidden card may be in it).
+
+    ``last_result`` is left out: its tute cards belong to the previous deal.
+    """
     m = v.hand
     for p in v.public_cards:
         m |= p
@@ -115,6 +118,4 @@ def visible_to(v: View) -> Mask:
     for _, cards, _ in v.history:
         for c in cards:
             m |= 1 << c
-    if v.last_result is not None:
-        m |= v.last_result.tute_cards
     return m | 1 << v.trump_card

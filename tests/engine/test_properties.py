@@ -34,7 +34,7 @@ from engine import (
     view,
     visible_cards,
 )
-from engine.events import CardPlayed, HandEnded, MatchEnded
+from engine.events import CardPlayed, HandEnded, MatchEnded, TuteDeclared
 from engine.game import pack_for
 from engine.rules import CanteSingers
 from engine.view import visible_to
@@ -96,8 +96,6 @@ def may_see(s: State, seat: int | None) -> int:
         m |= 1 << s.stock[-1]
     if seat is not None:
         m |= s.hands[seat]
-    if s.last_result is not None:
-        m |= s.last_result.tute_cards
     return m
 
 
@@ -215,13 +213,16 @@ def check_events(old: State, new: State, events: tuple[Any, ...], action: int | 
             for ev in events:
                 if type(ev) is CardPlayed:
                     allowed |= 1 << ev.card
+                if type(ev) is TuteDeclared:  # a tute shows the declarer's four cards (§3)
+                    assert old.hands[ev.seat] & ev.cards == ev.cards
+                    allowed |= ev.cards
             shown = visible_cards(redact(e, seat))
             assert shown & ~allowed == 0, f"{type(e).__name__} shows a hidden card to {seat}"
     if type(events[-1]) is MatchEnded:
         assert new.status == "over" and new.winners == events[-1].winners
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules=any_rules(), seed=st.integers(0, 2**32 - 1))
 def test_random_matches_keep_every_invariant(rules: Rules, seed: int) -> None:
     play_match(rules, seed, check=True)
