@@ -20,7 +20,7 @@ Conventions (everything is card text, ``"12C 4O"``; suits are letters ``O C E B`
   otherwise from the leader's cards left (so a 4p leader with 2 cards leads trick 9).
 - ``dealer`` defaults to the seat before the leader (right for trick 1).
 - ``cantes``: ``[(seat, "C"), ...]`` sung earlier in this hand, in order (20 or 40 each), in
-  the window of trick ``trick_no - 1`` unless a third item gives the trick: ``(0, "C", 3)``.
+  the window of trick ``trick_no - 1`` (at least 2) unless a third item gives it: ``(0, "C", 3)``.
 - ``held_at_win``: seat -> its hand when the previous trick ended (default: its hand now).
 - ``won``: side -> the cards its tricks took; ``"*"`` means every card not elsewhere.
   ``tricks_won`` defaults to those cards / players; ``last_trick_of`` to the leader's side

@@ -150,7 +150,7 @@ def test_points_system_tie_at_the_target(tie_rule: str) -> None:
 
 
 def test_points_system_ignores_the_hands_options() -> None:
-    s, ev = finish(side0_wins(points(target_match_points=1, capote_value=1)))
+    s, _ = finish(side0_wins(points(target_match_points=1, capote_value=1)))
     assert not s.over and s.match_points == (0, 0) and s.game_scores == (81, 69)
 
 
