@@ -39,6 +39,14 @@ class HandResult(NamedTuple):
     tute_rank: int
     """12 or 11 for a tute, else 0."""
     tute_cards: Mask
+    game_no: int
+    """The game the hand belonged to (points system; 1 in the hands system)."""
+    tricks_won: tuple[int, ...]
+    """Per side: tricks won in the hand."""
+    cantes: tuple[tuple[int, int, int, int], ...]
+    """The hand's cantes: (seat, suit, points, trick number of their window)."""
+    tute_trick: int
+    """The trick in whose window the tute was declared (0: no tute)."""
 
 
 class HandDealt(NamedTuple):

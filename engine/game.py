@@ -763,6 +763,10 @@ def _end_hand(
             tute_seat=t_seat,
             tute_rank=t_rank,
             tute_cards=t_cards,
+            game_no=state.game_no,
+            tricks_won=state.tricks_won,
+            cantes=state.cantes,
+            tute_trick=state.trick_no,
         )
     else:
         last_side = _side(state, last_winner)
@@ -788,6 +792,10 @@ def _end_hand(
             tute_seat=-1,
             tute_rank=0,
             tute_cards=0,
+            game_no=state.game_no,
+            tricks_won=state.tricks_won,
+            cantes=state.cantes,
+            tute_trick=0,
         )
     events = (*events, HandEnded(result))
     changes: dict[str, Any] = {"last_result": result}

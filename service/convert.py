@@ -426,28 +426,21 @@ def _match_points_awarded(rules: engine.Rules, res: HandResult) -> int:
     return rules.capote_value if res.capote else 1
 
 
-def _hand_result_msg(
-    rules: engine.Rules,
-    res: HandResult,
-    game_no: int,
-    tricks_won: Sequence[int] | None,
-    cantes: Sequence[tuple[int, int, int, int]],
-    tute_trick: int,
-) -> score_pb2.HandResult:
-    """``tricks_won`` per side (``None``: unknown, reported as 0), the hand's cantes and the
-    trick number of the tute's window come from the state the hand was played in."""
+def _hand_result_msg(rules: engine.Rules, res: HandResult) -> score_pb2.HandResult:
     n = rules.players
     out = score_pb2.HandResult(
-        game_number=game_no,
+        game_number=res.game_no,
         hand_number=res.hand_no,
         capote=res.capote,
-        cantes=[_cante_msg(n, c) for c in cantes],
+        cantes=[_cante_msg(n, c) for c in res.cantes],
         match_points_awarded=_match_points_awarded(rules, res),
     )
     if res.winner >= 0:
         out.winner_side = res.winner
     if res.tute_seat >= 0:
-        out.tute.CopyFrom(_tute_msg(n, res.tute_seat, res.tute_rank, res.tute_cards, tute_trick))
+        out.tute.CopyFrom(
+            _tute_msg(n, res.tute_seat, res.tute_rank, res.tute_cards, res.tute_trick)
+        )
     else:
         seats = _SIDE_SEATS[n]
         out.totals.extend(
@@ -458,7 +451,7 @@ def _hand_result_msg(
                 last_trick_points=10 if res.last_trick_side == s else 0,
                 cante_points=res.cante_points[s],
                 total=res.totals[s],
-                tricks_won=tricks_won[s] if tricks_won is not None else 0,
+                tricks_won=res.tricks_won[s],
             )
             for s in range(rules.sides)
         )
@@ -646,9 +639,7 @@ def engine_events_to_proto(
             )
             append(EventVariants(event_pb2.Event(trump_exchanged=exchanged)))
         elif isinstance(ev, HandEnded):
-            result = _hand_result_msg(
-                rules, ev.result, before.game_no, tricks_won, cantes, trick_no
-            )
+            result = _hand_result_msg(rules, ev.result)
             game_scores = game_ended.scores if game_ended is not None else after.game_scores
             scored = event_pb2.HandScored(
                 result=result,
@@ -904,24 +895,7 @@ def view_to_proto(
 
     res = v.last_result
     if res is not None:
-        # The state still holds the ended hand only when the match ended with it.
-        same_hand = not playing and v.hand_no == res.hand_no
-        game_no = v.game_no
-        if not same_hand and rules.scoring is Scoring.POINTS and not any(v.game_scores):
-            # A later hand is under way (or was cut by a forfeit) and scores only change when a
-            # hand ends: a played-out hand adds 130 points, so zero scores mean that the game
-            # ended with the previous hand (a tute ends the game too).
-            game_no -= 1
-        out.last_hand_result.CopyFrom(
-            _hand_result_msg(
-                rules,
-                res,
-                game_no,
-                v.tricks_won if same_hand else None,
-                v.cantes if same_hand else (),
-                v.trick_no if same_hand else 0,
-            )
-        )
+        out.last_hand_result.CopyFrom(_hand_result_msg(rules, res))
 
     if not playing:
         scores = _standing(n, v.game_scores, v.games_won, v.match_points)

@@ -124,6 +124,7 @@ def test_four_player_capote_hand_from_a_deck() -> None:
     assert r == HandResult(
         hand_no=1, card_points=(0, 120), last_trick_side=1, cante_points=(0, 40),
         totals=(0, 170), winner=1, capote=True, tute_seat=-1, tute_rank=0, tute_cards=0,
+        game_no=1, tricks_won=(0, 10), cantes=((3, 3, 40, 2),), tute_trick=0,
     )
     assert events_of(events, GameEnded) == [GameEnded(1, 1, (0, 170))]
     assert events_of(events, MatchEnded) == [MatchEnded((1,), "score")]

@@ -46,7 +46,7 @@ def test_tute_ends_the_hand_with_no_card_points() -> None:
     assert result == HandResult(
         hand_no=1, card_points=(0, 0), last_trick_side=-1, cante_points=(0, 0),
         totals=(0, 0), winner=0, capote=False, tute_seat=0, tute_rank=12,
-        tute_cards=parse_cards(KINGS),
+        tute_cards=parse_cards(KINGS), game_no=1, tricks_won=(1, 2), cantes=(), tute_trick=6,
     )
 
 

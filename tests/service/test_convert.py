@@ -837,12 +837,31 @@ def check_batch(
             assert result.HasField("forfeited_seat") == (forfeit is not None)
 
 
+def _cante_cards(cantes: tuple[tuple[int, int, int, int], ...]) -> int:
+    m = 0
+    for _, suit, _, _ in cantes:
+        m |= 1 << engine.cards.card_of(suit, 12) | 1 << engine.cards.card_of(suit, 11)
+    return m
+
+
 def check_view(record: TableRecord, seat: int | None, hand_games: dict[int, int]) -> None:
     state = record.state
     assert state is not None
     view: view_pb2.TableView = wire(convert.view_to_proto(record, seat))
     allowed = table_cards(state) | (0 if seat is None else state.hands[seat])
-    shown = mask(cards_in(view))
+    current = view_pb2.TableView()
+    current.CopyFrom(view)
+    previous = current.last_hand_result if state.last_result is not None and (
+        state.last_result.hand_no != state.hand_no
+    ) else None
+    if previous is not None:
+        # The previous deal's result shows what was public then (its cantes and tute); those
+        # cards are dealt again in the current hand, so they are checked against that deal.
+        assert mask(cards_in(previous)) & ~(
+            state.last_result.tute_cards | _cante_cards(state.last_result.cantes)
+        ) == 0
+        current.ClearField("last_hand_result")
+    shown = mask(cards_in(current))
     assert shown & ~allowed == 0, (seat, view)
     n = state.rules.players
     if seat is None:
