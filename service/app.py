@@ -27,7 +27,7 @@ from google.protobuf import timestamp_pb2
 
 import engine
 from engine.bots import BOTS
-from engine.events import GameEnded, PlayerForfeited, TuteDeclared
+from engine.events import CardPlayed, GameEnded, HandDealt, PlayerForfeited, TuteDeclared
 from tute.v1 import event_pb2, service_pb2, table_pb2
 
 from . import convert
@@ -277,7 +277,11 @@ class TuteApp:
         rec.state = after
         tute = any(isinstance(e, TuteDeclared) for e in events)
         for e in events:
-            if isinstance(e, GameEnded):
+            if isinstance(e, CardPlayed) and e.auto:
+                rec.auto_played |= 1 << e.card
+            elif isinstance(e, HandDealt):
+                rec.auto_played = 0
+            elif isinstance(e, GameEnded):
                 rec.games.append(GameRecord(e.game_no, e.winner, e.scores, tute))
             elif isinstance(e, PlayerForfeited):
                 rec.forfeited_seat = e.seat

@@ -795,8 +795,8 @@ def view_to_proto(
 
     Every card comes from :func:`engine.view`, so the view holds only what the seat may see.
     Before the match starts only the table part is filled. ``connected`` is as in
-    :func:`table_to_proto`. ``PlayedCard.timed_out`` is always false in views (the state does
-    not record which cards were played on timeout; the events say so).
+    :func:`table_to_proto`. ``PlayedCard.timed_out`` marks the cards of this hand the
+    server played on timeout (``record.auto_played``).
     """
     out = view_pb2.TableView(
         table_id=record.table_id,
@@ -858,7 +858,7 @@ def view_to_proto(
         cur.leader = v.leader
         add = cur.cards.add
         for s, c in v.trick:
-            add(seat=s, card=_CARD[c])
+            add(seat=s, card=_CARD[c], timed_out=bool(record.auto_played >> c & 1))
             cur.points += POINTS[c]
 
     out.completed_tricks.extend(
@@ -867,6 +867,11 @@ def view_to_proto(
             for i, (leader, cards, winner) in enumerate(v.history)
         ]
     )
+    if record.auto_played:
+        for trick, (_, cards, _) in zip(out.completed_tricks, v.history, strict=True):
+            for played, c in zip(trick.cards, cards, strict=True):
+                if record.auto_played >> c & 1:
+                    played.timed_out = True
 
     out.cantes.extend([_cante_msg(n, c) for c in v.cantes])
     cante_points = [0] * sides

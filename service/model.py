@@ -71,6 +71,8 @@ class TableRecord:
     version: int = 0
     """Grows by one with every committed change (compare-and-set)."""
     forfeited_seat: int = -1
+    auto_played: int = 0
+    """Cards of the current hand the server played on timeout (a mask over card numbers)."""
 
     def free_seats(self) -> list[int]:
         return [i for i, s in enumerate(self.seats) if s.occupant == EMPTY]
@@ -104,6 +106,7 @@ def encode_record(rec: TableRecord) -> bytes:
         "seq": rec.last_seq,
         "version": rec.version,
         "forfeited": rec.forfeited_seat,
+        "auto": rec.auto_played,
     }
     return json.dumps(d, separators=(",", ":")).encode()
 
@@ -128,4 +131,5 @@ def decode_record(data: bytes) -> TableRecord:
         last_seq=d["seq"],
         version=d["version"],
         forfeited_seat=d["forfeited"],
+        auto_played=d.get("auto", 0),
     )

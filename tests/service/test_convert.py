@@ -1011,3 +1011,22 @@ def test_last_hand_result_game_number_after_a_game_ended() -> None:
     assert view.game_number == 2 and view.last_hand_result.game_number == 1
     assert view.match_result.forfeited_seat == 1
     assert view.status == table_pb2.TABLE_STATUS_FINISHED
+
+
+def test_views_mark_the_cards_the_server_played_on_timeout() -> None:
+    rules = Rules.preset("parejas", first_dealer=0)
+    s = engine.new_match(rules, 3)
+    auto = 0
+    for i in range(6):  # one complete trick and two cards of the next, every other by timeout
+        if i % 2:
+            s, events = engine.apply(s, s.turn, engine.TIMEOUT)
+            auto |= 1 << next(e.card for e in events if isinstance(e, engine.events.CardPlayed))
+        else:
+            s, _ = engine.apply(s, s.turn, engine.legal_actions(s, s.turn)[0])
+    record = make_record(s, rules, "parejas")
+    record.auto_played = auto
+    view = convert.view_to_proto(record, None)
+    shown = [p for t in view.completed_tricks for p in t.cards] + list(view.current_trick.cards)
+    assert len(shown) == 6
+    assert [p.timed_out for p in shown] == [False, True, False, True, False, True]
+    assert view.completed_tricks[0].cards[1].timed_out
