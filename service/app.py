@@ -367,8 +367,12 @@ class TuteApp:
         level: str,
     ) -> list[convert.EventVariants]:
         """Put someone in a seat (a given one or the first free); start the match when full."""
+        if rec.status == FINISHED:
+            raise FailedPrecondition("the match is over", reason="MATCH_OVER")
         if rec.status != WAITING:
-            raise FailedPrecondition("the match has already started", reason="MATCH_STARTED")
+            raise FailedPrecondition(
+                "the match has already started", reason="MATCH_ALREADY_STARTED"
+            )
         if seat is None:
             free = rec.free_seats()
             if not free:
