@@ -143,7 +143,8 @@ class Store(abc.ABC):
     async def lobby(
         self, preset: str, players: int, after: str, limit: int
     ) -> list[LobbyEntry]:
-        """Open public tables, oldest first, filtered ('' / 0: any), after the id ``after``."""
+        """Open public tables, newest first (as ListTables promises), filtered ('' / 0: any),
+        after the id ``after``."""
 
     @abc.abstractmethod
     async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:

@@ -45,6 +45,8 @@ class _MemorySubscription(Subscription):
         self._queue: asyncio.Queue[StoredEvent | str] = asyncio.Queue(QUEUE_LIMIT + 1)
 
     def push(self, event: StoredEvent) -> None:
+        if self not in self._table.subscribers:
+            return  # already ended (the rest of a batch): its queue holds the reason last
         if self._queue.qsize() >= QUEUE_LIMIT:
             self._end("behind")
         else:
@@ -174,7 +176,9 @@ class MemoryStore(Store):
         return sub
 
     async def lobby(self, preset: str, players: int, after: str, limit: int) -> list[LobbyEntry]:
-        entries = sorted(self._lobby.values(), key=lambda e: (e.created_at, e.table_id))
+        entries = sorted(
+            self._lobby.values(), key=lambda e: (e.created_at, e.table_id), reverse=True
+        )
         out: list[LobbyEntry] = []
         passed = not after
         for e in entries:
