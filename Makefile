@@ -47,12 +47,12 @@ test: lint system-deps ## lint, then every test not marked slow
 test-all: lint system-deps ## lint, then every test including the slow ones
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
-lint: $(STAMP) ## ruff, mypy --strict on engine/, buf lint
+lint: $(STAMP) ## ruff, mypy --strict on engine/ and service/, buf lint
 	@if [ -n "$(LINT_DIRS)" ]; then \
 		echo "ruff check $(LINT_DIRS)"; $(BIN)/ruff check $(LINT_DIRS); \
 	fi
 	@if [ -d engine ]; then \
-		echo "mypy --strict engine/"; $(BIN)/mypy --strict engine/; \
+		echo "mypy --strict engine service"; $(BIN)/mypy --strict engine service; \
 	else \
 		echo "engine/ not present: mypy skipped"; \
 	fi

@@ -599,7 +599,7 @@ class TuteApp:
             else:
                 last = rec.last_seq
                 yield service_pb2.WatchTableResponse(snapshot=convert.view_to_proto(rec, seat))
-            async for ev in sub:  # type: ignore[attr-defined]
+            async for ev in sub:
                 if ev.seq <= last:
                     continue
                 if ev.seq != last + 1:  # never expected; fill from the log rather than skip

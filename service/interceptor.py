@@ -9,6 +9,7 @@ answered INTERNAL without its text.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -65,15 +66,15 @@ def as_service_error(exc: BaseException) -> ServiceError | None:
     return None
 
 
-class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
+class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
     def __init__(self, metrics: Metrics) -> None:
         self.metrics = metrics
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Any]],
         details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> Any:
         handler = await continuation(details)
         if handler is None:
             return handler
@@ -87,7 +88,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
             )
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                self._wrap_stream(handler.unary_stream, service, method),
+                self._wrap_stream(handler.unary_stream, service, method),  # an async generator
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
@@ -119,47 +120,43 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc]
         await context.abort_with_status(rpc_status.to_status(err_status))
         return code  # pragma: no cover - abort raises
 
+    @contextlib.asynccontextmanager
+    async def _guard(
+        self, kind: str, service: str, method: str, context: Any
+    ) -> AsyncIterator[None]:
+        """Around one call: log context, metrics, and every error turned into a status."""
+        t0 = self._begin(kind, service, method, context)
+        code = "OK"
+        try:
+            yield
+        except asyncio.CancelledError:
+            code = "CANCELLED"
+            raise
+        except grpc.aio.AbortError:
+            code = context.code().name if context.code() else "UNKNOWN"
+            raise
+        except Exception as exc:  # every error becomes a status here
+            err = as_service_error(exc)
+            code = err.code.name if err is not None else "INTERNAL"
+            await self._fail(exc, context)
+        finally:
+            self._end(kind, service, method, t0, code)
+
     def _wrap_unary(
         self, behavior: Callable[[Any, Any], Awaitable[Any]], service: str, method: str
     ) -> Callable[[Any, Any], Awaitable[Any]]:
         async def wrapper(request: Any, context: Any) -> Any:
-            t0 = self._begin("UNARY", service, method, context)
-            code = "OK"
-            try:
+            async with self._guard("UNARY", service, method, context):
                 return await behavior(request, context)
-            except asyncio.CancelledError:
-                code = "CANCELLED"
-                raise
-            except grpc.aio.AbortError:
-                code = context.code().name if context.code() else "UNKNOWN"
-                raise
-            except Exception as exc:
-                code = as_service_error(exc).code.name if as_service_error(exc) else "INTERNAL"
-                await self._fail(exc, context)
-            finally:
-                self._end("UNARY", service, method, t0, code)
 
         return wrapper
 
     def _wrap_stream(
-        self, behavior: Callable[[Any, Any], AsyncIterator[Any]], service: str, method: str
+        self, behavior: Callable[[Any, Any], Any], service: str, method: str
     ) -> Callable[[Any, Any], AsyncIterator[Any]]:
         async def wrapper(request: Any, context: Any) -> AsyncIterator[Any]:
-            t0 = self._begin("SERVER_STREAM", service, method, context)
-            code = "OK"
-            try:
+            async with self._guard("SERVER_STREAM", service, method, context):
                 async for item in behavior(request, context):
                     yield item
-            except asyncio.CancelledError:
-                code = "CANCELLED"
-                raise
-            except grpc.aio.AbortError:
-                code = context.code().name if context.code() else "UNKNOWN"
-                raise
-            except Exception as exc:
-                code = as_service_error(exc).code.name if as_service_error(exc) else "INTERNAL"
-                await self._fail(exc, context)
-            finally:
-                self._end("SERVER_STREAM", service, method, t0, code)
 
         return wrapper

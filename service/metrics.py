@@ -7,7 +7,8 @@ one process (tests) and the page shows only tute's series.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
+from typing import Any, TypeVar
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
@@ -20,6 +21,7 @@ from .store.base import (
     Subscription,
 )
 
+T = TypeVar("T")
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
 
@@ -84,31 +86,23 @@ class TimedStore(Store):
         self.inner = inner
         self._h = metrics.store_seconds
 
-    def _obs(self, op: str, t0: float) -> None:
-        self._h.labels(op).observe(time.perf_counter() - t0)
+    async def _timed(self, op: str, call: Awaitable[T]) -> T:
+        t0 = time.perf_counter()
+        try:
+            return await call
+        finally:
+            self._h.labels(op).observe(time.perf_counter() - t0)
 
     async def create(
         self, table_id: str, record: bytes, invite_code: str, lobby: LobbyEntry | None
     ) -> None:
-        t0 = time.perf_counter()
-        try:
-            await self.inner.create(table_id, record, invite_code, lobby)
-        finally:
-            self._obs("create", t0)
+        await self._timed("create", self.inner.create(table_id, record, invite_code, lobby))
 
     async def load(self, table_id: str) -> tuple[int, bytes] | None:
-        t0 = time.perf_counter()
-        try:
-            return await self.inner.load(table_id)
-        finally:
-            self._obs("load", t0)
+        return await self._timed("load", self.inner.load(table_id))
 
     async def find_invite(self, invite_code: str) -> str | None:
-        t0 = time.perf_counter()
-        try:
-            return await self.inner.find_invite(invite_code)
-        finally:
-            self._obs("find_invite", t0)
+        return await self._timed("find_invite", self.inner.find_invite(invite_code))
 
     async def commit(
         self,
@@ -116,57 +110,28 @@ class TimedStore(Store):
         expected_version: int,
         record: bytes,
         events: Sequence[StoredEvent],
-        *,
-        idempotency_key: str = "",
-        response: bytes = b"",
-        lobby: LobbyEntry | None = None,
-        due_at: float = 0.0,
-        status: str = "",
+        **options: Any,
     ) -> CommitOutcome:
-        t0 = time.perf_counter()
-        try:
-            return await self.inner.commit(
-                table_id, expected_version, record, events,
-                idempotency_key=idempotency_key, response=response, lobby=lobby,
-                due_at=due_at, status=status,
-            )
-        finally:
-            self._obs("commit", t0)
+        return await self._timed(
+            "commit", self.inner.commit(table_id, expected_version, record, events, **options)
+        )
 
     async def idempotent_response(self, table_id: str, idempotency_key: str) -> bytes | None:
-        t0 = time.perf_counter()
-        try:
-            return await self.inner.idempotent_response(table_id, idempotency_key)
-        finally:
-            self._obs("idempotent_response", t0)
+        return await self._timed(
+            "idempotent_response", self.inner.idempotent_response(table_id, idempotency_key)
+        )
 
     async def events_after(self, table_id: str, seq: int) -> list[StoredEvent] | None:
-        t0 = time.perf_counter()
-        try:
-            return await self.inner.events_after(table_id, seq)
-        finally:
-            self._obs("events_after", t0)
+        return await self._timed("events_after", self.inner.events_after(table_id, seq))
 
     async def subscribe(self, table_id: str) -> Subscription:
-        t0 = time.perf_counter()
-        try:
-            return await self.inner.subscribe(table_id)
-        finally:
-            self._obs("subscribe", t0)
+        return await self._timed("subscribe", self.inner.subscribe(table_id))
 
     async def lobby(self, preset: str, players: int, after: str, limit: int) -> list[LobbyEntry]:
-        t0 = time.perf_counter()
-        try:
-            return await self.inner.lobby(preset, players, after, limit)
-        finally:
-            self._obs("lobby", t0)
+        return await self._timed("lobby", self.inner.lobby(preset, players, after, limit))
 
     async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:
-        t0 = time.perf_counter()
-        try:
-            return await self.inner.claim_due(now, lease_s, limit)
-        finally:
-            self._obs("claim_due", t0)
+        return await self._timed("claim_due", self.inner.claim_due(now, lease_s, limit))
 
     async def next_due(self) -> float | None:
         return await self.inner.next_due()

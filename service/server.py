@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+from typing import Any
 
 import grpc
 import structlog
@@ -38,7 +39,7 @@ class Server:
     app: TuteApp
     metrics: Metrics
     store: Store
-    health: health.aio.HealthServicer
+    health: Any  # grpc_health.v1.health.aio.HealthServicer
     settings: Settings
     tasks: list[asyncio.Task[None]] = dataclasses.field(default_factory=list)
 
@@ -100,7 +101,7 @@ async def create_server(settings: Settings, store: Store | None = None) -> Serve
         ]
     grpc_server = grpc.aio.server(interceptors=[CallInterceptor(metrics)], options=options)
     service_pb2_grpc.add_TuteServiceServicer_to_server(TuteServicer(app), grpc_server)
-    health_servicer = health.aio.HealthServicer()
+    health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, grpc_server)
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), grpc_server

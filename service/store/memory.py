@@ -60,7 +60,7 @@ class _MemorySubscription(Subscription):
         if self in self._table.subscribers:
             self._end("shutdown")
 
-    async def __aiter__(self) -> AsyncIterator[StoredEvent]:  # type: ignore[override]
+    async def __aiter__(self) -> AsyncIterator[StoredEvent]:
         while True:
             event = await self._queue.get()
             if isinstance(event, str):
