@@ -28,7 +28,7 @@ from google.protobuf import timestamp_pb2
 import engine
 from engine.bots import BOTS
 from engine.events import CardPlayed, GameEnded, HandDealt, PlayerForfeited, TuteDeclared
-from tute.v1 import event_pb2, service_pb2, table_pb2
+from tute.v1 import event_pb2, service_pb2, table_pb2, view_pb2
 
 from . import convert
 from .auth import hash_token, new_token
@@ -107,6 +107,8 @@ class TuteApp:
         self._rng = random.Random(secrets.randbits(64))
         self._subs: set[Subscription] = set()
         self._streams_per_table: Counter[str] = Counter()
+        self._present: dict[str, Counter[int]] = {}
+        """Per table: the seats with an open WatchTable stream on this replica."""
         self._closing = False
         self._wake = asyncio.Event()
         self.healthy = True
@@ -136,6 +138,17 @@ class TuteApp:
         rec = decode_record(data)
         rec.version = version
         return rec
+
+    def connected(self, table_id: str) -> frozenset[int]:
+        """Seats whose player has an open WatchTable stream (on this replica)."""
+        present = self._present.get(table_id)
+        return frozenset(present) if present else frozenset()
+
+    def _view(self, rec: TableRecord, seat: int | None) -> view_pb2.TableView:
+        return convert.view_to_proto(rec, seat, connected=self.connected(rec.table_id))
+
+    def _table(self, rec: TableRecord) -> table_pb2.Table:
+        return convert.table_to_proto(rec, connected=self.connected(rec.table_id))
 
     @staticmethod
     def seat_of(rec: TableRecord, token: str | None) -> int | None:
@@ -178,14 +191,21 @@ class TuteApp:
         """
         for _ in range(MAX_RETRIES):
             rec = await self.load(table_id)
-            if expected_version is not None and rec.version != expected_version:
-                raise Aborted(
-                    f"the table is at version {rec.version}, not {expected_version}",
-                    reason="STALE_VERSION",
-                    metadata={"current_version": str(rec.version)},
-                )
-            turn_before = rec.state.turn_id if rec.state is not None else -1
-            variants = change(rec)
+            try:
+                if expected_version is not None and rec.version != expected_version:
+                    raise Aborted(
+                        f"the table is at version {rec.version}, not {expected_version}",
+                        reason="STALE_VERSION",
+                        metadata={"current_version": str(rec.version)},
+                    )
+                turn_before = rec.state.turn_id if rec.state is not None else -1
+                variants = change(rec)
+            except ServiceError:
+                # A repeat whose first call committed since the caller looked: the first answer.
+                first = await self._first_response(table_id, idempotency_key)
+                if first is not None:
+                    return rec, [], first
+                raise
             now = self.clock()
             state = rec.state
             if rec.status == PLAYING and state is not None and state.turn_id != turn_before:
@@ -227,6 +247,16 @@ class TuteApp:
                     metadata={"current_version": str(outcome.version)},
                 )
         raise Aborted("the table is too busy; try again", reason="CONTENTION")
+
+    async def _first_response(self, table_id: str, idempotency_key: str) -> bytes | None:
+        """The response stored under an idempotency key (None: no key, or not used yet)."""
+        if not idempotency_key:
+            return None
+        try:
+            return await self.store.idempotent_response(table_id, idempotency_key)
+        except StoreUnavailable as exc:
+            self.metrics.store_errors.inc()
+            raise Unavailable(f"the table store is unreachable: {exc}") from exc
 
     def _number(
         self, rec: TableRecord, variants: list[convert.EventVariants], now: float
@@ -292,7 +322,8 @@ class TuteApp:
     def _start_match(self, rec: TableRecord) -> list[convert.EventVariants]:
         rec.state = engine.new_match(rec.rules, random.Random(secrets.randbits(64)))
         rec.status = PLAYING
-        variants = [convert.EventVariants(convert.match_started_event(rec), {})]
+        started = convert.match_started_event(rec, connected=self.connected(rec.table_id))
+        variants = [convert.EventVariants(started, {})]
         variants += convert.engine_events_to_proto(
             rec.state, rec.state, engine.opening_events(rec.state)
         )
@@ -359,7 +390,7 @@ class TuteApp:
             )
             resp.seat = seat
             resp.seat_token = token
-        resp.table.CopyFrom(convert.table_to_proto(rec))
+        resp.table.CopyFrom(self._table(rec))
         return resp
 
     def _seat(
@@ -383,7 +414,8 @@ class TuteApp:
         elif rec.seats[seat].occupant != EMPTY:
             raise FailedPrecondition("that seat is taken", reason="SEAT_TAKEN")
         rec.seats[seat] = SeatInfo(occupant, name, token_hash, level)
-        variants = [convert.EventVariants(convert.seat_joined_event(rec, seat), {})]
+        joined = convert.seat_joined_event(rec, seat, connected=self.connected(rec.table_id))
+        variants = [convert.EventVariants(joined, {})]
         if not rec.free_seats():
             variants += self._start_match(rec)
         return variants
@@ -410,7 +442,7 @@ class TuteApp:
                 rec = await self.load(entry.table_id)
             except NotFound:
                 continue
-            resp.tables.append(convert.table_to_proto(rec))
+            resp.tables.append(self._table(rec))
         if len(entries) > size:
             resp.next_page_token = entries[size - 1].table_id
         return resp
@@ -452,7 +484,7 @@ class TuteApp:
         got = holder["seat"]
         log.info("seat_joined", seat=got)
         return service_pb2.JoinTableResponse(
-            table_id=table_id, seat=got, seat_token=token, view=convert.view_to_proto(rec, got)
+            table_id=table_id, seat=got, seat_token=token, view=self._view(rec, got)
         )
 
     async def add_bot(self, req: service_pb2.AddBotRequest) -> service_pb2.AddBotResponse:
@@ -472,7 +504,7 @@ class TuteApp:
             return variants
 
         rec, _, _ = await self._mutate(table_id, change)
-        return service_pb2.AddBotResponse(seat=holder["seat"], table=convert.table_to_proto(rec))
+        return service_pb2.AddBotResponse(seat=holder["seat"], table=self._table(rec))
 
     async def leave_table(
         self, req: service_pb2.LeaveTableRequest, token: str | None
@@ -500,7 +532,7 @@ class TuteApp:
     ) -> service_pb2.GetTableResponse:
         rec = await self.load(req.table_id)
         seat = self.seat_of(rec, token)
-        return service_pb2.GetTableResponse(view=convert.view_to_proto(rec, seat))
+        return service_pb2.GetTableResponse(view=self._view(rec, seat))
 
     async def submit_action(
         self, req: service_pb2.SubmitActionRequest, token: str | None
@@ -534,7 +566,7 @@ class TuteApp:
 
         def respond(r: TableRecord, stored: list[StoredEvent]) -> bytes:
             resp = service_pb2.SubmitActionResponse(
-                table_version=r.version, view=convert.view_to_proto(r, seat)
+                table_version=r.version, view=self._view(r, seat)
             )
             for ev in stored:
                 resp.events.append(event_pb2.Event.FromString(ev.for_seat(seat)))
@@ -574,6 +606,8 @@ class TuteApp:
             raise NotFound("no such table", reason="TABLE_NOT_FOUND") from None
         self._subs.add(sub)
         self._streams_per_table[table_id] += 1
+        if seat is not None:
+            self._present.setdefault(table_id, Counter())[seat] += 1
         self.metrics.watch_streams.inc()
         try:
             rec = await self.load(table_id)  # after subscribing: nothing falls in between
@@ -587,7 +621,7 @@ class TuteApp:
                 if missed is None:
                     last = rec.last_seq
                     yield service_pb2.WatchTableResponse(
-                        snapshot=convert.view_to_proto(rec, seat)
+                        snapshot=self._view(rec, seat)
                     )
                 else:
                     last = req.resume_after
@@ -598,7 +632,7 @@ class TuteApp:
                         last = ev.seq
             else:
                 last = rec.last_seq
-                yield service_pb2.WatchTableResponse(snapshot=convert.view_to_proto(rec, seat))
+                yield service_pb2.WatchTableResponse(snapshot=self._view(rec, seat))
             async for ev in sub:
                 if ev.seq <= last:
                     continue
@@ -628,6 +662,13 @@ class TuteApp:
             self._streams_per_table[table_id] -= 1
             if not self._streams_per_table[table_id]:
                 del self._streams_per_table[table_id]
+            if seat is not None:
+                present = self._present[table_id]
+                present[seat] -= 1
+                if not present[seat]:
+                    del present[seat]
+                if not present:
+                    del self._present[table_id]
             self.metrics.watch_streams.dec()
             with contextlib.suppress(Exception):
                 await sub.close()

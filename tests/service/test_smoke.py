@@ -43,3 +43,30 @@ async def test_unknown_table_is_not_found_and_bad_id_names_the_field(stub) -> No
         await stub.GetTable(service_pb2.GetTableRequest(table_id=""))
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert bad_request_fields(err.value) == ["table_id"]
+
+
+async def test_seats_show_connected_while_their_stream_is_open(stub) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+
+    created = await stub.CreateTable(
+        service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset="corriente-8"), take_seat=True, display_name="ana"
+        )
+    )
+    v = await view_of(stub, created.table_id, created.seat_token)
+    assert not v.seats[0].connected
+    stream = stub.WatchTable(
+        service_pb2.WatchTableRequest(table_id=created.table_id),
+        metadata=auth(created.seat_token),
+    )
+    first = await stream.read()
+    assert first.HasField("snapshot")
+    v = await view_of(stub, created.table_id, None)
+    assert v.seats[0].connected and not v.seats[1].connected
+    stream.cancel()
+    for _ in range(100):
+        v = await view_of(stub, created.table_id, None)
+        if not v.seats[0].connected:
+            break
+        await asyncio.sleep(0.01)
+    assert not v.seats[0].connected
