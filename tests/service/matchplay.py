@@ -223,6 +223,8 @@ def build_decks(rules: engine.Rules, seat_events: dict[int, list[event_pb2.Event
                 current = hands.setdefault(hd.hand_number, _Hand(hd.dealer, card(hd.trump_card)))
                 assert current.dealer == hd.dealer and current.trump_card == card(hd.trump_card)
                 assert len(hd.hand) == rules.hand_size, "a seat receives its own dealt hand"
+                assert list(hd.hand_sizes) == [rules.hand_size] * n
+                assert hd.stock_size == (40 - 2 * rules.hand_size if n == 2 else 0)
                 current.hands[seat] = [card(c) for c in hd.hand]
             elif k == "card_drawn" and ev.card_drawn.seat == seat:
                 assert current is not None
