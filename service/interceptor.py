@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -88,7 +89,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             )
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                self._wrap_stream(handler.unary_stream, service, method),  # an async generator
+                self._wrap_stream(handler.unary_stream, service, method),
                 request_deserializer=handler.request_deserializer,
                 response_serializer=handler.response_serializer,
             )
@@ -153,7 +154,15 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 
     def _wrap_stream(
         self, behavior: Callable[[Any, Any], Any], service: str, method: str
-    ) -> Callable[[Any, Any], AsyncIterator[Any]]:
+    ) -> Callable[[Any, Any], Any]:
+        if not inspect.isasyncgenfunction(behavior):
+            # a coroutine that sends with context.write (grpc.health.v1.Health/Watch)
+            async def writer(request: Any, context: Any) -> None:
+                async with self._guard("SERVER_STREAM", service, method, context):
+                    await behavior(request, context)
+
+            return writer
+
         async def wrapper(request: Any, context: Any) -> AsyncIterator[Any]:
             async with self._guard("SERVER_STREAM", service, method, context):
                 async for item in behavior(request, context):
