@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 import structlog
 from google.protobuf import any_pb2
+from google.protobuf.message import DecodeError
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -81,16 +82,17 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             return handler
         full = details.method  # "/tute.v1.TuteService/CreateTable"
         service, _, method = full.lstrip("/").rpartition("/")
+        # The wrappers parse the request themselves, inside the guard: a body that is not a
+        # valid message is INVALID_ARGUMENT there (grpc's own deserializer answers UNKNOWN).
+        decode = handler.request_deserializer
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
-                self._wrap_unary(handler.unary_unary, service, method),
-                request_deserializer=handler.request_deserializer,
+                self._wrap_unary(handler.unary_unary, decode, service, method),
                 response_serializer=handler.response_serializer,
             )
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                self._wrap_stream(handler.unary_stream, service, method),
-                request_deserializer=handler.request_deserializer,
+                self._wrap_stream(handler.unary_stream, decode, service, method),
                 response_serializer=handler.response_serializer,
             )
         return handler
@@ -144,28 +146,49 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             self._end(kind, service, method, t0, code)
 
     def _wrap_unary(
-        self, behavior: Callable[[Any, Any], Awaitable[Any]], service: str, method: str
+        self,
+        behavior: Callable[[Any, Any], Awaitable[Any]],
+        decode: Callable[[bytes], Any] | None,
+        service: str,
+        method: str,
     ) -> Callable[[Any, Any], Awaitable[Any]]:
-        async def wrapper(request: Any, context: Any) -> Any:
+        async def wrapper(raw: Any, context: Any) -> Any:
             async with self._guard("UNARY", service, method, context):
-                return await behavior(request, context)
+                return await behavior(_decode(decode, raw), context)
 
         return wrapper
 
     def _wrap_stream(
-        self, behavior: Callable[[Any, Any], Any], service: str, method: str
+        self,
+        behavior: Callable[[Any, Any], Any],
+        decode: Callable[[bytes], Any] | None,
+        service: str,
+        method: str,
     ) -> Callable[[Any, Any], Any]:
         if not inspect.isasyncgenfunction(behavior):
             # a coroutine that sends with context.write (grpc.health.v1.Health/Watch)
-            async def writer(request: Any, context: Any) -> None:
+            async def writer(raw: Any, context: Any) -> None:
                 async with self._guard("SERVER_STREAM", service, method, context):
-                    await behavior(request, context)
+                    await behavior(_decode(decode, raw), context)
 
             return writer
 
-        async def wrapper(request: Any, context: Any) -> AsyncIterator[Any]:
+        async def wrapper(raw: Any, context: Any) -> AsyncIterator[Any]:
             async with self._guard("SERVER_STREAM", service, method, context):
-                async for item in behavior(request, context):
+                async for item in behavior(_decode(decode, raw), context):
                     yield item
 
         return wrapper
+
+
+def _decode(decode: Callable[[bytes], Any] | None, raw: Any) -> Any:
+    """The request message of a call's body; a body that does not parse is INVALID_ARGUMENT."""
+    if decode is None:
+        return raw
+    try:
+        return decode(raw)
+    except DecodeError:
+        raise InvalidArgument(
+            "the request body is not a valid message for this method",
+            reason="MALFORMED_REQUEST",
+        ) from None
