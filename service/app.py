@@ -654,9 +654,18 @@ class TuteApp:
                     "the server is shutting down; resume on another replica with resume_after",
                     reason="SHUTTING_DOWN",
                 ) from None
+            if exc.reason == "unavailable":
+                self.metrics.store_errors.inc()
+                raise Unavailable(
+                    "the table store is unreachable; resume with resume_after when it is back",
+                    reason="STORE_UNAVAILABLE",
+                ) from None
             raise Unavailable(
                 "this stream fell behind; reconnect with resume_after", reason="STREAM_BEHIND"
             ) from None
+        except StoreUnavailable as exc:  # events_after, while resuming or filling a gap
+            self.metrics.store_errors.inc()
+            raise Unavailable(f"the table store is unreachable: {exc}") from exc
         finally:
             self._subs.discard(sub)
             self._streams_per_table[table_id] -= 1

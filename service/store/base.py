@@ -80,9 +80,9 @@ class Subscription(abc.ABC):
 
 
 class SubscriptionEnded(Exception):
-    """A subscription stopped: the watcher fell behind, or the server is shutting down.
-    ``reason`` is ``behind`` or ``shutdown``; either way the client resumes with its last
-    sequence number."""
+    """A subscription stopped: the watcher fell behind, the server is shutting down, or
+    (shared stores) the store cannot be reached. ``reason`` is ``behind``, ``shutdown`` or
+    ``unavailable``; in every case the client resumes with its last sequence number."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)

@@ -1,0 +1,28 @@
+"""Fixtures for the store tests: one real ``redis-server`` per module, flushed per test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from .redisproc import RedisProcess
+
+
+@pytest.fixture(scope="module")
+def redis_proc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisProcess]:
+    proc = RedisProcess(Path(tmp_path_factory.mktemp("redis"))).start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+@pytest.fixture
+def redis_url(redis_proc: RedisProcess) -> str:
+    """The URL of an empty Redis database."""
+    with redis.Redis.from_url(redis_proc.url) as client:
+        client.flushall()
+    return redis_proc.url

@@ -1,0 +1,224 @@
+"""What only the Redis store has: retention, key layout and TTLs, one stream reader per table
+per replica, and behaviour while Redis is down (fail fast, recover by itself)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import redis
+import redis.asyncio as aredis
+from redis.crc import key_slot
+
+from service.store.base import LobbyEntry, StoredEvent, StoreUnavailable, SubscriptionEnded
+from service.store.redis import RedisStore
+
+from .redisproc import RedisProcess
+
+
+def ev(seq: int) -> StoredEvent:
+    return StoredEvent(seq, b"public %d" % seq, {seq % 4: b"private %d" % seq})
+
+
+@pytest.fixture
+async def store(redis_url: str) -> AsyncIterator[RedisStore]:
+    s = RedisStore.from_url(redis_url)
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+async def test_url_options_are_the_stores_and_the_rest_goes_to_redis(redis_url: str) -> None:
+    s = RedisStore.from_url(
+        redis_url + "?retention=7&finished_ttl_s=2.5&abandoned_ttl_s=60&prefix=x&timeout_s=0.5"
+        "&health_check_interval=5"
+    )
+    try:
+        assert (s.retention, s.finished_ttl_s, s.abandoned_ttl_s) == (7, 2.5, 60.0)
+        await s.create("t", b"r", "", None)
+        with redis.Redis.from_url(redis_url) as r:
+            assert r.exists("x:{t}")
+    finally:
+        await s.close()
+
+
+async def test_events_past_the_retention_are_trimmed_and_resume_says_so(redis_url: str) -> None:
+    with redis.Redis.from_url(redis_url) as r:
+        r.config_set("stream-node-max-entries", 4)  # so that MAXLEN ~ trims at small sizes
+    s = RedisStore.from_url(redis_url, retention=8)
+    try:
+        await s.create("t", b"r", "", None)
+        for v in range(1, 41):
+            assert (await s.commit("t", v, b"r", [ev(v)])).applied
+        assert await s.events_after("t", 0) is None  # event 1 is gone: the app sends a snapshot
+        tail = await s.events_after("t", 35)
+        assert tail == [ev(i) for i in range(36, 41)]
+        with redis.Redis.from_url(redis_url) as r:
+            assert 8 <= r.xlen("tute:{t}:x") <= 12
+    finally:
+        await s.close()
+
+
+async def test_keys_of_a_table_share_one_slot_and_the_indexes_another(
+    store: RedisStore, redis_url: str
+) -> None:
+    await store.create("abc", b"r", "CODE2345", LobbyEntry("abc", "parejas", 4, 3, 1.0))
+    await store.commit("abc", 1, b"r", [ev(1)], idempotency_key="k", response=b"x",
+                       due_at=time.time() + 30, status="playing")
+    with redis.Redis.from_url(redis_url) as r:
+        keys = [k.decode() for k in r.keys("*")]
+    table = [k for k in keys if "{abc}" in k]
+    indexes = [k for k in keys if "{abc}" not in k]
+    assert sorted(table) == ["tute:{abc}", "tute:{abc}:i", "tute:{abc}:x"]
+    assert len({key_slot(k.encode()) for k in table}) == 1
+    assert len({key_slot(k.encode()) for k in indexes}) == 1 and len(indexes) >= 4
+
+
+async def test_ttls_follow_the_status(redis_url: str) -> None:
+    s = RedisStore.from_url(redis_url, finished_ttl_s=60, abandoned_ttl_s=3600)
+    try:
+        await s.create("t", b"r", "", None)
+        with redis.Redis.from_url(redis_url) as r:
+            assert 3500_000 < r.pttl("tute:{t}") <= 3600_000
+            await s.commit("t", 1, b"r", [ev(1)], idempotency_key="k", status="playing")
+            for key in ("tute:{t}", "tute:{t}:x", "tute:{t}:i"):
+                assert 3500_000 < r.pttl(key) <= 3600_000
+            await s.commit("t", 2, b"r", [ev(2)], status="finished")
+            for key in ("tute:{t}", "tute:{t}:x", "tute:{t}:i"):
+                assert 50_000 < r.pttl(key) <= 60_000
+    finally:
+        await s.close()
+
+
+async def test_one_reader_per_table_per_replica_whatever_the_watchers(
+    store: RedisStore, redis_url: str
+) -> None:
+    await store.create("a", b"r", "", None)
+    await store.create("b", b"r", "", None)
+    writer = RedisStore.from_url(redis_url)
+    r = aredis.Redis.from_url(redis_url)
+    try:
+        before = len(await r.client_list())
+        subs = [await store.subscribe("a") for _ in range(10)]
+        subs += [await store.subscribe("b") for _ in range(10)]
+        assert sorted(store._readers) == ["a", "b"]
+        await writer.commit("a", 1, b"r", [ev(1)])
+        await asyncio.sleep(0.2)
+        after = len(await r.client_list())
+        assert after - before <= 3  # two blocked readers (+ the store's own pool), not 20
+        for sub in subs[:10]:
+            got = await asyncio.wait_for(sub.__aiter__().__anext__(), 5)
+            assert got == ev(1)
+        task = store._readers["a"].task
+        for sub in subs[:10]:
+            await sub.close()
+        assert "a" not in store._readers  # the last watcher left: the reader stops
+        await asyncio.sleep(0.05)
+        assert task is not None and task.done()
+        for sub in subs[10:]:
+            await sub.close()
+        assert store._readers == {}
+    finally:
+        await writer.close()
+        await r.aclose()
+
+
+async def test_a_watched_table_that_expires_ends_its_watchers(redis_url: str) -> None:
+    s = RedisStore.from_url(redis_url, finished_ttl_s=0.3)
+    s.block_ms = 200
+    try:
+        await s.create("t", b"r", "", None)
+        sub = await s.subscribe("t")
+        await s.commit("t", 1, b"r", [ev(1)], status="finished")
+        got = []
+        with pytest.raises(SubscriptionEnded) as ended:
+            async with asyncio.timeout(5):
+                async for e in sub:  # type: ignore[attr-defined]
+                    got.append(e)
+        assert got == [ev(1)] and ended.value.reason == "behind"
+    finally:
+        await s.close()
+
+
+async def test_redis_down_fails_fast_and_recovers_by_itself(tmp_path: Path) -> None:
+    proc = RedisProcess(tmp_path / "redis").start()
+    s = RedisStore.from_url(proc.url)
+    try:
+        await s.create("t", b"r", "", None)
+        sub = await s.subscribe("t")
+        proc.kill()
+        calls = [
+            s.ping(), s.load("t"), s.create("u", b"r", "", None),
+            s.commit("t", 1, b"r", [ev(1)]), s.events_after("t", 0), s.subscribe("t"),
+            s.lobby("", 0, "", 10), s.claim_due(time.time(), 5, 10), s.next_due(),
+            s.count_tables(), s.find_invite("X"), s.idempotent_response("t", "k"),
+        ]
+        for call in calls:
+            t0 = time.monotonic()
+            with pytest.raises(StoreUnavailable, match=r"Redis at 127\.0\.0\.1"):
+                await call
+            assert time.monotonic() - t0 < 1.5
+        # the watcher is told within the readers' grace, not left hanging
+        t0 = time.monotonic()
+        with pytest.raises(SubscriptionEnded) as ended:
+            async with asyncio.timeout(10):
+                async for _ in sub:  # type: ignore[attr-defined]
+                    pass
+        assert ended.value.reason == "unavailable" and time.monotonic() - t0 < 5
+        proc.start(same_port=True)  # no persistence: an empty Redis
+        await s.ping()
+        assert await s.load("t") is None
+        await s.create("t2", b"r", "", None)
+        assert (await s.commit("t2", 1, b"r", [ev(1)])).applied
+        sub2 = await s.subscribe("t2")
+        await s.commit("t2", 2, b"r", [ev(2)])
+        assert await asyncio.wait_for(sub2.__aiter__().__anext__(), 5) == ev(2)
+        await sub2.close()
+    finally:
+        await s.close()
+        proc.stop()
+
+
+async def test_with_persistence_a_restart_keeps_tables_and_watchers_resume(
+    tmp_path: Path,
+) -> None:
+    proc = RedisProcess(tmp_path / "redis", persist=True).start()
+    s = RedisStore.from_url(proc.url)
+    try:
+        await s.create("t", b"r", "", None)
+        assert (await s.commit("t", 1, b"r1", [ev(1)], due_at=123.0, status="playing")).applied
+        sub = await s.subscribe("t")
+        proc.restart()  # kill -9 and start again within the readers' grace
+        await s.ping()
+        assert await s.load("t") == (2, b"r1")
+        assert (await s.commit("t", 2, b"r2", [ev(2)], due_at=124.0)).applied
+        assert await asyncio.wait_for(sub.__aiter__().__anext__(), 5) == ev(2)
+        assert await s.events_after("t", 0) == [ev(1), ev(2)]
+        assert await s.next_due() == 124.0
+        await sub.close()
+    finally:
+        await s.close()
+        proc.stop()
+
+
+async def test_a_commit_sent_twice_applies_once(
+    store: RedisStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client resends a call whose connection broke: Redis may have run it already."""
+    import service.store.redis as module
+
+    await store.create("t", b"r", "", None)
+    await store.create("t", b"r", "", None)  # the same create again: recognised
+    with pytest.raises(ValueError):
+        await store.create("t", b"another record", "", None)
+    monkeypatch.setattr(module.secrets, "token_hex", lambda n: "same-nonce")
+    first = await store.commit("t", 1, b"r2", [ev(1)])
+    again = await store.commit("t", 1, b"r2", [ev(1)])
+    assert first.applied and again.applied and again.version == first.version == 2
+    assert await store.events_after("t", 0) == [ev(1)]
+    monkeypatch.setattr(module.secrets, "token_hex", lambda n: "other")
+    assert not (await store.commit("t", 1, b"r2", [ev(1)])).applied

@@ -1,0 +1,331 @@
+"""The store contract: one suite, run against every store (memory and Redis).
+
+Each test gets ``store`` and ``peer``: for the memory store the same object; for Redis a second
+store on the same database, as another replica would open it, so every test of publishing and
+scheduling also checks that it works across replicas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+
+from service.store import memory
+from service.store import redis as redis_store
+from service.store.base import (
+    LobbyEntry,
+    Store,
+    StoredEvent,
+    Subscription,
+    SubscriptionEnded,
+)
+from service.store.memory import MemoryStore
+from service.store.redis import RedisStore
+
+FINISHED_TTL_S = 0.4
+
+
+@dataclass
+class Stores:
+    store: Store
+    peer: Store
+    kind: str
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
+    if request.param == "memory":
+        one = MemoryStore(finished_ttl_s=FINISHED_TTL_S)
+        yield Stores(one, one, "memory")
+        return
+    url = request.getfixturevalue("redis_url")
+    a = RedisStore.from_url(url, finished_ttl_s=FINISHED_TTL_S)
+    b = RedisStore.from_url(url, finished_ttl_s=FINISHED_TTL_S)
+    try:
+        yield Stores(a, b, "redis")
+    finally:
+        await a.close()
+        await b.close()
+
+
+def ev(seq: int, private: dict[int, bytes] | None = None) -> StoredEvent:
+    return StoredEvent(seq, f"public {seq}".encode(), private or {})
+
+
+async def take(sub: Subscription, n: int, timeout: float = 5.0) -> list[StoredEvent]:
+    out: list[StoredEvent] = []
+
+    async def run() -> None:
+        async for e in sub:  # type: ignore[attr-defined]
+            out.append(e)
+            if len(out) == n:
+                return
+
+    await asyncio.wait_for(run(), timeout)
+    return out
+
+
+async def test_create_load_and_version(stores: Stores) -> None:
+    s = stores.store
+    assert await s.load("t1") is None
+    await s.create("t1", b"record v1", "", None)
+    assert await s.load("t1") == (1, b"record v1")
+    assert await stores.peer.load("t1") == (1, b"record v1")
+    with pytest.raises(ValueError):
+        await stores.peer.create("t1", b"again", "", None)
+    assert await s.load("t1") == (1, b"record v1")
+    out = await s.commit("t1", 1, b"record v2", [ev(1)], status="waiting")
+    assert out.applied and out.version == 2
+    assert await stores.peer.load("t1") == (2, b"record v2")
+
+
+async def test_invite_codes(stores: Stores) -> None:
+    await stores.store.create("priv", b"r", "CODE2345", None)
+    assert await stores.peer.find_invite("CODE2345") == "priv"
+    assert await stores.peer.find_invite("NOPE") is None
+    assert await stores.store.lobby("", 0, "", 10) == []
+
+
+async def test_commit_is_a_compare_and_set(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    await s.create("t", b"r1", "", None)
+    first = await s.commit("t", 1, b"r2 by s", [ev(1)])
+    lost = await p.commit("t", 1, b"r2 by peer", [ev(1)])
+    assert first.applied and first.version == 2
+    assert not lost.applied and lost.version == 2 and lost.duplicate_response is None
+    assert await s.load("t") == (2, b"r2 by s")
+    assert await s.events_after("t", 0) == [ev(1)]
+    nothing = await s.commit("unknown", 1, b"r", [ev(1)])
+    assert not nothing.applied
+
+
+async def test_concurrent_commits_one_winner_per_version(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    await s.create("race", b"r1", "", None)
+    outs = await asyncio.gather(
+        *[(s if i % 2 else p).commit("race", 1, f"r{i}".encode(), [ev(1)]) for i in range(8)]
+    )
+    assert sum(o.applied for o in outs) == 1
+    assert (await s.load("race"))[0] == 2  # type: ignore[index]
+
+
+async def test_idempotency_key_returns_the_first_response(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    await s.create("t", b"r1", "", None)
+    first = await s.commit("t", 1, b"r2", [ev(1)], idempotency_key="0:req", response=b"first")
+    assert first.applied
+    again = await p.commit("t", 1, b"r2'", [ev(1)], idempotency_key="0:req", response=b"second")
+    assert not again.applied and again.duplicate_response == b"first"
+    # even at the current version, a used key does not apply again
+    again = await p.commit("t", 2, b"r3", [ev(2)], idempotency_key="0:req", response=b"third")
+    assert not again.applied and again.duplicate_response == b"first"
+    assert await p.idempotent_response("t", "0:req") == b"first"
+    assert await p.idempotent_response("t", "0:other") is None
+    assert await s.load("t") == (2, b"r2")
+    assert await s.events_after("t", 0) == [ev(1)]
+
+
+async def test_events_after_is_gap_free_with_private_variants(stores: Stores) -> None:
+    s = stores.store
+    await s.create("t", b"r", "", None)
+    expected: list[StoredEvent] = []
+    seq = 0
+    for version in range(1, 11):
+        batch = []
+        for _ in range(version % 3 + 1):
+            seq += 1
+            batch.append(ev(seq, {seq % 4: b"secret %d" % seq} if seq % 2 else None))
+        assert (await s.commit("t", version, b"r", batch)).applied
+        expected += batch
+    got = await stores.peer.events_after("t", 0)
+    assert got == expected
+    assert [e.seq for e in got] == list(range(1, seq + 1))
+    assert got[0].for_seat(1) == b"secret 1" and got[0].for_seat(0) == b"public 1"
+    assert await s.events_after("t", 7) == expected[7:]
+    assert await s.events_after("t", seq) == []
+    assert await s.events_after("unknown", 0) is None
+
+
+async def test_subscribers_receive_commits_in_order(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    await s.create("t", b"r", "", None)
+    await s.commit("t", 1, b"r", [ev(1)])
+    near = await s.subscribe("t")
+    far = await p.subscribe("t")  # another replica, for Redis
+    far2 = await p.subscribe("t")
+    events = [ev(i, {i % 4: b"x"}) for i in range(2, 32)]
+    for version, i in enumerate(range(0, 30, 3), start=2):
+        assert (await s.commit("t", version, b"r", events[i : i + 3])).applied
+    for sub in (near, far, far2):
+        assert await take(sub, 30) == events
+        await sub.close()
+    with pytest.raises(KeyError):
+        await s.subscribe("unknown")
+
+
+async def test_subscribe_then_load_loses_nothing(stores: Stores) -> None:
+    """The app subscribes, then loads: every event after the loaded state arrives live."""
+    s, p = stores.store, stores.peer
+    await s.create("t", b"r", "", None)
+    writing = True
+
+    async def writer() -> None:
+        version = 1  # the record at version v has events 1 .. v-1
+        while writing:
+            assert (await p.commit("t", version, b"r", [ev(version)])).applied
+            version += 1
+            await asyncio.sleep(0.001)
+
+    task = asyncio.create_task(writer())
+    try:
+        for _ in range(5):
+            await asyncio.sleep(0.02)
+            sub = await s.subscribe("t")
+            loaded = (await s.load("t"))[0] - 1  # type: ignore[index]
+            await asyncio.sleep(0.03)
+            target = (await s.load("t"))[0] - 1  # type: ignore[index]
+            assert target > loaded
+            live: list[int] = []
+            async with asyncio.timeout(5):
+                async for e in sub:  # type: ignore[attr-defined]
+                    if e.seq > loaded:  # older ones may come again: the app drops them
+                        live.append(e.seq)
+                    if e.seq >= target:
+                        break
+            assert live == list(range(loaded + 1, target + 1))
+            await sub.close()
+    finally:
+        writing = False
+        await task
+
+
+async def test_lobby_filters_and_pages(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    made = []
+    for i in range(12):
+        preset, players = ("parejas", 4) if i % 3 else ("dos", 2)
+        entry = LobbyEntry(f"t{i:02d}", preset, players, players - 1, 1000.0 + i)
+        await s.create(entry.table_id, b"r", "", entry)
+        made.insert(0, entry)  # newest first
+    assert await p.lobby("", 0, "", 50) == made
+    page1 = await p.lobby("", 0, "", 5)
+    page2 = await p.lobby("", 0, page1[-1].table_id, 5)
+    page3 = await p.lobby("", 0, page2[-1].table_id, 5)
+    assert page1 + page2 + page3 == made and len(page3) == 2
+    fours = [e for e in made if e.players == 4]
+    assert await p.lobby("parejas", 0, "", 50) == fours
+    assert await p.lobby("", 4, "", 3) == fours[:3]
+    assert await p.lobby("", 4, fours[2].table_id, 50) == fours[3:]
+    assert await p.lobby("dos", 4, "", 50) == []
+    # a commit updates the entry or takes the table off the lobby
+    updated = LobbyEntry("t01", "parejas", 4, 1, 1001.0)
+    assert (await s.commit("t01", 1, b"r", [ev(1)], lobby=updated)).applied
+    assert (await s.commit("t02", 1, b"r", [ev(1)], lobby=None, status="playing")).applied
+    listed = await p.lobby("parejas", 0, "", 50)
+    assert updated in listed and all(e.table_id != "t02" for e in listed)
+
+
+async def test_claim_due_leases_an_item_to_one_claimer(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    now = time.time()
+    for i, due in enumerate((now - 2, now - 1, now + 60)):
+        await s.create(f"d{i}", b"r", "", None)
+        assert (await s.commit(f"d{i}", 1, b"r", [ev(1)], due_at=due, status="playing")).applied
+    assert await p.next_due() == pytest.approx(now - 2)
+    first = await p.claim_due(now, 5.0, 10)
+    assert [(d.table_id, d.due_at) for d in first] == [
+        ("d0", pytest.approx(now - 2)), ("d1", pytest.approx(now - 1))
+    ]
+    # claimed: nobody else gets them before the lease ends
+    assert await s.claim_due(now + 1, 5.0, 10) == []
+    assert await s.next_due() == pytest.approx(now + 5)
+    # the claimer crashed: the lease ends and the items fall due again
+    again = await s.claim_due(now + 5.5, 5.0, 10)
+    assert sorted(d.table_id for d in again) == ["d0", "d1"]
+    # limit, and a commit replaces the due time (0: nothing due)
+    assert (await s.commit("d0", 2, b"r", [ev(2)], due_at=0.0, status="playing")).applied
+    assert len(await p.claim_due(now + 100, 5.0, 1)) == 1
+    assert [d.table_id for d in await p.claim_due(now + 100, 5.0, 10)] == ["d2"]
+
+
+async def test_claim_due_concurrently_each_item_once(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    now = time.time()
+    for i in range(20):
+        await s.create(f"c{i}", b"r", "", None)
+        await s.commit(f"c{i}", 1, b"r", [ev(1)], due_at=now - 1, status="playing")
+    got = await asyncio.gather(*[(s if i % 2 else p).claim_due(now, 30.0, 3) for i in range(10)])
+    claimed = [d.table_id for batch in got for d in batch]
+    assert sorted(claimed) == sorted(f"c{i}" for i in range(20))
+
+
+async def test_count_tables_by_status(stores: Stores) -> None:
+    s = stores.store
+    assert await s.count_tables() == {"waiting": 0, "playing": 0, "finished": 0}
+    for i in range(5):
+        await s.create(f"n{i}", b"r", "", None)
+    await s.commit("n1", 1, b"r", [], status="playing")
+    await s.commit("n2", 1, b"r", [], status="playing")
+    await s.commit("n3", 1, b"r", [], status="finished")
+    await s.commit("n4", 1, b"r", [], status="")  # unchanged: still waiting
+    assert await stores.peer.count_tables() == {"waiting": 2, "playing": 2, "finished": 1}
+
+
+async def test_finished_tables_expire_after_their_ttl(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    entry = LobbyEntry("f", "parejas", 4, 3, 1.0)
+    await s.create("f", b"r", "INV23456", entry)
+    await s.create("alive", b"r", "", None)
+    assert (await s.commit("f", 1, b"r", [ev(1)], status="playing", due_at=time.time())).applied
+    assert (await s.commit("f", 2, b"r", [ev(2)], status="finished")).applied
+    assert await p.load("f") == (3, b"r")
+    await asyncio.sleep(FINISHED_TTL_S + 0.3)
+    assert await p.load("f") is None
+    assert await p.events_after("f", 0) is None
+    assert await p.find_invite("INV23456") is None
+    await p.claim_due(time.time(), 5.0, 10)  # the scheduler's pass drops what expired
+    assert await p.count_tables() == {"waiting": 1, "playing": 0, "finished": 0}
+    assert await p.next_due() is None
+    assert await p.load("alive") == (1, b"r")
+
+
+async def test_interrupt_ends_a_subscription_with_shutdown(stores: Stores) -> None:
+    s = stores.store
+    await s.create("t", b"r", "", None)
+    sub = await stores.peer.subscribe("t")
+    other = await stores.peer.subscribe("t")
+    await s.commit("t", 1, b"r", [ev(1)])
+    sub.interrupt()
+    with pytest.raises(SubscriptionEnded) as ended:
+        await take(sub, 5)
+    assert ended.value.reason == "shutdown"
+    await s.commit("t", 2, b"r", [ev(2)])
+    assert await take(other, 2) == [ev(1), ev(2)]  # the others go on
+    await sub.close()
+    await other.close()
+
+
+async def test_a_watcher_too_far_behind_is_ended(
+    stores: Stores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(memory, "QUEUE_LIMIT", 5)
+    monkeypatch.setattr(redis_store, "QUEUE_LIMIT", 5)
+    s = stores.store
+    await s.create("t", b"r", "", None)
+    slow = await stores.peer.subscribe("t")
+    await s.commit("t", 1, b"r", [ev(i) for i in range(1, 9)])
+    got: list[StoredEvent] = []
+    with pytest.raises(SubscriptionEnded) as ended:
+        async with asyncio.timeout(5):
+            async for e in slow:  # type: ignore[attr-defined]
+                got.append(e)
+    assert ended.value.reason == "behind"
+    assert got == [ev(i) for i in range(1, 6)]
+
+
+async def test_ping(stores: Stores) -> None:
+    await stores.store.ping()
