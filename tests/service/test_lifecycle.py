@@ -1,0 +1,286 @@
+"""Life cycle of the server process and its configuration.
+
+A real ``python -m service.main`` subprocess on port 0: SIGTERM with open WatchTable streams
+turns health NOT_SERVING, ends the streams with UNAVAILABLE, refuses new calls and exits 0
+within the grace period. ``--help`` lists every ``TUTE_*`` variable; ``load_settings`` reads the
+environment and flags override it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from service.config import Settings, load_settings
+from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc
+
+from .helpers import auth
+
+ROOT = Path(__file__).resolve().parents[2]
+LISTENING = re.compile(r"tute-server listening on ([^\s:]+|\[[^\]]+\]):(\d+)")
+GRACE_S = 2.0
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TUTE_")}
+    path = [str(ROOT), str(ROOT / "protos")]
+    if env.get("PYTHONPATH"):
+        path.append(env["PYTHONPATH"])
+    env["PYTHONPATH"] = os.pathsep.join(path)
+    env.update(extra)
+    return env
+
+
+@dataclasses.dataclass
+class Proc:
+    proc: asyncio.subprocess.Process
+    port: int
+    lines: list[str]
+    reader: asyncio.Task[None]
+
+    @property
+    def target(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+
+async def _drain(stream: asyncio.StreamReader, lines: list[str]) -> None:
+    while line := await stream.readline():
+        lines.append(line.decode(errors="replace").rstrip("\n"))
+
+
+@contextlib.asynccontextmanager
+async def server_process(*args: str, **env: str) -> AsyncIterator[Proc]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "service.main", *args,
+        cwd=ROOT,
+        env=_env(**env),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stderr is not None
+    lines: list[str] = []
+    reader = asyncio.create_task(_drain(proc.stderr, lines))
+    try:
+        port = 0
+        deadline = time.monotonic() + 30
+        while not port:
+            assert proc.returncode is None, "the server exited:\n" + "\n".join(lines)
+            assert time.monotonic() < deadline, "no 'listening' line:\n" + "\n".join(lines)
+            for line in lines:
+                if m := LISTENING.search(line):
+                    port = int(m.group(2))
+            await asyncio.sleep(0.02)
+        yield Proc(proc, port, lines, reader)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(reader, 5)
+
+
+async def test_sigterm_ends_streams_with_unavailable_and_exits_zero() -> None:
+    async with server_process(
+        "--port", "0", "--metrics-port", "0", "--grace-s", str(GRACE_S),
+        TUTE_HOST="127.0.0.1", TUTE_BOT_DELAY_S="0", TUTE_LOG_LEVEL="info",
+    ) as srv, grpc.aio.insecure_channel(srv.target) as channel:
+        stub = service_pb2_grpc.TuteServiceStub(channel)
+        health = health_pb2_grpc.HealthStub(channel)
+        check = await health.Check(health_pb2.HealthCheckRequest(service=""))
+        assert check.status == health_pb2.HealthCheckResponse.SERVING
+
+        # a match under way (one human, three bots), watched by the seat and by spectators
+        created = await stub.CreateTable(
+            service_pb2.CreateTableRequest(
+                rules=rules_pb2.Rules(preset="parejas"), take_seat=True, display_name="ana"
+            )
+        )
+        for _ in range(3):
+            await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id))
+        streams = [
+            stub.WatchTable(
+                service_pb2.WatchTableRequest(table_id=created.table_id),
+                metadata=auth(created.seat_token),
+            ),
+            stub.WatchTable(service_pb2.WatchTableRequest(table_id=created.table_id)),
+            stub.WatchTable(
+                service_pb2.WatchTableRequest(table_id=created.table_id, resume_after=0)
+            ),
+        ]
+        for call in streams:
+            first = await call.read()
+            assert first is not grpc.aio.EOF
+        health_watch = health.Watch(health_pb2.HealthCheckRequest(service=""))
+        assert (await health_watch.read()).status == health_pb2.HealthCheckResponse.SERVING
+
+        async def drain(call: grpc.aio.UnaryStreamCall) -> grpc.StatusCode:
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                while await call.read() is not grpc.aio.EOF:
+                    pass
+            return await call.code()
+
+        endings = [asyncio.create_task(drain(call)) for call in streams]
+        t0 = time.monotonic()
+        srv.proc.send_signal(signal.SIGTERM)
+
+        # health says NOT_SERVING before the server goes away
+        statuses = []
+        with contextlib.suppress(grpc.aio.AioRpcError):
+            while (msg := await asyncio.wait_for(health_watch.read(), GRACE_S + 3)) is not (
+                grpc.aio.EOF
+            ):
+                statuses.append(msg.status)
+                if msg.status != health_pb2.HealthCheckResponse.SERVING:
+                    break
+        assert health_pb2.HealthCheckResponse.NOT_SERVING in statuses, statuses
+
+        # a new stream is refused: UNAVAILABLE from the app while it closes, or CANCELLED by
+        # grpc itself for a call that arrives once the gRPC server has begun to stop
+        with pytest.raises(grpc.aio.AioRpcError) as err:
+            late = stub.WatchTable(service_pb2.WatchTableRequest(table_id=created.table_id))
+            await late.read()
+        assert err.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+
+        codes = await asyncio.wait_for(asyncio.gather(*endings), GRACE_S + 3)
+        assert codes == [grpc.StatusCode.UNAVAILABLE] * len(streams)
+        rc = await asyncio.wait_for(srv.proc.wait(), GRACE_S + 5)
+        elapsed = time.monotonic() - t0
+        assert rc == 0, "\n".join(srv.lines)
+        assert elapsed < GRACE_S + 2.0, f"exit took {elapsed:.1f}s with a {GRACE_S}s grace period"
+    await asyncio.wait_for(srv.reader, 5)
+    records = [json.loads(line) for line in srv.lines if line.startswith("{")]
+    events = [r.get("event") for r in records]
+    assert "shutting_down" in events and "stopped" in events, srv.lines
+    assert all("timestamp" in r and "level" in r for r in records)
+
+
+async def test_sigterm_without_streams_exits_at_once() -> None:
+    async with server_process(
+        "--port", "0", "--metrics-port", "0", "--host", "127.0.0.1",
+        TUTE_GRACE_S="5",
+    ) as srv:
+        async with grpc.aio.insecure_channel(srv.target) as channel:
+            stub = service_pb2_grpc.TuteServiceStub(channel)
+            await stub.ListTables(service_pb2.ListTablesRequest())
+        t0 = time.monotonic()
+        srv.proc.send_signal(signal.SIGTERM)
+        rc = await asyncio.wait_for(srv.proc.wait(), 10)
+        assert rc == 0
+        assert time.monotonic() - t0 < 3.0, "nothing to wait for: no need to use the grace period"
+
+
+async def test_sigint_stops_the_server_too() -> None:
+    async with server_process("--port", "0", "--metrics-port", "0", "--host", "127.0.0.1") as srv:
+        srv.proc.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(srv.proc.wait(), 10) == 0
+
+
+async def test_environment_configures_the_process() -> None:
+    """TUTE_* variables reach the process: here the metrics port and the host it prints."""
+    async with server_process(
+        "--port", "0", TUTE_HOST="127.0.0.1", TUTE_METRICS_PORT="0", TUTE_LOG_FORMAT="json",
+    ) as srv:
+        line = next(line for line in srv.lines if LISTENING.search(line))
+        assert "127.0.0.1:" in line and "metrics" not in line, line
+        srv.proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(srv.proc.wait(), 10) == 0
+
+
+async def test_health_check_and_watch_report_serving(channel: grpc.aio.Channel) -> None:
+    """Both standard health RPCs work through the server's interceptor (Watch is a coroutine
+    that writes, not an async generator: it used to fail with INTERNAL)."""
+    health = health_pb2_grpc.HealthStub(channel)
+    for service in ("", "tute.v1.TuteService"):
+        check = await health.Check(health_pb2.HealthCheckRequest(service=service))
+        assert check.status == health_pb2.HealthCheckResponse.SERVING
+        watch = health.Watch(health_pb2.HealthCheckRequest(service=service))
+        first = await asyncio.wait_for(watch.read(), 5)
+        assert first.status == health_pb2.HealthCheckResponse.SERVING
+        watch.cancel()
+
+
+def test_help_lists_every_tute_variable() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "service.main", "--help"],
+        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=30, check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())  # argparse wraps lines
+    for f in dataclasses.fields(Settings):
+        assert f"TUTE_{f.name.upper()}" in text, f"--help does not mention TUTE_{f.name.upper()}"
+        assert f"--{f.name.replace('_', '-')}" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# load_settings
+# ---------------------------------------------------------------------------------------------
+
+
+def test_defaults_without_environment_or_flags() -> None:
+    assert load_settings([], {}) == Settings()
+
+
+def test_environment_is_read() -> None:
+    s = load_settings(
+        [],
+        {
+            "TUTE_HOST": "127.0.0.1",
+            "TUTE_PORT": "6000",
+            "TUTE_METRICS_PORT": "0",
+            "TUTE_STORE": "redis://cache:6379/2",
+            "TUTE_GRACE_S": "2.5",
+            "TUTE_MAX_TABLES": "7",
+            "TUTE_LOG_LEVEL": "debug",
+            "UNRELATED": "x",
+        },
+    )
+    assert (s.host, s.port, s.metrics_port, s.store) == (
+        "127.0.0.1", 6000, 0, "redis://cache:6379/2"
+    )
+    assert (s.grace_s, s.max_tables, s.log_level) == (2.5, 7, "debug")
+
+
+def test_flags_override_the_environment() -> None:
+    env = {"TUTE_PORT": "6000", "TUTE_GRACE_S": "9", "TUTE_STORE": "redis://a:1/0"}
+    s = load_settings(["--port", "7000", "--grace-s", "0.25"], env)
+    assert (s.port, s.grace_s) == (7000, 0.25)
+    assert s.store == "redis://a:1/0", "what no flag overrides still comes from the environment"
+
+
+def test_every_setting_has_a_variable_and_a_flag() -> None:
+    for f in dataclasses.fields(Settings):
+        text = "3" if isinstance(f.default, int | float) else "x"
+        from_env = load_settings([], {f"TUTE_{f.name.upper()}": text})
+        from_flag = load_settings([f"--{f.name.replace('_', '-')}", text], {})
+        want = type(f.default)(text)
+        assert getattr(from_env, f.name) == want, f"TUTE_{f.name.upper()} is not read"
+        assert getattr(from_flag, f.name) == want, f"--{f.name} is not read"
+
+
+@pytest.mark.parametrize(
+    ("env", "argv"),
+    [
+        ({"TUTE_PORT": "not-a-port"}, []),
+        ({"TUTE_GRACE_S": "soon"}, []),
+        ({}, ["--port", "x"]),
+        ({}, ["--no-such-flag"]),
+    ],
+)
+def test_bad_values_stop_with_a_message(env: dict[str, str], argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        load_settings(argv, env)
+    assert exit_.value.code not in (0, None)
