@@ -1,0 +1,282 @@
+"""The metrics page after scripted matches: gRPC server metrics by method and code, and the
+game's own (actions by kind and result, streams, fan-out latency, store latency, timeouts,
+tables by state), with the counts the script implies."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import urllib.request
+
+import grpc
+import pytest
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from service.server import Server
+from tute.v1 import action_pb2, card_pb2, rules_pb2, service_pb2, table_pb2
+
+from .helpers import Stub, auth, table_with_humans
+
+SERVICE = "tute.v1.TuteService"
+FINISHED = table_pb2.TABLE_STATUS_FINISHED
+
+
+class Page:
+    """A parsed metrics page."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.samples = [
+            (s.name, s.labels, s.value)
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+        ]
+
+    def value(self, name: str, **labels: str) -> float:
+        """The sum of the samples called ``name`` whose labels include ``labels`` (0: none)."""
+        return sum(
+            v
+            for n, lab, v in self.samples
+            if n == name and all(lab.get(k) == want for k, want in labels.items())
+        )
+
+    def has(self, name: str, **labels: str) -> bool:
+        return any(
+            n == name and all(lab.get(k) == want for k, want in labels.items())
+            for n, lab, _ in self.samples
+        )
+
+    def rpc(self, name: str, method: str, **labels: str) -> float:
+        return self.value(name, grpc_service=SERVICE, grpc_method=method, **labels)
+
+
+def page(server: Server) -> Page:
+    return Page(generate_latest(server.metrics.registry).decode())
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def http_page(port: int) -> Page:
+    def fetch() -> tuple[int, str, str]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+            return resp.status, resp.headers.get("Content-Type", ""), resp.read().decode()
+
+    status, ctype, text = await asyncio.to_thread(fetch)
+    assert status == 200 and ctype.startswith("text/plain")
+    return Page(text)
+
+
+async def eventually(check, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+    """Retry ``check`` (raising AssertionError) until it passes or ``timeout`` runs out."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while True:
+        try:
+            check()
+            return
+        except AssertionError:
+            if loop.time() > end:
+                raise
+            await asyncio.sleep(0.05)
+
+
+async def test_metrics_page_after_a_match_of_four_humans(server: Server, stub: Stub) -> None:
+    port = free_port()
+    server.metrics.serve(port, addr="127.0.0.1")
+
+    seated = await table_with_humans(stub, "parejas", turn_time_s=0, target_points=1)
+    tid, tokens = seated.table_id, seated.tokens
+    spectator = stub.WatchTable(service_pb2.WatchTableRequest(table_id=tid))
+    await spectator.read()  # the snapshot
+    seat_stream = stub.WatchTable(
+        service_pb2.WatchTableRequest(table_id=tid), metadata=auth(tokens[0])
+    )
+    await seat_stream.read()
+    await eventually(lambda: _eq(page(server).value("tute_watch_streams"), 2))
+
+    ok = {"card": 0, "sing": 0, "tute": 0}
+    rejected: dict[tuple[str, str], int] = {}
+    errors: dict[str, int] = {}
+    gets = 0
+
+    async def submit(token: str | None, action: action_pb2.Action) -> None:
+        try:
+            await stub.SubmitAction(
+                service_pb2.SubmitActionRequest(table_id=tid, action=action),
+                metadata=auth(token) if token else None,
+            )
+        except grpc.aio.AioRpcError as err:
+            errors[err.code().name] = errors.get(err.code().name, 0) + 1
+            raise
+
+    done = False
+    while not done:
+        actor = None
+        for seat, token in tokens.items():
+            view = (
+                await stub.GetTable(
+                    service_pb2.GetTableRequest(table_id=tid), metadata=auth(token)
+                )
+            ).view
+            gets += 1
+            if view.status == FINISHED:
+                done = True
+                break
+            if view.legal_actions:
+                actor = seat, token, view
+                break
+        if done:
+            break
+        assert actor is not None, "nobody could act"
+        seat, token, view = actor
+        if view.current_trick.number == 3 and not rejected:
+            # a card by a seat off turn, and a card nobody holds here: both rejected
+            other = tokens[(seat + 1) % 4]
+            other_view = (
+                await stub.GetTable(
+                    service_pb2.GetTableRequest(table_id=tid), metadata=auth(other)
+                )
+            ).view
+            gets += 1
+            with pytest.raises(grpc.aio.AioRpcError):
+                await submit(other, action_pb2.Action(play_card=other_view.hand[0]))
+            rejected[("card", "not_your_turn")] = 1
+            held = {(c.suit, c.rank) for c in view.hand}
+            missing = next(
+                card_pb2.Card(suit=s, rank=r)
+                for s in range(1, 5)
+                for r in (1, 2, 3, 4, 5, 6, 7, 10, 11, 12)
+                if (s, r) not in held
+            )
+            with pytest.raises(grpc.aio.AioRpcError):
+                await submit(token, action_pb2.Action(play_card=missing))
+            rejected[("card", "card_not_held")] = 1
+            with pytest.raises(grpc.aio.AioRpcError):
+                await submit(token, action_pb2.Action())  # no kind: INVALID_ARGUMENT
+            with pytest.raises(grpc.aio.AioRpcError):
+                await submit(None, view.legal_actions[0])  # no token: UNAUTHENTICATED
+        action = view.legal_actions[-1]  # declarations come last: sing when possible
+        await submit(token, action)
+        kind = action.WhichOneof("kind")
+        ok[{"play_card": "card", "sing": "sing", "declare_tute": "tute"}[kind]] += 1
+    with pytest.raises(grpc.aio.AioRpcError):
+        await stub.GetTable(service_pb2.GetTableRequest(table_id="no-such-table"))
+
+    final = (await stub.GetTable(service_pb2.GetTableRequest(table_id=tid))).view
+    gets += 1
+    # both streams read every event so far: each delivery observed the fan-out latency
+    live = 0
+    for call in (spectator, seat_stream):
+        while True:
+            msg = await asyncio.wait_for(call.read(), 5)
+            live += 1
+            if msg.event.sequence == final.last_event_sequence:
+                break
+
+    m = await http_page(port)
+    n_ok = sum(ok.values())
+    n_rejected = sum(rejected.values())
+    assert ok["card"] == 40 or ok["tute"] == 1, "one hand of 4 players: 40 cards (or a tute)"
+    # gRPC server metrics
+    assert errors == {"FAILED_PRECONDITION": 2, "INVALID_ARGUMENT": 1, "UNAUTHENTICATED": 1}
+    started = n_ok + 4
+    assert m.rpc("grpc_server_started_total", "SubmitAction", grpc_type="UNARY") == started
+    assert m.rpc("grpc_server_handled_total", "SubmitAction", grpc_code="OK") == n_ok
+    for code, count in errors.items():
+        assert m.rpc("grpc_server_handled_total", "SubmitAction", grpc_code=code) == count
+    assert m.rpc("grpc_server_handling_seconds_count", "SubmitAction") == started
+    assert m.rpc("grpc_server_handling_seconds_sum", "SubmitAction") > 0
+    assert m.has("grpc_server_handling_seconds_bucket", grpc_method="SubmitAction", le="+Inf")
+    assert m.rpc("grpc_server_handled_total", "GetTable", grpc_code="OK") == gets
+    assert m.rpc("grpc_server_handled_total", "GetTable", grpc_code="NOT_FOUND") == 1
+    assert m.rpc("grpc_server_handled_total", "JoinTable", grpc_code="OK") == 3
+    assert m.rpc("grpc_server_handled_total", "CreateTable", grpc_code="OK") == 1
+    assert m.rpc("grpc_server_started_total", "WatchTable", grpc_type="SERVER_STREAM") == 2
+    # the game's own
+    assert m.value("tute_actions_total", kind="card", result="applied") == ok["card"]
+    assert m.value("tute_actions_total", kind="sing", result="applied") == ok["sing"]
+    for (kind, reason), count in rejected.items():
+        assert m.value("tute_actions_total", kind=kind, result=reason) == count
+    assert m.value("tute_actions_total") == n_ok + n_rejected
+    assert m.value("tute_watch_streams") == 2
+    assert m.value("tute_event_publish_seconds_count") == live
+    assert m.value("tute_event_publish_seconds_sum") >= 0
+    commits = final.version - 1  # every committed change raised the version by one
+    assert m.value("tute_store_seconds_count", op="commit") == commits
+    assert m.value("tute_store_seconds_count", op="create") == 1
+    assert m.value("tute_store_seconds_count", op="load") >= n_ok + gets
+    assert m.value("tute_timeouts_total") == 0
+
+    # streams that end leave the gauge and are counted as handled
+    spectator.cancel()
+    seat_stream.cancel()
+    await eventually(lambda: _eq(page(server).value("tute_watch_streams"), 0))
+    await eventually(
+        lambda: _eq(
+            page(server).rpc("grpc_server_handled_total", "WatchTable", grpc_code="CANCELLED"), 2
+        )
+    )
+
+
+def _eq(got: float, want: float) -> None:
+    assert got == want, (got, want)
+
+
+async def test_timeouts_bots_and_tables_by_state(server: Server, stub: Stub) -> None:
+    # a waiting table, a finished one (a player left the started match), and a playing one
+    # where a human sits with three bots and lets the one-second clock play once for it
+    await stub.CreateTable(service_pb2.CreateTableRequest())
+    gone = await table_with_humans(stub, "corriente-6")
+    await stub.LeaveTable(
+        service_pb2.LeaveTableRequest(table_id=gone.table_id), metadata=auth(gone.tokens[0])
+    )
+    created = await stub.CreateTable(
+        service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset="parejas", options=rules_pb2.RuleOptions(turn_time_s=1)),
+            take_seat=True,
+            display_name="ana",
+        )
+    )
+    tid, token = created.table_id, created.seat_token
+    for _ in range(3):
+        await stub.AddBot(service_pb2.AddBotRequest(table_id=tid))
+
+    await eventually(lambda: _eq(page(server).value("tute_timeouts_total"), 1), timeout=8)
+    m = page(server)
+    assert m.value("tute_actions_total", kind="timeout", result="applied") == 1
+    assert m.value("tute_actions_total", kind="forfeit", result="applied") == 1
+    bots = m.value("tute_bot_moves_total")
+    assert bots >= 1
+    assert m.value("tute_actions_total", kind="bot", result="applied") == bots
+
+    # the human plays on: its cards count as card actions, the bots' as bot moves
+    cards = 0
+    while cards < 3:
+        view = (
+            await stub.GetTable(service_pb2.GetTableRequest(table_id=tid), metadata=auth(token))
+        ).view
+        if view.legal_actions:
+            cards_only = [a for a in view.legal_actions if a.HasField("play_card")]
+            await stub.SubmitAction(
+                service_pb2.SubmitActionRequest(table_id=tid, action=cards_only[0]),
+                metadata=auth(token),
+            )
+            cards += 1
+        else:
+            await asyncio.sleep(0.02)
+    m = page(server)
+    assert m.value("tute_actions_total", kind="card", result="applied") == cards
+    assert m.value("tute_bot_moves_total") > bots
+
+    # the scheduler refreshes the tables gauge every ~2 s
+    def tables() -> None:
+        p = page(server)
+        got = {s: p.value("tute_tables", state=s) for s in ("waiting", "playing", "finished")}
+        assert got == {"waiting": 1, "playing": 1, "finished": 1}, got
+
+    await eventually(tables, timeout=5)
