@@ -137,7 +137,7 @@ async def test_a_watched_table_that_expires_ends_its_watchers(redis_url: str) ->
         got = []
         with pytest.raises(SubscriptionEnded) as ended:
             async with asyncio.timeout(5):
-                async for e in sub:  # type: ignore[attr-defined]
+                async for e in sub:
                     got.append(e)
         assert got == [ev(1)] and ended.value.reason == "behind"
     finally:
@@ -166,7 +166,7 @@ async def test_redis_down_fails_fast_and_recovers_by_itself(tmp_path: Path) -> N
         t0 = time.monotonic()
         with pytest.raises(SubscriptionEnded) as ended:
             async with asyncio.timeout(10):
-                async for _ in sub:  # type: ignore[attr-defined]
+                async for _ in sub:
                     pass
         assert ended.value.reason == "unavailable" and time.monotonic() - t0 < 5
         proc.start(same_port=True)  # no persistence: an empty Redis

@@ -60,7 +60,7 @@ async def take(sub: Subscription, n: int, timeout: float = 5.0) -> list[StoredEv
     out: list[StoredEvent] = []
 
     async def run() -> None:
-        async for e in sub:  # type: ignore[attr-defined]
+        async for e in sub:
             out.append(e)
             if len(out) == n:
                 return
@@ -191,7 +191,7 @@ async def test_subscribe_then_load_loses_nothing(stores: Stores) -> None:
             assert target > loaded
             live: list[int] = []
             async with asyncio.timeout(5):
-                async for e in sub:  # type: ignore[attr-defined]
+                async for e in sub:
                     if e.seq > loaded:  # older ones may come again: the app drops them
                         live.append(e.seq)
                     if e.seq >= target:
@@ -205,7 +205,7 @@ async def test_subscribe_then_load_loses_nothing(stores: Stores) -> None:
 
 async def test_lobby_filters_and_pages(stores: Stores) -> None:
     s, p = stores.store, stores.peer
-    made = []
+    made: list[LobbyEntry] = []
     for i in range(12):
         preset, players = ("parejas", 4) if i % 3 else ("dos", 2)
         entry = LobbyEntry(f"t{i:02d}", preset, players, players - 1, 1000.0 + i)
@@ -321,7 +321,7 @@ async def test_a_watcher_too_far_behind_is_ended(
     got: list[StoredEvent] = []
     with pytest.raises(SubscriptionEnded) as ended:
         async with asyncio.timeout(5):
-            async for e in slow:  # type: ignore[attr-defined]
+            async for e in slow:
                 got.append(e)
     assert ended.value.reason == "behind"
     assert got == [ev(i) for i in range(1, 6)]
