@@ -86,7 +86,11 @@ async def _watch_health(server: Server) -> None:
 async def create_server(settings: Settings, store: Store | None = None) -> Server:
     """Build and start a server (bind ``settings.host:settings.port``; port 0 picks one)."""
     metrics = Metrics()
-    inner = store if store is not None else open_store(settings.store)
+    inner = (
+        store
+        if store is not None
+        else open_store(settings.store, finished_ttl_s=settings.finished_ttl_s)
+    )
     timed = TimedStore(inner, metrics)
     app = TuteApp(timed, settings, metrics)
     options: list[tuple[str, int]] = [

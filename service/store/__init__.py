@@ -23,15 +23,15 @@ __all__ = [
 ]
 
 
-def open_store(url: str) -> Store:
-    """The store for a ``TUTE_STORE`` URL: ``memory`` (default) or ``redis://host:port/db``."""
+def open_store(url: str, *, finished_ttl_s: float = 3600.0) -> Store:
+    """The store for a ``TUTE_STORE`` URL: ``memory`` (default) or ``redis://host:port/db``;
+    a finished table is kept ``finished_ttl_s``."""
     if url in ("", "memory", "memory://"):
         from .memory import MemoryStore
 
-        return MemoryStore()
+        return MemoryStore(finished_ttl_s)
     if url.startswith(("redis://", "rediss://", "unix://")):
-        from .redis import RedisStore  # type: ignore[import-not-found,unused-ignore]
+        from .redis import RedisStore
 
-        store: Store = RedisStore.from_url(url)
-        return store
+        return RedisStore.from_url(url, finished_ttl_s=finished_ttl_s)
     raise ValueError(f"unknown store URL {url!r}: use 'memory' or 'redis://host:port/db'")

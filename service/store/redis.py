@@ -2,12 +2,14 @@
 
 Choose it with ``TUTE_STORE=redis://host:port/db`` (or ``--store``; ``rediss://`` and
 ``unix://`` work too). Store options may ride on the URL's query string and are removed
-before redis-py sees it: ``finished_ttl_s``, ``abandoned_ttl_s``, ``retention``, ``prefix``,
-``timeout_s`` (for example ``redis://redis:6379/0?retention=20000``).
+before redis-py sees it: ``finished_ttl_s`` (else ``TUTE_FINISHED_TTL_S``), ``abandoned_ttl_s``,
+``retention``, ``prefix``, ``timeout_s`` (for example ``redis://redis:6379/0?retention=20000``).
+Other query parameters are redis-py's own (``socket_keepalive``, ``client_name``...).
 
 Keys (``tute`` is the prefix). The keys of one table share the hash tag ``{<table id>}``::
 
-    tute:{T}        hash: v (version), r (record bytes), s (status), q (last event seq)
+    tute:{T}        hash: v (version), r (record bytes), s (status), q (last event seq),
+                    c (nonce of the last commit)
     tute:{T}:x      stream: one entry per event, id ``<seq>-0``; field ``p`` holds the public
                     ``tute.v1.Event``, fields ``0``..``3`` the private variant of that seat
     tute:{T}:i      hash: idempotency key -> first response
@@ -430,8 +432,8 @@ class RedisStore(Store):
         timeout_s: float | None = None,
         max_connections: int = 64,
     ) -> RedisStore:
-        """A store on ``redis://host:port/db`` (store options may be query parameters; the
-        keyword arguments, when given, win)."""
+        """A store on ``redis://host:port/db``. Store options given as query parameters win
+        over the keyword arguments (``open_store`` passes the server's ``finished_ttl_s``)."""
         parts = urlsplit(url)
         query = dict(parse_qsl(parts.query))
         ours: dict[str, str] = {}
@@ -439,13 +441,14 @@ class RedisStore(Store):
             if name in query:
                 ours[name] = query.pop(name)
         clean = urlunsplit(parts._replace(query=urlencode(query)))
-        finished = finished_ttl_s if finished_ttl_s is not None else float(
-            ours.get("finished_ttl_s", 3600.0))
-        abandoned = abandoned_ttl_s if abandoned_ttl_s is not None else float(
-            ours.get("abandoned_ttl_s", 86_400.0))
-        keep = retention if retention is not None else int(ours.get("retention", 10_000))
-        pfx = prefix if prefix is not None else ours.get("prefix", "tute")
-        timeout = timeout_s if timeout_s is not None else float(ours.get("timeout_s", 1.0))
+        def option(name: str, given: float | str | None, default: float | str) -> str:
+            return ours.get(name, str(given if given is not None else default))
+
+        finished = float(option("finished_ttl_s", finished_ttl_s, 3600.0))
+        abandoned = float(option("abandoned_ttl_s", abandoned_ttl_s, 86_400.0))
+        keep = int(option("retention", retention, 10_000))
+        pfx = option("prefix", prefix, "tute")
+        timeout = float(option("timeout_s", timeout_s, 1.0))
         block_ms = 2_000
         common: dict[str, Any] = {
             "socket_connect_timeout": timeout,

@@ -39,6 +39,10 @@ async def test_url_options_are_the_stores_and_the_rest_goes_to_redis(redis_url: 
     )
     try:
         assert (s.retention, s.finished_ttl_s, s.abandoned_ttl_s) == (7, 2.5, 60.0)
+        given = RedisStore.from_url(redis_url + "?finished_ttl_s=5", finished_ttl_s=60)
+        assert given.finished_ttl_s == 5.0  # the URL is the more specific
+        await given.close()
+        assert RedisStore.from_url(redis_url, finished_ttl_s=60).finished_ttl_s == 60.0
         await s.create("t", b"r", "", None)
         with redis.Redis.from_url(redis_url) as r:
             assert r.exists("x:{t}")
