@@ -27,6 +27,8 @@ from .servicer import TuteServicer
 from .store import Store, StoreUnavailable, open_store
 
 log = structlog.get_logger("tute.server")
+DRAIN_S = 0.5
+"""Seconds between NOT_SERVING and stopping the transport on shutdown (at most half the grace)."""
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["TuteService"].full_name
 
 
@@ -53,7 +55,12 @@ class Server:
         for task in self.tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        await self.grpc_server.stop(self.settings.grace_s)
+        # Drain: for a moment keep answering (new streams get UNAVAILABLE from the app) while
+        # load balancers and clients see NOT_SERVING, so that calls arriving now are not cut
+        # off by the transport (CANCELLED) but answered; then stop within the rest of the grace.
+        drain = min(DRAIN_S, self.settings.grace_s / 2)
+        await asyncio.sleep(drain)
+        await self.grpc_server.stop(self.settings.grace_s - drain)
         await self.store.close()
         log.info("stopped")
 

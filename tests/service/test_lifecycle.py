@@ -148,12 +148,12 @@ async def test_sigterm_ends_streams_with_unavailable_and_exits_zero() -> None:
                     break
         assert health_pb2.HealthCheckResponse.NOT_SERVING in statuses, statuses
 
-        # a new stream is refused: UNAVAILABLE from the app while it closes, or CANCELLED by
-        # grpc itself for a call that arrives once the gRPC server has begun to stop
+        # a new stream is refused with UNAVAILABLE: the server drains for a moment after
+        # NOT_SERVING before the transport stops, so a client reacting to it is answered
         with pytest.raises(grpc.aio.AioRpcError) as err:
             late = stub.WatchTable(service_pb2.WatchTableRequest(table_id=created.table_id))
             await late.read()
-        assert err.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+        assert err.value.code() == grpc.StatusCode.UNAVAILABLE
 
         codes = await asyncio.wait_for(asyncio.gather(*endings), GRACE_S + 3)
         assert codes == [grpc.StatusCode.UNAVAILABLE] * len(streams)
