@@ -357,7 +357,11 @@ class _Reader:
                             self.end_all("behind")  # expired or lost: a resume says NOT_FOUND
                             return
                         down_since, delay = None, 0.05
-                except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                except (RedisConnectionError, RedisTimeoutError, OSError, ResponseError) as exc:
+                    if isinstance(exc, ResponseError) and not str(exc).startswith(
+                        _UNAVAILABLE_REPLIES
+                    ):
+                        raise
                     now = time.monotonic()
                     if down_since is None:
                         down_since = now
