@@ -26,7 +26,7 @@ PROTOC := $(PY) -m grpc_tools.protoc -Iprotos --python_out=protos --pyi_out=prot
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help venv run test test-all lint bench proto system-deps clean
+.PHONY: help venv run test test-all lint bench bench-redis proto system-deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -60,6 +60,9 @@ lint: $(STAMP) ## ruff, mypy --strict on engine/ and service/, buf lint
 
 bench: $(STAMP) ## engine benchmark (matches/s, actions/s, OpenSpiel baseline)
 	$(PY) -m benchmarks.engine_bench
+
+bench-redis: $(STAMP) system-deps ## Redis store: 2 replicas on Redis beside the memory store and bare Redis baselines (~2 min)
+	$(PY) -m benchmarks.redis_bench
 
 proto: $(STAMP) ## regenerate the Python code and .pyi stubs of protos/tute/v1
 	rm -f protos/tute/v1/*_pb2.py protos/tute/v1/*_pb2.pyi protos/tute/v1/*_pb2_grpc.py
