@@ -13,6 +13,7 @@ The servicer (:mod:`service.servicer`) only converts requests and calls these me
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import random
 import re
@@ -430,10 +431,9 @@ class TuteApp:
             raise InvalidArgument("players must be 2, 3 or 4 (0: any)", field="players")
         if req.preset and req.preset not in engine.PRESETS:
             raise InvalidArgument("unknown preset", field="preset")
-        if req.page_token and not _ID_RE.match(req.page_token):
-            raise InvalidArgument("not a page token from ListTables", field="page_token")
+        after = _parse_page_token(req.page_token) if req.page_token else None
         try:
-            entries = await self.store.lobby(req.preset, req.players, req.page_token, size + 1)
+            entries = await self.store.lobby(req.preset, req.players, after, size + 1)
         except StoreUnavailable as exc:
             raise Unavailable(f"the table store is unreachable: {exc}") from exc
         resp = service_pb2.ListTablesResponse()
@@ -444,7 +444,8 @@ class TuteApp:
                 continue
             resp.tables.append(self._table(rec))
         if len(entries) > size:
-            resp.next_page_token = entries[size - 1].table_id
+            last = entries[size - 1]
+            resp.next_page_token = _page_token(last.created_at, last.table_id)
         return resp
 
     async def join_table(self, req: service_pb2.JoinTableRequest) -> service_pb2.JoinTableResponse:
@@ -770,6 +771,30 @@ def _stamp(ev: event_pb2.Event, seq: int, version: int, ts: timestamp_pb2.Timest
 
 def _event_response(ev: StoredEvent, seat: int | None) -> service_pb2.WatchTableResponse:
     return service_pb2.WatchTableResponse(event=event_pb2.Event.FromString(ev.for_seat(seat)))
+
+
+_PAGE_TOKEN_PREFIX = "p1"
+
+
+def _page_token(created_at: float, table_id: str) -> str:
+    """An opaque ListTables page token: the lobby position of a page's last table."""
+    raw = f"{_PAGE_TOKEN_PREFIX}:{created_at!r}:{table_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _parse_page_token(token: str) -> tuple[float, str]:
+    bad = InvalidArgument("not a page token from ListTables", field="page_token")
+    if len(token) > 200:
+        raise bad
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        prefix, created, table_id = raw.split(":")
+        created_at = float(created)
+    except (ValueError, UnicodeDecodeError):
+        raise bad from None
+    if prefix != _PAGE_TOKEN_PREFIX or not _ID_RE.match(table_id) or created_at != created_at:
+        raise bad
+    return created_at, table_id
 
 
 def _display_name(name: str, seat: int | None) -> str:

@@ -15,6 +15,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, star
 from .store.base import (
     CommitOutcome,
     DueItem,
+    LobbyCursor,
     LobbyEntry,
     Store,
     StoredEvent,
@@ -127,7 +128,9 @@ class TimedStore(Store):
     async def subscribe(self, table_id: str) -> Subscription:
         return await self._timed("subscribe", self.inner.subscribe(table_id))
 
-    async def lobby(self, preset: str, players: int, after: str, limit: int) -> list[LobbyEntry]:
+    async def lobby(
+        self, preset: str, players: int, after: LobbyCursor | None, limit: int
+    ) -> list[LobbyEntry]:
         return await self._timed("lobby", self.inner.lobby(preset, players, after, limit))
 
     async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:

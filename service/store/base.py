@@ -47,6 +47,10 @@ class LobbyEntry:
     created_at: float
 
 
+LobbyCursor = tuple[float, str]
+"""A position in the lobby's order: (created_at, table_id) of the last table of a page."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class DueItem:
     """The next thing due at a table (a turn deadline or a bot's turn) at ``due_at``."""
@@ -141,10 +145,12 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def lobby(
-        self, preset: str, players: int, after: str, limit: int
+        self, preset: str, players: int, after: LobbyCursor | None, limit: int
     ) -> list[LobbyEntry]:
-        """Open public tables, newest first (as ListTables promises), filtered ('' / 0: any),
-        after the id ``after``."""
+        """Open public tables, newest first (as ListTables promises): ordered by
+        ``(created_at, table_id)`` descending, filtered ('' / 0: any), and when ``after`` is
+        given only those that come after that position (which need not be listed any more:
+        a page keeps its place when the table it ended with leaves the lobby)."""
 
     @abc.abstractmethod
     async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Sequence
 from .base import (
     CommitOutcome,
     DueItem,
+    LobbyCursor,
     LobbyEntry,
     Store,
     StoredEvent,
@@ -175,15 +176,15 @@ class MemoryStore(Store):
         t.subscribers.add(sub)
         return sub
 
-    async def lobby(self, preset: str, players: int, after: str, limit: int) -> list[LobbyEntry]:
+    async def lobby(
+        self, preset: str, players: int, after: LobbyCursor | None, limit: int
+    ) -> list[LobbyEntry]:
         entries = sorted(
             self._lobby.values(), key=lambda e: (e.created_at, e.table_id), reverse=True
         )
         out: list[LobbyEntry] = []
-        passed = not after
         for e in entries:
-            if not passed:
-                passed = e.table_id == after
+            if after is not None and (e.created_at, e.table_id) >= after:
                 continue
             if (preset and e.preset != preset) or (players and e.players != players):
                 continue

@@ -100,6 +100,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from .base import (
     CommitOutcome,
     DueItem,
+    LobbyCursor,
     LobbyEntry,
     Store,
     StoredEvent,
@@ -605,24 +606,28 @@ class RedisStore(Store):
 
     # -- lobby and scheduler -------------------------------------------------------------------
 
-    async def lobby(self, preset: str, players: int, after: str, limit: int) -> list[LobbyEntry]:
+    async def lobby(
+        self, preset: str, players: int, after: LobbyCursor | None, limit: int
+    ) -> list[LobbyEntry]:
         out: list[LobbyEntry] = []
         if limit <= 0:
             return out
         chunk = max(2 * limit, 100)
+        # The lobby's sorted set orders by (created_at, table_id): scores, then members for
+        # equal scores. Newest first from the cursor's score down, skipping equal scores whose
+        # id is not below the cursor's (the cursor's own table may have left the lobby).
+        top = "+inf" if after is None else repr(after[0])
         with _guard(self._where):
-            start = 0
-            if after:
-                rank = cast(int | None, await self._redis.zrevrank(self._k_lobby, after))
-                if rank is None:
-                    return out  # as the memory store: the page token left the lobby
-                start = rank + 1
+            offset = 0
             while len(out) < limit:
-                ids = cast(list[bytes], await self._redis.zrevrange(
-                    self._k_lobby, start, start + chunk - 1))
-                if not ids:
+                pairs = cast(list[tuple[bytes, float]], await self._redis.zrevrangebyscore(
+                    self._k_lobby, top, "-inf", start=offset, num=chunk, withscores=True))
+                if not pairs:
                     break
-                start += len(ids)
+                offset += len(pairs)
+                ids = [m for m, score in pairs if after is None or (score, m.decode()) < after]
+                if not ids:
+                    continue
                 raw = cast(list[bytes | None], await self._redis.hmget(self._k_lobby_e, ids))
                 for table_id, data in zip(ids, raw, strict=True):
                     if data is None:

@@ -255,11 +255,6 @@ async def test_list_tables_paginates_with_filters(stub) -> None:  # type: ignore
     assert full not in ids and len(ids) == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a page token is the id of the page's last table, and the stores lose its "
-    "place once that table leaves the lobby (the next page comes back empty)",
-)
 async def test_list_tables_page_token_survives_its_table_leaving_the_lobby(stub) -> None:  # type: ignore[no-untyped-def]
     """A page token keeps its place even when the last table of the page fills up."""
     ids = [(await new_table(stub, "corriente-6")).table_id for _ in range(5)]
@@ -271,11 +266,6 @@ async def test_list_tables_page_token_survives_its_table_leaving_the_lobby(stub)
     assert rest == ids[::-1][2:]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a well-formed page token that no ListTables returned gives an empty page, "
-    "while the contract promises INVALID_ARGUMENT for an unknown page_token",
-)
 async def test_list_tables_rejects_an_unknown_page_token(stub) -> None:  # type: ignore[no-untyped-def]
     await new_table(stub)
     await expect(

@@ -158,7 +158,7 @@ async def test_redis_down_fails_fast_and_recovers_by_itself(tmp_path: Path) -> N
         calls = [
             s.ping(), s.load("t"), s.create("u", b"r", "", None),
             s.commit("t", 1, b"r", [ev(1)]), s.events_after("t", 0), s.subscribe("t"),
-            s.lobby("", 0, "", 10), s.claim_due(time.time(), 5, 10), s.next_due(),
+            s.lobby("", 0, None, 10), s.claim_due(time.time(), 5, 10), s.next_due(),
             s.count_tables(), s.find_invite("X"), s.idempotent_response("t", "k"),
         ]
         for call in calls:

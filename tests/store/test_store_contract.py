@@ -87,7 +87,7 @@ async def test_invite_codes(stores: Stores) -> None:
     await stores.store.create("priv", b"r", "CODE2345", None)
     assert await stores.peer.find_invite("CODE2345") == "priv"
     assert await stores.peer.find_invite("NOPE") is None
-    assert await stores.store.lobby("", 0, "", 10) == []
+    assert await stores.store.lobby("", 0, None, 10) == []
 
 
 async def test_commit_is_a_compare_and_set(stores: Stores) -> None:
@@ -203,6 +203,10 @@ async def test_subscribe_then_load_loses_nothing(stores: Stores) -> None:
         await task
 
 
+def cursor(entry: LobbyEntry) -> tuple[float, str]:
+    return (entry.created_at, entry.table_id)
+
+
 async def test_lobby_filters_and_pages(stores: Stores) -> None:
     s, p = stores.store, stores.peer
     made: list[LobbyEntry] = []
@@ -211,21 +215,25 @@ async def test_lobby_filters_and_pages(stores: Stores) -> None:
         entry = LobbyEntry(f"t{i:02d}", preset, players, players - 1, 1000.0 + i)
         await s.create(entry.table_id, b"r", "", entry)
         made.insert(0, entry)  # newest first
-    assert await p.lobby("", 0, "", 50) == made
-    page1 = await p.lobby("", 0, "", 5)
-    page2 = await p.lobby("", 0, page1[-1].table_id, 5)
-    page3 = await p.lobby("", 0, page2[-1].table_id, 5)
+    assert await p.lobby("", 0, None, 50) == made
+    page1 = await p.lobby("", 0, None, 5)
+    page2 = await p.lobby("", 0, cursor(page1[-1]), 5)
+    page3 = await p.lobby("", 0, cursor(page2[-1]), 5)
     assert page1 + page2 + page3 == made and len(page3) == 2
     fours = [e for e in made if e.players == 4]
-    assert await p.lobby("parejas", 0, "", 50) == fours
-    assert await p.lobby("", 4, "", 3) == fours[:3]
-    assert await p.lobby("", 4, fours[2].table_id, 50) == fours[3:]
-    assert await p.lobby("dos", 4, "", 50) == []
+    assert await p.lobby("parejas", 0, None, 50) == fours
+    assert await p.lobby("", 4, None, 3) == fours[:3]
+    assert await p.lobby("", 4, cursor(fours[2]), 50) == fours[3:]
+    # a cursor keeps its place when its table leaves the lobby
+    assert (await s.commit(fours[2].table_id, 1, b"r", [ev(1)], lobby=None)).applied
+    assert await p.lobby("", 4, cursor(fours[2]), 50) == fours[3:]
+    assert await p.lobby("", 0, cursor(fours[2]), 50) == made[made.index(fours[2]) + 1 :]
+    assert await p.lobby("dos", 4, None, 50) == []
     # a commit updates the entry or takes the table off the lobby
     updated = LobbyEntry("t01", "parejas", 4, 1, 1001.0)
     assert (await s.commit("t01", 1, b"r", [ev(1)], lobby=updated)).applied
     assert (await s.commit("t02", 1, b"r", [ev(1)], lobby=None, status="playing")).applied
-    listed = await p.lobby("parejas", 0, "", 50)
+    listed = await p.lobby("parejas", 0, None, 50)
     assert updated in listed and all(e.table_id != "t02" for e in listed)
 
 
