@@ -184,14 +184,19 @@ class TuteApp:
         expected_version: int | None = None,
         idempotency_key: str = "",
         respond: Callable[[TableRecord, list[StoredEvent]], bytes] | None = None,
+        loaded: TableRecord | None = None,
     ) -> tuple[TableRecord, list[StoredEvent], bytes]:
         """Load, change, number the events, commit with compare-and-set; retry lost races.
+
+        ``loaded``: the record the caller just loaded, used for the first attempt (saves a
+        store round trip; a lost race loads afresh).
 
         Returns the committed record, its stored events and the response bytes (for a repeated
         idempotency key: the first response, with no record change).
         """
         for _ in range(MAX_RETRIES):
-            rec = await self.load(table_id)
+            rec = loaded if loaded is not None else await self.load(table_id)
+            loaded = None
             try:
                 if expected_version is not None and rec.version != expected_version:
                     raise Aborted(
@@ -524,7 +529,7 @@ class TuteApp:
             self.metrics.actions.labels("forfeit", "applied").inc()
             return self._apply(r, seat, engine.FORFEIT)
 
-        await self._mutate(table_id, change)
+        await self._mutate(table_id, change, loaded=rec)
         log.info("seat_left", seat=seat, forfeited=forfeited)
         return service_pb2.LeaveTableResponse(forfeited=forfeited)
 
@@ -574,7 +579,12 @@ class TuteApp:
             return resp.SerializeToString()
 
         _, stored, response = await self._mutate(
-            table_id, change, expected_version=expected, idempotency_key=key, respond=respond
+            table_id,
+            change,
+            expected_version=expected,
+            idempotency_key=key,
+            respond=respond,
+            loaded=rec,
         )
         if stored:
             self.metrics.actions.labels(_action_kind(action), "applied").inc()
@@ -751,7 +761,7 @@ class TuteApp:
             return self._apply(r, seat, action)
 
         try:
-            await self._mutate(table_id, change, expected_version=rec.version)
+            await self._mutate(table_id, change, expected_version=rec.version, loaded=rec)
         except Aborted:
             return  # another replica (or the player) acted first: nothing to do
         self.metrics.actions.labels(kind, "applied").inc()
