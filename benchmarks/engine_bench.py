@@ -7,6 +7,10 @@ seat on turn before every action (what the server does). The baseline, measured 
 run the same way as ``shared/perf-baseline/openspiel_bench.py``: OpenSpiel's
 ``oh_hell(players=4,num_suits=4,num_cards_per_suit=10,num_tricks_fixed=9)`` random games.
 
+With ``--compiled DIR`` the same loops run again in a subprocess whose ``engine`` is the
+same source compiled with mypyc (``make compile`` builds it into ``build/mypyc``), and the
+figures are reported beside the pure-Python ones (keys ending in ``_compiled``).
+
 Prints a table, then as its last line one JSON object::
 
     make bench            # or: python -m benchmarks.engine_bench --duration 3 --reps 3
@@ -18,11 +22,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
+import subprocess
+import sys
 import time
 import timeit
-from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from engine import PRESETS, Rules, apply, legal_actions, new_match, view
@@ -115,56 +122,100 @@ def median(runs: list[dict[str, float]], key: str) -> float:
     return statistics.median(r[key] for r in runs)
 
 
+def measure_engine(presets: list[str], duration: float, reps: int) -> dict[str, Any]:
+    """Median figures of every preset with and without views, and legal_actions latency."""
+    out: dict[str, Any] = {
+        "hands_per_s": {},
+        "hands_per_s_with_view": {},
+        "matches_per_s": {},
+        "actions_per_s": {},
+        "actions_per_s_with_view": {},
+    }
+    for name in presets:
+        rules = PRESETS[name]
+        plain = [bench_preset(rules, duration, 1000 + i, False) for i in range(reps)]
+        viewed = [bench_preset(rules, duration, 1000 + i, True) for i in range(reps)]
+        out["hands_per_s"][name] = round(median(plain, "hands_per_s"), 1)
+        out["matches_per_s"][name] = round(median(plain, "matches_per_s"), 1)
+        out["actions_per_s"][name] = round(median(plain, "actions_per_s"), 1)
+        out["hands_per_s_with_view"][name] = round(median(viewed, "hands_per_s"), 1)
+        out["actions_per_s_with_view"][name] = round(median(viewed, "actions_per_s"), 1)
+    out["legal_actions_us"] = round(legal_actions_us(), 3)
+    return out
+
+
+def measure_compiled(directory: str, presets: list[str], duration: float, reps: int) -> Any:
+    """The same measurement in a subprocess that imports the mypyc-compiled engine."""
+    root = Path(__file__).resolve().parent.parent
+    compiled = Path(directory).resolve()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(compiled), str(root)])
+    cmd = [sys.executable, "-m", "benchmarks.engine_bench", "--engine-only",
+           "--duration", str(duration), "--reps", str(reps), "--presets", *presets]
+    # cwd: the compiled copy, so that it comes first on sys.path (before the source tree).
+    done = subprocess.run(cmd, env=env, cwd=compiled, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def print_table(title: str, figures: dict[str, Any]) -> None:
+    print(title)
+    print(f"  {'preset':<20} {'hands/s':>9} {'matches/s':>10} {'actions/s':>10} "
+          f"{'hands/s+view':>13} {'actions/s+view':>15}")
+    for name in figures["hands_per_s"]:
+        print(f"  {name:<20} {figures['hands_per_s'][name]:>9.0f} "
+              f"{figures['matches_per_s'][name]:>10.1f} {figures['actions_per_s'][name]:>10.0f} "
+              f"{figures['hands_per_s_with_view'][name]:>13.0f} "
+              f"{figures['actions_per_s_with_view'][name]:>15.0f}")
+    print(f"  legal_actions on a mid-hand follow turn: {figures['legal_actions_us']:.2f} us")
+
+
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--duration", type=float, default=2.0, help="seconds per measurement")
     ap.add_argument("--reps", type=int, default=3, help="repetitions (the median is kept)")
     ap.add_argument("--presets", nargs="*", default=sorted(PRESETS))
+    ap.add_argument("--compiled", metavar="DIR", help="also measure the mypyc-compiled engine")
+    ap.add_argument("--engine-only", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
 
-    def runs(fn: Callable[[int], dict[str, float] | None]) -> list[dict[str, float]]:
-        out = []
-        for rep in range(a.reps):
-            r = fn(1000 + rep)
-            if r is not None:
-                out.append(r)
-        return out
+    import engine.game
 
-    os_runs = runs(lambda seed: bench_openspiel(a.duration, seed))
-    result: dict[str, Any] = {"hands_per_s": {}, "hands_per_s_with_view": {},
-                              "matches_per_s": {}, "actions_per_s": {},
-                              "actions_per_s_with_view": {}}
-    print(f"{'preset':<20} {'hands/s':>9} {'matches/s':>10} {'actions/s':>10} "
-          f"{'hands/s+view':>13} {'actions/s+view':>15}")
-    for name in a.presets:
-        rules = PRESETS[name]
-        plain = runs(lambda seed, r=rules: bench_preset(r, a.duration, seed, False))
-        viewed = runs(lambda seed, r=rules: bench_preset(r, a.duration, seed, True))
-        row = {
-            "hands_per_s": median(plain, "hands_per_s"),
-            "matches_per_s": median(plain, "matches_per_s"),
-            "actions_per_s": median(plain, "actions_per_s"),
-            "hands_per_s_with_view": median(viewed, "hands_per_s"),
-            "actions_per_s_with_view": median(viewed, "actions_per_s"),
-        }
-        for k, v in row.items():
-            result[k][name] = round(v, 1)
-        print(f"{name:<20} {row['hands_per_s']:>9.0f} {row['matches_per_s']:>10.1f} "
-              f"{row['actions_per_s']:>10.0f} {row['hands_per_s_with_view']:>13.0f} "
-              f"{row['actions_per_s_with_view']:>15.0f}")
-    la = legal_actions_us()
-    result["legal_actions_us"] = round(la, 3)
-    print(f"legal_actions on a mid-hand follow turn: {la:.2f} us")
+    compiled_here = not engine.game.__file__.endswith(".py")
+    if a.engine_only:
+        figures = measure_engine(a.presets, a.duration, a.reps)
+        figures["compiled"] = compiled_here
+        print(json.dumps(figures))
+        return
+
+    os_runs = [
+        r for r in (bench_openspiel(a.duration, 1000 + i) for i in range(a.reps)) if r is not None
+    ]
+    result = measure_engine(a.presets, a.duration, a.reps)
+    result["engine_file"] = Path(engine.game.__file__).name
+    print_table("pure-Python engine (what tests and `make run` use)", result)
+    if a.compiled:
+        comp = measure_compiled(a.compiled, a.presets, a.duration, a.reps)
+        if not comp.pop("compiled"):
+            raise SystemExit(f"{a.compiled} does not hold a compiled engine (make compile)")
+        print_table(f"the same engine compiled with mypyc ({a.compiled})", comp)
+        for key, value in comp.items():
+            result[f"{key}_compiled"] = value
     if os_runs:
         os_hands = median(os_runs, "hands_per_s")
         result["openspiel_hands_per_s"] = round(os_hands, 1)
         result["openspiel_actions_per_s"] = round(median(os_runs, "actions_per_s"), 1)
-        if "parejas" in result["hands_per_s"]:
-            result["ratio_parejas_vs_openspiel"] = round(
-                result["hands_per_s"]["parejas"] / os_hands, 3)
-            result["ratio_parejas_with_view_vs_openspiel"] = round(
-                result["hands_per_s_with_view"]["parejas"] / os_hands, 3)
-        print(f"{'openspiel ' + OPENSPIEL_GAME:<20} {os_hands:>9.0f} hands/s (baseline)")
+        print(f"baseline, same run: OpenSpiel {OPENSPIEL_GAME}: {os_hands:.0f} games/s")
+        for suffix in ("", "_compiled"):
+            hands = result.get(f"hands_per_s{suffix}", {})
+            if "parejas" in hands:
+                viewed = result[f"hands_per_s_with_view{suffix}"]["parejas"]
+                ratio = round(hands["parejas"] / os_hands, 3)
+                ratio_view = round(viewed / os_hands, 3)
+                result[f"ratio_parejas{suffix}_vs_openspiel"] = ratio
+                result[f"ratio_parejas_with_view{suffix}_vs_openspiel"] = ratio_view
+                label = "compiled" if suffix else "pure"
+                print(f"parejas ({label}) / OpenSpiel: {ratio:.2f}x; with a view per action: "
+                      f"{ratio_view:.2f}x")
     else:
         result["openspiel_hands_per_s"] = None
         result["ratio_parejas_vs_openspiel"] = None

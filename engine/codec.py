@@ -45,7 +45,7 @@ def decode_state(data: bytes) -> State:
         raise InvalidInput("bad_state_bytes", "unknown state format version")
     try:
         fields = json.loads(data[1:])
-        rules = Rules(**dict(zip(_RULE_FIELDS, fields[0], strict=True)))
+        rules = Rules.from_options(dict(zip(_RULE_FIELDS, fields[0], strict=True)))
         values = [_tuples(v) for v in fields[1:]]
         idx = State._fields.index("last_result") - 1
         if values[idx] is not None:

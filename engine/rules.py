@@ -114,9 +114,38 @@ _MIN_INTS = {
 }
 
 
+def _check(name: str, value: Any) -> Any:
+    """The value of option ``name`` (an enum option's string becomes its member), or
+    :class:`InvalidOption`. ``first_dealer``'s seat range is checked against ``players`` later.
+    """
+    if name in _CHOICES:
+        choices = _CHOICES[name]
+        if type(value) is not int or value not in choices:
+            raise InvalidOption(name, "must be one of " + ", ".join(map(str, choices)))
+    elif name in _ENUMS:
+        kind = _ENUMS[name]
+        if not isinstance(value, kind):
+            if not (isinstance(value, str) and value in kind._value2member_map_):
+                raise InvalidOption(name, "must be one of " + ", ".join(m.value for m in kind))
+            value = kind(value)
+    elif name in _BOOLS:
+        if type(value) is not bool:
+            raise InvalidOption(name, "must be true or false")
+    elif name in _MIN_INTS:
+        low = _MIN_INTS[name]
+        if type(value) is not int or value < low:
+            raise InvalidOption(name, f"must be an integer >= {low}")
+    elif name == "first_dealer" and value != RANDOM_DEALER and type(value) is not int:
+        raise InvalidOption("first_dealer", "must be 'random' or a seat number")
+    return value
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Rules:
     """The options of a table (RULES.md §12). Defaults are §12's; invalid values raise.
+
+    Enum options may be given as their strings (``scoring="hands"``); they are always stored
+    as the enum members (the ``| str`` in their annotations is for the constructor only).
 
     Options that do not apply (for example ``capote_value`` under ``scoring = points``)
     are kept but have no effect.
@@ -124,50 +153,37 @@ class Rules:
 
     players: int = 4
     hand_size_2p: int = 8
-    stock_phase_rules: StockPhaseRules = StockPhaseRules.FREE
+    stock_phase_rules: StockPhaseRules | str = StockPhaseRules.FREE
     head_led_suit_when_trumped: bool = True
-    cannot_overtrump: CannotOvertrump = CannotOvertrump.FREE
+    cannot_overtrump: CannotOvertrump | str = CannotOvertrump.FREE
     partner_relief: bool = False
-    cante_singers: CanteSingers = CanteSingers.WINNER
-    cantes_per_trick: CantesPerTrick = CantesPerTrick.ONE
-    forty_before_twenty: FortyBeforeTwenty = FortyBeforeTwenty.STRICT
+    cante_singers: CanteSingers | str = CanteSingers.WINNER
+    cantes_per_trick: CantesPerTrick | str = CantesPerTrick.ONE
+    forty_before_twenty: FortyBeforeTwenty | str = FortyBeforeTwenty.STRICT
     cante_requires_held_at_win: bool = False
     cantes_only_with_stock: bool = False
     tute_enabled: bool = True
-    tute_effect: TuteEffect = TuteEffect.WINS_UNIT
+    tute_effect: TuteEffect | str = TuteEffect.WINS_UNIT
     tute_unit_value: int = 1
     tute_requires_no_prior_cante: bool = False
     swap_seven: bool = True
     swap_two_for_low: bool = False
     swap_requires_trick_won: bool = True
-    scoring: Scoring = Scoring.POINTS
+    scoring: Scoring | str = Scoring.POINTS
     target_points: int = 101
     games_to_win: int = 1
     target_match_points: int = 3
     capote_value: int = 2
-    tie_rule: TieRule = TieRule.LAST_TRICK
+    tie_rule: TieRule | str = TieRule.LAST_TRICK
     turn_time_s: int = 30
     first_dealer: int | str = RANDOM_DEALER
 
     def __post_init__(self) -> None:
-        for name, choices in _CHOICES.items():
-            value = getattr(self, name)
-            if type(value) is not int or value not in choices:
-                raise InvalidOption(name, "must be one of " + ", ".join(map(str, choices)))
-        for name, kind in _ENUMS.items():
-            value = getattr(self, name)
-            if not isinstance(value, kind):
-                if isinstance(value, str) and value in kind._value2member_map_:
-                    object.__setattr__(self, name, kind(value))
-                else:
-                    raise InvalidOption(name, "must be one of " + ", ".join(m.value for m in kind))
-        for name in _BOOLS:
-            if type(getattr(self, name)) is not bool:
-                raise InvalidOption(name, "must be true or false")
-        for name, low in _MIN_INTS.items():
-            value = getattr(self, name)
-            if type(value) is not int or value < low:
-                raise InvalidOption(name, f"must be an integer >= {low}")
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            checked = _check(f.name, value)
+            if checked is not value:
+                object.__setattr__(self, f.name, checked)
         fd = self.first_dealer
         if fd != RANDOM_DEALER and (type(fd) is not int or not 0 <= fd < self.players):
             raise InvalidOption(
@@ -206,13 +222,17 @@ class Rules:
     def from_options(cls, options: Mapping[str, Any], base: Rules | None = None) -> Rules:
         """Rules from a mapping of option names to values (strings for the enum options).
 
-        Unknown option names are rejected with :class:`InvalidOption` naming them.
+        Unknown option names and values of the wrong type are rejected with
+        :class:`InvalidOption` naming them. This is the way in for untrusted values; the
+        constructor itself expects the enum members.
         """
         names = {f.name for f in dataclasses.fields(cls)}
-        for name in options:
+        checked: dict[str, Any] = {}
+        for name, value in options.items():
             if name not in names:
                 raise InvalidOption(name, "unknown option")
-        return dataclasses.replace(base or cls(), **dict(options))
+            checked[name] = _check(name, value)
+        return dataclasses.replace(base or cls(), **checked)
 
     def options(self) -> dict[str, Any]:
         """Every option as a plain value (enum options as their strings)."""

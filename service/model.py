@@ -118,7 +118,7 @@ def decode_record(data: bytes) -> TableRecord:
     return TableRecord(
         table_id=d["id"],
         preset=d["preset"],
-        rules=engine.Rules(**d["rules"]),
+        rules=engine.Rules.from_options(d["rules"]),
         visibility=d["vis"],
         invite_code=d["invite"],
         created_at=d["created"],

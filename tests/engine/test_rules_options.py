@@ -181,7 +181,7 @@ def test_first_dealer_must_be_a_seat_of_the_table() -> None:
 
 
 def test_enum_options_accept_their_strings() -> None:
-    r = Rules(stock_phase_rules="strict", tie_rule="none")  # type: ignore[arg-type]
+    r = Rules.from_options({"stock_phase_rules": "strict", "tie_rule": "none"})
     assert r.stock_phase_rules is engine.rules.StockPhaseRules.STRICT
     assert r.tie_rule is engine.rules.TieRule.NONE
 
