@@ -24,6 +24,13 @@ PROTO_SRC := $(wildcard protos/tute/v1/*.proto)
 PROTOC := $(PY) -m grpc_tools.protoc -Iprotos --python_out=protos --pyi_out=protos \
 	--grpc_python_out=protos
 
+# The engine compiled with mypyc (same source, standard library only) into build/mypyc: what
+# `make run` serves with and `make bench` measures beside the pure-Python engine (which the
+# tests import); `make test` runs the engine tests against it too (test-compiled).
+ENGINE_MODULES := cards errors rules actions events state game view codec bots
+MYPYC_DIR := build/mypyc
+MYPYC_STAMP := $(MYPYC_DIR)/.stamp
+
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: help venv run test test-compiled test-all lint compile bench bench-redis proto system-deps clean
@@ -38,8 +45,9 @@ $(STAMP): pyproject.toml $(PKG_MARKERS)
 
 venv: $(STAMP) ## create or refresh .venv from pyproject.toml
 
-run: $(STAMP) ## the server on the in-memory store: gRPC on :50051, metrics on :9464
-	$(BIN)/tute-server --port 50051 --metrics-port 9464 --store memory
+run: $(STAMP) $(MYPYC_STAMP) ## the server on the in-memory store: gRPC :50051, metrics :9464
+	PYTHONPATH=$(abspath $(MYPYC_DIR)) $(BIN)/tute-server --port 50051 --metrics-port 9464 \
+		--store memory
 
 test: lint system-deps ## lint, then every test not marked slow (and the engine's, compiled)
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
@@ -64,12 +72,6 @@ lint: $(STAMP) ## ruff, mypy --strict on engine/ and service/, buf lint
 		echo "engine/ not present: mypy skipped"; \
 	fi
 	$(BIN)/buf lint
-
-# The engine compiled with mypyc (same source, standard library only) into build/mypyc: what
-# `make bench` measures beside the pure-Python engine, and what a production image can ship.
-ENGINE_MODULES := cards errors rules actions events state game view codec bots
-MYPYC_DIR := build/mypyc
-MYPYC_STAMP := $(MYPYC_DIR)/.stamp
 
 $(MYPYC_STAMP): $(wildcard engine/*.py) $(STAMP)
 	rm -rf $(MYPYC_DIR) && mkdir -p $(MYPYC_DIR)
