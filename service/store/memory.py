@@ -73,21 +73,25 @@ class _MemorySubscription(Subscription):
 
 
 class MemoryStore(Store):
-    """Tables in this process's memory. ``finished_ttl_s``: how long finished tables stay."""
+    """Tables in this process's memory. ``finished_ttl_s``: how long finished tables stay;
+    ``abandoned_ttl_s``: how long a waiting or playing table stays without a commit (as the
+    Redis store's TTLs)."""
 
-    def __init__(self, finished_ttl_s: float = 3600.0) -> None:
+    def __init__(self, finished_ttl_s: float = 3600.0, abandoned_ttl_s: float = 86400.0) -> None:
         self._tables: dict[str, _Table] = {}
         self._invites: dict[str, str] = {}
         self._lobby: dict[str, LobbyEntry] = {}
         self._due: dict[str, float] = {}
         self._finished_ttl_s = finished_ttl_s
+        self._abandoned_ttl_s = abandoned_ttl_s
 
     async def create(
         self, table_id: str, record: bytes, invite_code: str, lobby: LobbyEntry | None
     ) -> None:
         if table_id in self._tables:
             raise ValueError("table id already used")
-        self._tables[table_id] = _Table(record)
+        table = self._tables[table_id] = _Table(record)
+        table.expires_at = time.time() + self._abandoned_ttl_s
         if invite_code:
             self._invites[invite_code] = table_id
         if lobby is not None:
@@ -150,8 +154,10 @@ class MemoryStore(Store):
             self._due.pop(table_id, None)
         if status:
             t.status = status
-            if status == "finished":
-                t.expires_at = time.time() + self._finished_ttl_s
+        if t.status == "finished":
+            t.expires_at = time.time() + self._finished_ttl_s
+        else:
+            t.expires_at = time.time() + self._abandoned_ttl_s
         for sub in list(t.subscribers):
             for e in events:
                 sub.push(e)
