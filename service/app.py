@@ -128,11 +128,7 @@ class TuteApp:
 
     async def load(self, table_id: str) -> TableRecord:
         self.check_table_id(table_id)
-        try:
-            found = await self.store.load(table_id)
-        except StoreUnavailable as exc:
-            self.metrics.store_errors.inc()
-            raise Unavailable(f"the table store is unreachable: {exc}") from exc
+        found = await self.store.load(table_id)
         if found is None:
             raise NotFound("no such table", reason="TABLE_NOT_FOUND")
         version, data = found
@@ -225,21 +221,17 @@ class TuteApp:
                 rec.deadline = 0.0
             stored = self._number(rec, variants, now)
             response = respond(rec, stored) if respond is not None else b""
-            try:
-                outcome = await self.store.commit(
-                    table_id,
-                    rec.version - 1,
-                    encode_record(rec),
-                    stored,
-                    idempotency_key=idempotency_key,
-                    response=response,
-                    lobby=self._lobby_entry(rec),
-                    due_at=self._due_at(rec, now),
-                    status=rec.status,
-                )
-            except StoreUnavailable as exc:
-                self.metrics.store_errors.inc()
-                raise Unavailable(f"the table store is unreachable: {exc}") from exc
+            outcome = await self.store.commit(
+                table_id,
+                rec.version - 1,
+                encode_record(rec),
+                stored,
+                idempotency_key=idempotency_key,
+                response=response,
+                lobby=self._lobby_entry(rec),
+                due_at=self._due_at(rec, now),
+                status=rec.status,
+            )
             if outcome.duplicate_response is not None:
                 return rec, [], outcome.duplicate_response
             if outcome.applied:
@@ -258,11 +250,7 @@ class TuteApp:
         """The response stored under an idempotency key (None: no key, or not used yet)."""
         if not idempotency_key:
             return None
-        try:
-            return await self.store.idempotent_response(table_id, idempotency_key)
-        except StoreUnavailable as exc:
-            self.metrics.store_errors.inc()
-            raise Unavailable(f"the table store is unreachable: {exc}") from exc
+        return await self.store.idempotent_response(table_id, idempotency_key)
 
     def _number(
         self, rec: TableRecord, variants: list[convert.EventVariants], now: float
@@ -363,10 +351,7 @@ class TuteApp:
             name = _display_name(req.display_name, seat)
         elif req.HasField("seat"):
             raise InvalidArgument("seat is only meaningful with take_seat", field="seat")
-        try:
-            counts = await self.store.count_tables()
-        except StoreUnavailable as exc:
-            raise Unavailable(f"the table store is unreachable: {exc}") from exc
+        counts = await self.store.count_tables()
         if counts.get(WAITING, 0) + counts.get(PLAYING, 0) >= self.settings.max_tables:
             raise ResourceExhausted("too many open tables on this server; try later",
                                     reason="TOO_MANY_TABLES")
@@ -382,10 +367,7 @@ class TuteApp:
             seats=[SeatInfo() for _ in range(rules.players)],
             version=1,
         )
-        try:
-            await self.store.create(table_id, encode_record(rec), invite, self._lobby_entry(rec))
-        except StoreUnavailable as exc:
-            raise Unavailable(f"the table store is unreachable: {exc}") from exc
+        await self.store.create(table_id, encode_record(rec), invite, self._lobby_entry(rec))
         structlog.contextvars.bind_contextvars(table_id=table_id)
         log.info("table_created", preset=preset, players=rules.players, private=private)
         resp = service_pb2.CreateTableResponse(table_id=table_id, invite_code=invite)
@@ -437,10 +419,7 @@ class TuteApp:
         if req.preset and req.preset not in engine.PRESETS:
             raise InvalidArgument("unknown preset", field="preset")
         after = _parse_page_token(req.page_token) if req.page_token else None
-        try:
-            entries = await self.store.lobby(req.preset, req.players, after, size + 1)
-        except StoreUnavailable as exc:
-            raise Unavailable(f"the table store is unreachable: {exc}") from exc
+        entries = await self.store.lobby(req.preset, req.players, after, size + 1)
         resp = service_pb2.ListTablesResponse()
         for entry in entries[:size]:
             try:
@@ -461,10 +440,7 @@ class TuteApp:
             code = req.invite_code.strip().upper()
             if not code or len(code) > MAX_ID:
                 raise InvalidArgument("not an invite code", field="invite_code")
-            try:
-                found = await self.store.find_invite(code)
-            except StoreUnavailable as exc:
-                raise Unavailable(f"the table store is unreachable: {exc}") from exc
+            found = await self.store.find_invite(code)
             if found is None:
                 raise NotFound("no table has this invite code", reason="INVITE_NOT_FOUND")
             table_id = found
@@ -559,10 +535,7 @@ class TuteApp:
         structlog.contextvars.bind_contextvars(seat=seat)
         key = f"{seat}:{req.request_id}" if req.request_id else ""
         if key:
-            try:
-                first = await self.store.idempotent_response(table_id, key)
-            except StoreUnavailable as exc:
-                raise Unavailable(f"the table store is unreachable: {exc}") from exc
+            first = await self.store.idempotent_response(table_id, key)
             if first is not None:
                 return service_pb2.SubmitActionResponse.FromString(first)
         expected = req.expected_version if req.HasField("expected_version") else None
@@ -611,8 +584,6 @@ class TuteApp:
                                     reason="TOO_MANY_STREAMS")
         try:
             sub = await self.store.subscribe(table_id)
-        except StoreUnavailable as exc:
-            raise Unavailable(f"the table store is unreachable: {exc}") from exc
         except KeyError:
             raise NotFound("no such table", reason="TABLE_NOT_FOUND") from None
         self._subs.add(sub)
@@ -674,9 +645,6 @@ class TuteApp:
             raise Unavailable(
                 "this stream fell behind; reconnect with resume_after", reason="STREAM_BEHIND"
             ) from None
-        except StoreUnavailable as exc:  # events_after, while resuming or filling a gap
-            self.metrics.store_errors.inc()
-            raise Unavailable(f"the table store is unreachable: {exc}") from exc
         finally:
             self._subs.discard(sub)
             self._streams_per_table[table_id] -= 1
@@ -724,7 +692,6 @@ class TuteApp:
                     continue
                 next_due = await self.store.next_due()
             except StoreUnavailable as exc:
-                self.metrics.store_errors.inc()
                 if self.healthy:
                     log.warning("store_unavailable", error=str(exc))
                 self.healthy = False

@@ -28,8 +28,10 @@ from .errors import (
     FailedPrecondition,
     InvalidArgument,
     ServiceError,
+    Unavailable,
 )
 from .metrics import Metrics
+from .store.base import StoreUnavailable
 
 log = structlog.get_logger("tute.rpc")
 DOMAIN = "tute.v1"
@@ -61,6 +63,8 @@ def to_status(exc: ServiceError) -> status_pb2.Status:
 def as_service_error(exc: BaseException) -> ServiceError | None:
     if isinstance(exc, ServiceError):
         return exc
+    if isinstance(exc, StoreUnavailable):
+        return Unavailable(f"the table store is unreachable: {exc}", reason="STORE_UNAVAILABLE")
     if isinstance(exc, engine.IllegalAction):
         return FailedPrecondition(exc.message, reason=exc.reason.upper())
     if isinstance(exc, engine.TuteError):

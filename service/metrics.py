@@ -19,6 +19,7 @@ from .store.base import (
     LobbyEntry,
     Store,
     StoredEvent,
+    StoreUnavailable,
     Subscription,
 )
 
@@ -86,11 +87,15 @@ class TimedStore(Store):
     def __init__(self, inner: Store, metrics: Metrics) -> None:
         self.inner = inner
         self._h = metrics.store_seconds
+        self._errors = metrics.store_errors
 
     async def _timed(self, op: str, call: Awaitable[T]) -> T:
         t0 = time.perf_counter()
         try:
             return await call
+        except StoreUnavailable:
+            self._errors.inc()
+            raise
         finally:
             self._h.labels(op).observe(time.perf_counter() - t0)
 
