@@ -62,16 +62,15 @@ test-compiled: $(MYPYC_STAMP) ## the engine's tests against the mypyc-compiled e
 test-all: lint system-deps ## lint, then every test including the slow ones
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
-lint: $(STAMP) ## ruff, mypy --strict on engine/ and service/, buf lint
-	@if [ -n "$(LINT_DIRS)" ]; then \
-		echo "ruff check $(LINT_DIRS)"; $(BIN)/ruff check $(LINT_DIRS); \
-	fi
-	@if [ -d engine ]; then \
-		echo "mypy --strict engine service"; $(BIN)/mypy --strict engine service; \
-	else \
-		echo "engine/ not present: mypy skipped"; \
-	fi
+lint: $(STAMP) ## ruff, mypy --strict on engine/ and service/, buf lint and buf breaking
+	$(BIN)/ruff check $(LINT_DIRS)
+	$(BIN)/mypy --strict engine service
 	$(BIN)/buf lint
+	@# The contract changes only compatibly: the working tree against main's last commit.
+	@if git rev-parse --verify -q main >/dev/null; then \
+		echo "buf breaking --against .git#branch=main"; \
+		$(BIN)/buf breaking --against '.git#branch=main'; \
+	fi
 
 $(MYPYC_STAMP): $(wildcard engine/*.py) $(STAMP)
 	rm -rf $(MYPYC_DIR) && mkdir -p $(MYPYC_DIR)
