@@ -24,8 +24,9 @@ __all__ = [
 
 
 def open_store(url: str, *, finished_ttl_s: float = 3600.0) -> Store:
-    """The store for a ``TUTE_STORE`` URL: ``memory`` (default) or ``redis://host:port/db``;
-    a finished table is kept ``finished_ttl_s``."""
+    """The store for a ``TUTE_STORE`` URL: ``memory`` (default) or ``redis://host:port/db``
+    (``redis://host:port?cluster=1``: a Redis Cluster); a finished table is kept
+    ``finished_ttl_s``."""
     if url in ("", "memory", "memory://"):
         from .memory import MemoryStore
 

@@ -4,7 +4,9 @@ A table is one record (opaque bytes) with a version that grows by one per commit
 append-only log of events with gap-free sequence numbers. Every change goes through
 :meth:`Store.commit`, a compare-and-set that in one atomic step checks the version and the
 idempotency key, writes the record, appends the events, updates the lobby entry and the
-table's due-item, and then publishes the events to subscribers of any replica.
+table's due-item, and then publishes the events to subscribers of any replica. (The Redis
+store updates the lobby and due-item indexes in a second step right after the atomic one,
+so that it runs on a Redis Cluster; a crash in between is repaired from the table.)
 """
 
 from __future__ import annotations

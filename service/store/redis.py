@@ -1,39 +1,107 @@
-"""The Redis store: many stateless replicas share every table through one Redis.
+"""The Redis store: many stateless replicas share every table through one Redis or a Redis
+Cluster.
 
 Choose it with ``TUTE_STORE=redis://host:port/db`` (or ``--store``; ``rediss://`` and
-``unix://`` work too). Store options may ride on the URL's query string and are removed
-before redis-py sees it: ``finished_ttl_s`` (else ``TUTE_FINISHED_TTL_S``), ``abandoned_ttl_s``,
-``retention``, ``prefix``, ``timeout_s`` (for example ``redis://redis:6379/0?retention=20000``).
-Other query parameters are redis-py's own (``socket_keepalive``, ``client_name``...).
+``unix://`` work too). For a sharded Redis Cluster add ``cluster=1`` to the query string:
+``redis://host:port?cluster=1`` (or ``rediss://``; any node of the cluster, the others are
+discovered; database 0 only). Store options may ride on the query string and are removed
+before redis-py sees it: ``cluster``, ``finished_ttl_s`` (else ``TUTE_FINISHED_TTL_S``),
+``abandoned_ttl_s``, ``retention``, ``prefix``, ``timeout_s`` (for example
+``redis://redis:6379/0?retention=20000``). Other query parameters are redis-py's own
+(``socket_keepalive``, ``client_name``...).
 
-Keys (``tute`` is the prefix). The keys of one table share the hash tag ``{<table id>}``::
+Keys (``tute`` is the prefix). The keys of one table share the hash tag ``{<table id>}``, so
+they live in one slot of a Cluster::
 
     tute:{T}        hash: v (version), r (record bytes), s (status), q (last event seq),
-                    c (nonce of the last commit)
+                    c (nonce of the last commit), and the table's index state as its last
+                    commit left it: l (lobby entry JSON, '' when not listed), o (its lobby
+                    score), d (due time, '0' when nothing is due), i (invite code), x (when
+                    the table expires, ms since the epoch)
     tute:{T}:x      stream: one entry per event, id ``<seq>-0``; field ``p`` holds the public
                     ``tute.v1.Event``, fields ``0``..``3`` the private variant of that seat
     tute:{T}:i      hash: idempotency key -> first response
 
-The indexes across tables are global keys that share the hash tag ``{tute:g}`` (one slot)::
+The indexes across tables share the hash tag ``{tute:g}`` (one slot, the "global slot")::
 
     {tute:g}:lobby      sorted set: open public tables by creation time (listed newest first)
     {tute:g}:lobby:e    hash: table id -> lobby entry (JSON)
     {tute:g}:due        sorted set: table id -> when the scheduler must look at it
-    {tute:g}:st:<s>     sorted sets (waiting, playing, finished): table id -> expiry (ms)
+    {tute:g}:st:<s>     sorted sets (waiting, playing, finished): table id -> its expiry (ms)
+                        as of its last index change (a lower bound)
     {tute:g}:inv        hash: invite code -> table id
     {tute:g}:invof      hash: table id -> invite code (to drop the code with the table)
+    {tute:g}:ver        hash: table id -> '<version>:<due>' of the index state applied last
+    {tute:g}:pend       sorted set: write-ahead markers '<table id>|<nonce>' -> written at (ms)
+    {tute:g}:born       string: the indexes were built from the tables (see repair below)
+    {tute:g}:rebuild    string: lease of the replica rebuilding them
 
-Atomicity. :meth:`RedisStore.commit` is one Lua script: idempotency check (a repeated key
-returns the first response), version check (conflict), record written at version + 1, events
-appended with ``XADD`` (ids ``<seq>-0``, so a stream can never hold a sequence number twice),
-the idempotency response stored, the lobby entry and the due-item set or removed, the status
-index and the TTLs refreshed. :meth:`RedisStore.create` and :meth:`RedisStore.claim_due`
-are scripts too. A script runs alone in Redis, so two replicas never interleave inside one.
+Atomicity. No script touches two slots, so every one runs on a single Redis and on a
+Cluster alike. The table hash is the truth; the indexes are derived from it.
 
-Redis Cluster. Table keys hash together and the global indexes hash together, but the commit
-script touches both slots, so it runs on a single Redis (primary with replicas and Sentinel
-for failover), not on a sharded Cluster. Moving to Cluster means splitting the commit in two
-(table slot, then index slot) with a repair of the index; that is not done.
+- :meth:`RedisStore.commit` is one Lua script on the table's slot: idempotency check (a
+  repeated key returns the first response), version check (conflict), record written at
+  version + 1, events appended with ``XADD`` (ids ``<seq>-0``, so a stream can never hold a
+  sequence number twice), the idempotency response stored, the TTLs refreshed, and the
+  table's index state (lobby entry, due time, status, expiry) recorded in its hash.
+- The indexes follow in a second script on the global slot, from the values the commit
+  recorded: lobby entry, due-item, status set and invite set or removed. It is idempotent
+  and ordered by version: it applies a table's state only if its version is above the one
+  applied last (``ver``), so a late or repeated update never puts an older state back, and
+  it leaves a due-item alone when its due time is unchanged (a claim's lease is kept).
+- A commit that changes the index state needs a write-ahead marker: before it, a script on
+  the global slot adds ``<table id>|<nonce>`` to ``pend`` with Redis's time; the index update
+  removes it. The commit script refuses a change without a marker, and a marker older than
+  ``fence_s`` (5 s): the caller writes a fresh one and sends the commit again. A commit that
+  leaves the index state as it was (most moves of a match without timers or bots) needs no
+  marker and no index update: one round trip, as before. The store predicts which case it
+  is from the last state it loaded; the script has the last word.
+- :meth:`RedisStore.create` is the same: marker, a script on the table's slot (the hash,
+  at version 1, status waiting), the indexes.
+- :meth:`RedisStore.claim_due` is one script on the global slot (the due set alone), after
+  a repair pass when one is due (below).
+
+Why a crash between the two steps loses nothing. The marker is written before the commit,
+and removed only after an index update of that commit's version (or of a later one), or once
+the commit is known not to have applied. So while a committed state is not yet in the
+indexes, a marker of that table is in ``pend``. Repair, run by any replica from
+:meth:`claim_due` (every ``maintain_every_s``, 1 s), takes the markers older than
+``repair_after_s`` (10 s), reads each table's hash and applies its recorded state (a table
+with no hash any more is removed from every index), then removes the markers. A commit
+carrying a marker applies only within ``fence_s`` of the marker's time, and ``repair_after_s``
+is above ``fence_s`` (plus any clock skew between Redis nodes), so when repair reads a hash
+the commit of that marker has either landed or never will: repair cannot remove the marker
+of a commit still on its way. (So a Cluster's nodes must keep their clocks within a couple
+of seconds of each other, as NTP does.) Applying a state twice, or an older state after a
+newer one, is harmless by the version order above, and a due-item claimed twice is still
+acted on once (the compare-and-set of the commit). So a turn timer or a bot's turn fires at
+the latest about ``repair_after_s`` late after a replica crash, and never twice.
+
+Repair also keeps the indexes free of tables that are gone. Each status set entry is scored
+with the table's expiry; entries past it are checked against the table (gone: removed from
+every index with its lobby entry, due-item and invite code; still there after moves that
+did not touch the index: scored again). A slice of every status set (``scrub_batch``, 100
+tables, from a random place on each replica) is checked the same way on each pass, so an
+index entry whose table vanished in another way (a Cluster node that restarted without its
+data) goes too, and an index that missed a change (a node restored from an older snapshot)
+gets it. ``count_tables``
+counts the status entries that have not expired. If the global slot itself lost its data
+(``born`` is missing), one replica scans every node for table hashes and rebuilds the
+indexes from them.
+
+Redis Cluster. Every table's keys live on the node of its table's slot, the indexes on the
+node of the global slot. Commits of different tables go to different nodes; the lobby, the
+due set and the markers go to the global slot's node (one small script before and one after
+a commit that changes the index, none for one that does not). Scripts are sent with
+``EVALSHA``, and whole with ``EVAL`` the first time a node does not know one (redis-py's
+``register_script`` would load it on every primary, so that one primary down would break the
+first use of a script on the others). Each stream reader blocks in ``XREAD`` on the node of
+its table (sent straight there: a plain Cluster ``XREAD`` first asks a node for its keys). A
+node down fails the calls about its own tables with :class:`StoreUnavailable`; the others go
+on, and repair leaves its tables (and their markers) for a pass after it is back. ``ping``
+(health) asks the global slot's node: without it there is no lobby, no scheduler and no
+index change. A Cluster client's pools do not wait for a free connection, so the store runs
+at most ``max_connections`` (64) calls at once and the others wait up to ``timeout_s``.
 
 Retention and TTLs:
 
@@ -43,13 +111,14 @@ Retention and TTLs:
 - A finished table (record, events, idempotency keys) is kept ``finished_ttl_s`` (1 h) after
   its last commit, then expires. A waiting or playing table expires ``abandoned_ttl_s``
   (24 h) after its last commit: every commit refreshes it. Expired tables leave the lobby, the
-  due set and the invite index at the next scheduler pass (:meth:`claim_due` sweeps them).
+  due set and the invite index at the next repair pass (:meth:`claim_due`).
 
 Live events. Each replica runs at most one reader task per table with local watchers: it
 blocks in ``XREAD`` on the table's stream from the last id it delivered and fans each event
 out to that replica's subscriptions (bounded queues; a watcher too far behind is ended with
-``SubscriptionEnded('behind')``). The reader holds one connection of a separate pool while
-it blocks; watchers of the same table share it; it stops when its last local watcher leaves.
+``SubscriptionEnded('behind')``). The reader holds one connection of a separate pool (on a
+Cluster, to its table's node) while it blocks; watchers of the same table share it; it
+stops when its last local watcher leaves.
 A new reader starts from the table's last sequence number read in :meth:`subscribe`, before
 the caller loads the table, so no event falls between the load and the live stream (the
 app drops the duplicates by sequence number).
@@ -59,29 +128,37 @@ timeouts; a refused connection fails at once) with :class:`StoreUnavailable`; th
 answers UNAVAILABLE and health turns NOT_SERVING (it follows :meth:`ping`). A call whose
 connection breaks is sent once more at once on a new connection (after a Redis restart
 every pooled connection is stale); a commit carries a nonce, and a create its record, so
-that a resent one that Redis had already run is recognised and reported as applied. Readers
-retry with backoff for ``reader_grace_s`` (2 s), then end their subscriptions with
-``SubscriptionEnded('unavailable')`` so watchers learn of the outage and resume later. When
-Redis is back, connections are made again on the next call; nothing needs a restart.
+that a resent one that Redis had already run is recognised and reported as applied. When
+the commit applied but its index update fails, the commit is still reported as applied
+(the marker stays and repair applies the index later). Readers retry with backoff for
+``reader_grace_s`` (2 s), then end their subscriptions with ``SubscriptionEnded('unavailable')``
+so watchers learn of the outage and resume later. When Redis is back, connections are made
+again on the next call; nothing needs a restart.
 
 What survives a Redis restart:
 
 - Without persistence (``--save '' --appendonly no``): nothing. Every table, event, lobby
   entry and due-item is gone; calls about old tables answer NOT_FOUND and their watchers end
-  (a resume gets NOT_FOUND). New tables work at once.
+  (a resume gets NOT_FOUND). New tables work at once. On a Cluster, a node that restarts
+  empty loses the tables of its slots (repair then removes them from the indexes), or, for
+  the global slot's node, the indexes (rebuilt from the tables by the next repair pass).
 - With RDB snapshots: the tables as of the last snapshot. Moves committed after it are lost
   while clients may have seen them, so a table can go back in time; watchers resuming past
   the restored last sequence number get INVALID_ARGUMENT and must watch afresh. Acceptable
   for casual play, not for anything that must not go back.
 - With AOF (``appendonly yes``, ``appendfsync everysec``: at most about a second of commits
   lost; ``always``: none): tables, events, the lobby, due-items (timers and bot turns resume
-  on their own) and idempotency keys all come back; clients resume their streams.
+  on their own) and idempotency keys all come back; clients resume their streams. (On a
+  Cluster with ``everysec``, a node may come back a second behind the others. If it is the
+  global slot's node, an index change of that second comes back when the scrub reaches the
+  table, or with the table's next index change for a table created in that second.)
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import secrets
 import time
@@ -91,10 +168,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis.asyncio as aredis
 import structlog
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
+from redis.exceptions import NoScriptError, RedisClusterException, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .base import (
@@ -116,56 +194,81 @@ QUEUE_LIMIT = 10_000
 STATUSES = ("waiting", "playing", "finished")
 _UNAVAILABLE_REPLIES = ("LOADING", "READONLY", "MASTERDOWN", "MISCONF", "NOREPLICAS",
                         "CLUSTERDOWN", "TRYAGAIN")
+_STATE_FIELDS = ("l", "o", "d", "s", "i", "x")
+"""The index state a table's hash records (see the module doc), in the scripts' order."""
+_TRUE = ("1", "true", "yes", "on")
 
-_CREATE = """
--- KEYS: 1 table, 2 lobby, 3 lobby entries, 4 status waiting, 5 invites, 6 invite of table
--- ARGV: 1 table id, 2 record, 3 invite code, 4 lobby entry ('' = unlisted), 5 lobby score,
---       6 ttl (ms)
-local r = redis.call('HMGET', KEYS[1], 'v', 'r')
-if r[1] then
-  if r[1] == '1' and r[2] == ARGV[2] then return 1 end  -- this very call, sent again
-  return 0
+_NOW_MS = """
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-redis.call('HSET', KEYS[1], 'v', 1, 'r', ARGV[2], 's', 'waiting', 'q', 0)
-redis.call('PEXPIRE', KEYS[1], ARGV[6])
-if ARGV[3] ~= '' then
-  redis.call('HSET', KEYS[5], ARGV[3], ARGV[1])
-  redis.call('HSET', KEYS[6], ARGV[1], ARGV[3])
-end
-if ARGV[4] ~= '' then
-  redis.call('ZADD', KEYS[2], ARGV[5], ARGV[1])
-  redis.call('HSET', KEYS[3], ARGV[1], ARGV[4])
-end
-local now = redis.call('TIME')
-local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-redis.call('ZADD', KEYS[4], ms + tonumber(ARGV[6]), ARGV[1])
-return 1
 """
 
-_COMMIT = """
--- KEYS: 1 table, 2 events stream, 3 idempotency, 4 lobby, 5 lobby entries, 6 due,
---       7 status waiting, 8 status playing, 9 status finished
--- ARGV: 1 table id, 2 expected version, 3 record, 4 idempotency key ('' = none), 5 response,
---       6 lobby entry ('' = unlisted), 7 lobby score, 8 due at ('0' = nothing due),
---       9 status ('' = unchanged), 10 finished ttl (ms), 11 active ttl (ms), 12 retention,
---       13 nonce of this call, 14 number of events, then per event: seq, number of fields,
---       field, value, ...
--- Returns {1, version} applied; {0, version} conflict; {0, version, response} duplicate;
--- {-1, 0} no such table.
-local t = redis.call('HMGET', KEYS[1], 'v', 's', 'q', 'c')
+_BEGIN = _NOW_MS + """
+-- KEYS: 1 markers; ARGV: 1 marker. A write-ahead marker, scored with Redis's time (ms).
+local ms = now_ms()
+redis.call('ZADD', KEYS[1], ms, ARGV[1])
+return ms
+"""
+
+_CREATE = _NOW_MS + """
+-- KEYS: 1 table (table slot only)
+-- ARGV: 1 record, 2 invite code, 3 lobby entry ('' = unlisted), 4 lobby score, 5 ttl (ms),
+--       6 marker time (ms), 7 fence (ms)
+-- Returns {1, version, l, o, d, s, i, x} created (or this very call, sent again); {0} the id
+-- is taken; {-3} the marker is too old.
+local r = redis.call('HMGET', KEYS[1], 'v', 'r')
+if r[1] then
+  if r[1] == '1' and r[2] == ARGV[1] then  -- this very call, sent again
+    return {1, 1, unpack(redis.call('HMGET', KEYS[1], 'l', 'o', 'd', 's', 'i', 'x'))}
+  end
+  return {0}
+end
+local now = now_ms()
+if now - tonumber(ARGV[6]) > tonumber(ARGV[7]) then return {-3} end
+local x = now + tonumber(ARGV[5])
+redis.call('HSET', KEYS[1], 'v', 1, 'r', ARGV[1], 's', 'waiting', 'q', 0, 'l', ARGV[3],
+           'o', ARGV[4], 'd', '0', 'i', ARGV[2], 'x', x)
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return {1, 1, ARGV[3], ARGV[4], '0', 'waiting', ARGV[2], tostring(x)}
+"""
+
+_COMMIT = _NOW_MS + """
+-- KEYS: 1 table, 2 events stream, 3 idempotency (table slot only)
+-- ARGV: 1 expected version, 2 record, 3 idempotency key ('' = none), 4 response,
+--       5 lobby entry ('' = unlisted), 6 lobby score ('0' when unlisted), 7 due at ('0' =
+--       nothing due), 8 status ('' = unchanged), 9 finished ttl (ms), 10 active ttl (ms),
+--       11 retention, 12 nonce of this call, 13 marker time (ms; '0' = no marker),
+--       14 fence (ms), 15 number of events, then per event: seq, number of fields, field,
+--       value, ...
+-- Returns {1, version, l, o, d, s, i, x} applied; {0, version} conflict;
+-- {0, version, response} duplicate; {-1, 0} no such table; {-2, version} the commit changes
+-- the index state and has no marker; {-3, version} its marker is too old.
+local t = redis.call('HMGET', KEYS[1], 'v', 's', 'q', 'c', 'l', 'o', 'd')
 if not t[1] then return {-1, 0} end
 local version = tonumber(t[1])
-if t[4] == ARGV[13] then return {1, version} end  -- this very call, sent again
-local key = ARGV[4]
+if t[4] == ARGV[12] then  -- this very call, sent again
+  return {1, version, unpack(redis.call('HMGET', KEYS[1], 'l', 'o', 'd', 's', 'i', 'x'))}
+end
+local key = ARGV[3]
 if key ~= '' then
   local first = redis.call('HGET', KEYS[3], key)
   if first then return {0, version, first} end
 end
-if version ~= tonumber(ARGV[2]) then return {0, version} end
+if version ~= tonumber(ARGV[1]) then return {0, version} end
+local status = ARGV[8]
+if status == '' then status = t[2] end
+local now = now_ms()
+if ARGV[5] ~= t[5] or ARGV[6] ~= t[6] or ARGV[7] ~= t[7] or status ~= t[2] then
+  -- the index changes: only under a fresh write-ahead marker (see the module doc)
+  if ARGV[13] == '0' then return {-2, version} end
+  if now - tonumber(ARGV[13]) > tonumber(ARGV[14]) then return {-3, version} end
+end
 -- check the events before writing anything: a script that fails half-way is not undone
 local last = tonumber(t[3])
-local n = tonumber(ARGV[14])
-local i = 15
+local n = tonumber(ARGV[15])
+local i = 16
 for e = 1, n do
   local seq = tonumber(ARGV[i])
   if seq <= last then
@@ -174,83 +277,176 @@ for e = 1, n do
   last = seq
   i = i + 2 + 2 * tonumber(ARGV[i + 1])
 end
-i = 15
+i = 16
 for e = 1, n do
   local nf = tonumber(ARGV[i + 1])
-  local cmd = {'XADD', KEYS[2], 'MAXLEN', '~', ARGV[12], ARGV[i] .. '-0'}
+  local cmd = {'XADD', KEYS[2], 'MAXLEN', '~', ARGV[11], ARGV[i] .. '-0'}
   for f = 1, 2 * nf do cmd[6 + f] = ARGV[i + 1 + f] end
   redis.call(unpack(cmd))
   i = i + 2 + 2 * nf
 end
-local status = ARGV[9]
-if status == '' then status = t[2] end
+local ttl = tonumber(ARGV[10])
+if status == 'finished' then ttl = tonumber(ARGV[9]) end
+local x = now + ttl
 version = version + 1
-redis.call('HSET', KEYS[1], 'v', version, 'r', ARGV[3], 's', status, 'q', last, 'c', ARGV[13])
-if key ~= '' then redis.call('HSET', KEYS[3], key, ARGV[5]) end
-local tid = ARGV[1]
-if ARGV[6] == '' then
-  redis.call('ZREM', KEYS[4], tid)
-  redis.call('HDEL', KEYS[5], tid)
-else
-  redis.call('ZADD', KEYS[4], ARGV[7], tid)
-  redis.call('HSET', KEYS[5], tid, ARGV[6])
-end
-if ARGV[8] == '0' then
-  redis.call('ZREM', KEYS[6], tid)
-else
-  redis.call('ZADD', KEYS[6], ARGV[8], tid)
-end
-local ttl = tonumber(ARGV[11])
-if status == 'finished' then ttl = tonumber(ARGV[10]) end
+redis.call('HSET', KEYS[1], 'v', version, 'r', ARGV[2], 's', status, 'q', last, 'c', ARGV[12],
+           'l', ARGV[5], 'o', ARGV[6], 'd', ARGV[7], 'x', x)
+if key ~= '' then redis.call('HSET', KEYS[3], key, ARGV[4]) end
 for k = 1, 3 do redis.call('PEXPIRE', KEYS[k], ttl) end
-local now = redis.call('TIME')
-local expires = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) + ttl
-local names = {'waiting', 'playing', 'finished'}
-for k = 1, 3 do
-  if names[k] == status then
-    redis.call('ZADD', KEYS[6 + k], expires, tid)
-  else
-    redis.call('ZREM', KEYS[6 + k], tid)
-  end
-end
-return {1, version}
+local invite = redis.call('HGET', KEYS[1], 'i') or ''
+return {1, version, ARGV[5], ARGV[6], ARGV[7], status, invite, tostring(x)}
 """
 
-_CLAIM = """
--- KEYS: 1 due, 2 lobby, 3 lobby entries, 4 waiting, 5 playing, 6 finished, 7 invites,
---       8 invite of table
--- ARGV: 1 now, 2 lease end (now + lease), 3 limit
--- First sweep the index entries of tables whose keys expired, then claim the due-items.
-local t = redis.call('TIME')
-local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-for k = 4, 6 do
-  local gone = redis.call('ZRANGEBYSCORE', KEYS[k], '-inf', ms, 'LIMIT', 0, 100)
-  for _, tid in ipairs(gone) do
-    redis.call('ZREM', KEYS[k], tid)
-    redis.call('ZREM', KEYS[2], tid)
-    redis.call('HDEL', KEYS[3], tid)
-    redis.call('ZREM', KEYS[1], tid)
-    local code = redis.call('HGET', KEYS[8], tid)
-    if code then
-      redis.call('HDEL', KEYS[7], code)
-      redis.call('HDEL', KEYS[8], tid)
+_INDEX = """
+-- KEYS: 1 lobby, 2 lobby entries, 3 due, 4 waiting, 5 playing, 6 finished, 7 invites,
+--       8 invite of table, 9 applied versions, 10 markers (global slot only)
+-- ARGV: 1 number of tables, then per table: id, version ('0' = the table is gone), l, o, d,
+--       s, i, x (as its hash records them); then the markers to remove.
+-- A table's state is applied only when its version is above the one applied last.
+local function drop(tid)
+  redis.call('ZREM', KEYS[1], tid)
+  redis.call('HDEL', KEYS[2], tid)
+  redis.call('ZREM', KEYS[3], tid)
+  for k = 4, 6 do redis.call('ZREM', KEYS[k], tid) end
+  local code = redis.call('HGET', KEYS[8], tid)
+  if code then
+    redis.call('HDEL', KEYS[7], code)
+    redis.call('HDEL', KEYS[8], tid)
+  end
+  redis.call('HDEL', KEYS[9], tid)
+end
+local names = {'waiting', 'playing', 'finished'}
+local n = tonumber(ARGV[1])
+local a = 2
+for _ = 1, n do
+  local tid, version = ARGV[a], tonumber(ARGV[a + 1])
+  local lobby, score, due, status, code, x =
+    ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
+  a = a + 8
+  if version == 0 then
+    drop(tid)
+  else
+    local applied, applied_due = 0, nil
+    local prev = redis.call('HGET', KEYS[9], tid)
+    if prev then
+      local sep = string.find(prev, ':', 1, true)
+      applied, applied_due = tonumber(string.sub(prev, 1, sep - 1)), string.sub(prev, sep + 1)
+    end
+    if version > applied then
+      if lobby == '' then
+        redis.call('ZREM', KEYS[1], tid)
+        redis.call('HDEL', KEYS[2], tid)
+      else
+        redis.call('ZADD', KEYS[1], score, tid)
+        redis.call('HSET', KEYS[2], tid, lobby)
+      end
+      if due == '0' then
+        redis.call('ZREM', KEYS[3], tid)
+      elseif due ~= applied_due or not redis.call('ZSCORE', KEYS[3], tid) then
+        redis.call('ZADD', KEYS[3], due, tid)  -- unchanged due time: a claim's lease stays
+      end
+      for k = 1, 3 do
+        if names[k] == status then
+          redis.call('ZADD', KEYS[3 + k], x, tid)
+        else
+          redis.call('ZREM', KEYS[3 + k], tid)
+        end
+      end
+      if code ~= '' then
+        redis.call('HSET', KEYS[7], code, tid)
+        redis.call('HSET', KEYS[8], tid, code)
+      end
+      redis.call('HSET', KEYS[9], tid, version .. ':' .. due)
     end
   end
 end
+for m = a, #ARGV do redis.call('ZREM', KEYS[10], ARGV[m]) end
+return n
+"""
+
+_SUSPECTS = _NOW_MS + """
+-- KEYS: 1 markers, 2 waiting, 3 playing, 4 finished, 5 born, 6 rebuild lease (global slot)
+-- ARGV: 1 repair after (ms), 2 limit, 3 scrub offset, 4 scrub count, 5 rebuild lease (ms)
+-- Returns {rebuild?, old markers, tables past their expiry, a slice of all tables from the
+-- offset (modulo their number), the offset of the next slice}; repair then reads those
+-- tables (see the module doc).
+local ms = now_ms()
+local limit = tonumber(ARGV[2])
+local rebuild = 0
+if redis.call('EXISTS', KEYS[5]) == 0 then
+  if redis.call('SET', KEYS[6], '1', 'NX', 'PX', ARGV[5]) then rebuild = 1 end
+end
+local old = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ms - tonumber(ARGV[1]), 'LIMIT', 0,
+                       limit)
+local lapsed = {}
+for k = 2, 4 do
+  for _, tid in ipairs(redis.call('ZRANGEBYSCORE', KEYS[k], '-inf', ms, 'LIMIT', 0, limit)) do
+    lapsed[#lapsed + 1] = tid
+  end
+end
+local sizes, all = {}, 0
+for k = 2, 4 do
+  sizes[k] = redis.call('ZCARD', KEYS[k])
+  all = all + sizes[k]
+end
+local slice = {}
+local function take(offset, want)  -- positions offset .. offset + want - 1 of all the sets
+  local total = 0
+  for k = 2, 4 do
+    local n = sizes[k]
+    if want > 0 and offset < total + n then
+      local from = math.max(offset - total, 0)
+      for _, tid in ipairs(redis.call('ZRANGE', KEYS[k], from, from + want - 1)) do
+        slice[#slice + 1] = tid
+        want = want - 1
+      end
+    end
+    total = total + n
+  end
+end
+local following = 0
+if all > 0 then
+  local offset, want = tonumber(ARGV[3]) % all, math.min(tonumber(ARGV[4]), all)
+  take(offset, want)
+  if #slice < want then take(0, want - #slice) end  -- round the end
+  following = (offset + #slice) % all
+end
+return {rebuild, old, lapsed, slice, following}
+"""
+
+_CLAIM = """
+-- KEYS: 1 due (global slot); ARGV: 1 now, 2 lease end (now + lease), 3 limit
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0,
                        ARGV[3])
 for i = 1, #due, 2 do redis.call('ZADD', KEYS[1], ARGV[2], due[i]) end
 return due
 """
 
-_COUNT = """
+_COUNT = _NOW_MS + """
 -- KEYS: the status sets; returns how many tables of each have not expired
-local t = redis.call('TIME')
-local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ms = now_ms()
 local out = {}
 for k = 1, #KEYS do out[k] = redis.call('ZCOUNT', KEYS[k], '(' .. ms, '+inf') end
 return out
 """
+
+_EVENTS = """
+-- KEYS: 1 table, 2 events stream (table slot); ARGV: 1 first stream id
+-- Returns nil (no table) or {version, last seq, entries from that id on}, read at once.
+local t = redis.call('HMGET', KEYS[1], 'v', 'q')
+if not t[1] then return false end
+return {t[1], t[2], redis.call('XRANGE', KEYS[2], ARGV[1], '+')}
+"""
+
+
+def _unavailable(exc: BaseException) -> bool:
+    """Is this reply one of "Redis cannot serve now" (loading, read-only, cluster down...)?"""
+    if isinstance(exc, RedisClusterException):
+        return True  # no node reachable, slot not covered: the cluster cannot be used now
+    if not isinstance(exc, ResponseError):
+        return False
+    code = getattr(exc, "status_code", None) or str(exc).split(" ", 1)[0]
+    return code in _UNAVAILABLE_REPLIES or str(exc).startswith(_UNAVAILABLE_REPLIES)
 
 
 @contextlib.contextmanager
@@ -259,14 +455,33 @@ def _guard(where: str) -> Iterator[None]:
     try:
         yield
     except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-        raise StoreUnavailable(f"Redis at {where}: {exc or type(exc).__name__}") from exc
-    except ResponseError as exc:
-        if str(exc).startswith(_UNAVAILABLE_REPLIES):
-            raise StoreUnavailable(f"Redis at {where}: {exc}") from exc
+        raise StoreUnavailable(f"{where}: {exc or type(exc).__name__}") from exc
+    except (ResponseError, RedisClusterException) as exc:
+        if _unavailable(exc):
+            raise StoreUnavailable(f"{where}: {exc or type(exc).__name__}") from exc
         raise
 
 
 _XReadReply = list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None
+_Client = aredis.Redis | RedisCluster
+
+
+class _Script:
+    """A Lua script run with ``EVALSHA``, sent whole with ``EVAL`` the first time a node does
+    not know it (``EVAL`` caches it there). Both route by the script's keys on a Cluster;
+    redis-py's ``register_script`` would instead load an unknown script on every primary, so
+    that one primary down would break the first use of a script on the others."""
+
+    def __init__(self, client: _Client, text: str) -> None:
+        self.client = client
+        self.text = text
+        self.sha = hashlib.sha1(text.encode()).hexdigest()
+
+    async def __call__(self, keys: Sequence[str], args: Sequence[bytes | str | int]) -> Any:
+        try:
+            return await self.client.evalsha(self.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            return await self.client.eval(self.text, len(keys), *keys, *args)
 
 
 def _ms(seconds: float) -> int:
@@ -277,8 +492,6 @@ def _event_from_entry(entry_id: bytes, fields: dict[bytes, bytes]) -> StoredEven
     seq = int(entry_id.split(b"-", 1)[0])
     private = {int(k): v for k, v in fields.items() if k != b"p"}
     return StoredEvent(seq, fields.get(b"p", b""), private)
-
-
 class _RedisSubscription(Subscription):
     def __init__(self, reader: _Reader) -> None:
         self._reader = reader
@@ -340,6 +553,20 @@ class _Reader:
             sub._end(reason)
         self.stop()
 
+    async def _xread(self, stream: str) -> _XReadReply:
+        client = self.store._readers_client
+        if isinstance(client, RedisCluster):
+            # Straight to the node of the stream's slot: a plain XREAD would first ask a
+            # node which key it reads (COMMAND GETKEYS; XREAD's keys are "movable").
+            await client.initialize()
+            return cast(_XReadReply, await client.execute_command(
+                "XREAD", "COUNT", 512, "BLOCK", self.store.block_ms, "STREAMS", stream,
+                self.last_id, target_nodes=client.get_node_from_key(stream),
+            ))
+        return cast(_XReadReply, await client.xread(
+            {stream: self.last_id}, count=512, block=self.store.block_ms
+        ))
+
     async def _run(self) -> None:
         store = self.store
         stream = store._k_stream(self.table_id)
@@ -349,18 +576,17 @@ class _Reader:
         try:
             while self.subs:
                 try:
-                    reply = cast(_XReadReply, await store._readers_client.xread(
-                        {stream: self.last_id}, count=512, block=store.block_ms
-                    ))
+                    reply = await self._xread(stream)
                     if not reply or down_since is not None:
                         # idle, or back after an outage: is the table still there?
                         if not await store._readers_client.exists(table):
                             self.end_all("behind")  # expired or lost: a resume says NOT_FOUND
                             return
                         down_since, delay = None, 0.05
-                except (RedisConnectionError, RedisTimeoutError, OSError, ResponseError) as exc:
-                    if isinstance(exc, ResponseError) and not str(exc).startswith(
-                        _UNAVAILABLE_REPLIES
+                except (RedisConnectionError, RedisTimeoutError, OSError, ResponseError,
+                        RedisClusterException) as exc:
+                    if isinstance(exc, ResponseError | RedisClusterException) and (
+                        not _unavailable(exc)
                     ):
                         raise
                     now = time.monotonic()
@@ -388,23 +614,27 @@ class _Reader:
 
 
 class RedisStore(Store):
-    """Tables in Redis, shared by every replica that opens the same URL (see module doc)."""
+    """Tables in Redis or a Redis Cluster, shared by every replica that opens the same URL
+    (see the module doc)."""
 
     def __init__(
         self,
-        client: aredis.Redis,
-        readers_client: aredis.Redis,
+        client: _Client,
+        readers_client: _Client,
         *,
-        where: str = "redis",
+        where: str = "Redis",
         prefix: str = "tute",
         finished_ttl_s: float = 3600.0,
         abandoned_ttl_s: float = 86_400.0,
         retention: int = 10_000,
         block_ms: int = 2_000,
         reader_grace_s: float = 2.0,
+        max_calls: int = 0,
+        call_timeout_s: float = 1.0,
     ) -> None:
         self._redis = client
         self._readers_client = readers_client
+        self.cluster = isinstance(client, RedisCluster)
         self._where = where
         self._prefix = prefix
         g = "{" + prefix + ":g}"
@@ -414,16 +644,47 @@ class RedisStore(Store):
         self._k_status = [f"{g}:st:{s}" for s in STATUSES]
         self._k_inv = f"{g}:inv"
         self._k_invof = f"{g}:invof"
+        self._k_ver = f"{g}:ver"
+        self._k_pend = f"{g}:pend"
+        self._k_born = f"{g}:born"
+        self._k_rebuild = f"{g}:rebuild"
+        self._index_keys = [self._k_lobby, self._k_lobby_e, self._k_due, *self._k_status,
+                            self._k_inv, self._k_invof, self._k_ver, self._k_pend]
         self.finished_ttl_s = finished_ttl_s
         self.abandoned_ttl_s = abandoned_ttl_s
         self.retention = retention
         self.block_ms = block_ms
         self.reader_grace_s = reader_grace_s
-        self._create = client.register_script(_CREATE)
-        self._commit = client.register_script(_COMMIT)
-        self._claim = client.register_script(_CLAIM)
-        self._count = client.register_script(_COUNT)
+        self.fence_s = 5.0
+        """A commit that changes the index applies only this soon after its marker."""
+        self.repair_after_s = 10.0
+        """Repair takes markers older than this (above ``fence_s`` plus clock skew)."""
+        self.maintain_every_s = 1.0
+        """How often :meth:`claim_due` runs a :meth:`repair` pass on this replica."""
+        self.scrub_batch = 100
+        """Tables of the status sets checked against their hash on each repair pass."""
+        self.repair_limit = 200
+        """Old markers, and tables past their expiry (per status), taken per repair pass."""
+        self._begin = _Script(client, _BEGIN)
+        self._create = _Script(client, _CREATE)
+        self._commit = _Script(client, _COMMIT)
+        self._index = _Script(client, _INDEX)
+        self._suspects = _Script(client, _SUSPECTS)
+        self._claim = _Script(client, _CLAIM)
+        self._count = _Script(client, _COUNT)
+        self._events = _Script(client, _EVENTS)
         self._readers: dict[str, _Reader] = {}
+        # A Cluster client's pools do not wait for a free connection: calls wait here.
+        self._gate = asyncio.Semaphore(max_calls) if max_calls > 0 else None
+        self._gate_timeout_s = call_timeout_s
+        # table id -> (version, l, o, d, s) last seen: predicts whether a commit changes the
+        # index (then it writes its marker first); the commit script has the last word.
+        self._known: dict[str, tuple[int, tuple[bytes | None, ...]]] = {}
+        self._last_repair = -float("inf")
+        self._repairing = False
+        self._repair_failing = False
+        self._scrub_at = secrets.randbelow(1 << 30)  # replicas scrub different slices
+        self._rebuild_task: asyncio.Task[None] | None = None
 
     @classmethod
     def from_url(
@@ -437,15 +698,18 @@ class RedisStore(Store):
         timeout_s: float | None = None,
         max_connections: int = 64,
     ) -> RedisStore:
-        """A store on ``redis://host:port/db``. Store options given as query parameters win
-        over the keyword arguments (``open_store`` passes the server's ``finished_ttl_s``)."""
+        """A store on ``redis://host:port/db`` (``?cluster=1``: on the Redis Cluster that
+        node belongs to). Store options given as query parameters win over the keyword
+        arguments (``open_store`` passes the server's ``finished_ttl_s``)."""
         parts = urlsplit(url)
         query = dict(parse_qsl(parts.query))
         ours: dict[str, str] = {}
-        for name in ("finished_ttl_s", "abandoned_ttl_s", "retention", "prefix", "timeout_s"):
+        for name in ("cluster", "finished_ttl_s", "abandoned_ttl_s", "retention", "prefix",
+                     "timeout_s"):
             if name in query:
                 ours[name] = query.pop(name)
         clean = urlunsplit(parts._replace(query=urlencode(query)))
+
         def option(name: str, given: float | str | None, default: float | str) -> str:
             return ours.get(name, str(given if given is not None else default))
 
@@ -455,6 +719,37 @@ class RedisStore(Store):
         pfx = option("prefix", prefix, "tute")
         timeout = float(option("timeout_s", timeout_s, 1.0))
         block_ms = 2_000
+        reader_timeout = block_ms / 1000 + timeout + 1.0
+        settings: dict[str, Any] = {
+            "prefix": pfx, "finished_ttl_s": finished, "abandoned_ttl_s": abandoned,
+            "retention": keep, "block_ms": block_ms, "reader_grace_s": max(2.0, 2 * timeout),
+            "call_timeout_s": timeout,
+        }
+        host = parts.hostname or parts.path or "localhost"
+        if ours.get("cluster", "").lower() in _TRUE:
+            if parts.scheme not in ("redis", "rediss") or not parts.hostname:
+                raise ValueError(
+                    f"a Redis Cluster store URL is redis://host:port?cluster=1 (or rediss://),"
+                    f" not {url!r}"
+                )
+            if parts.path.strip("/") not in ("", "0"):
+                raise ValueError("a Redis Cluster has database 0 only")
+
+            def cluster_client(**kw: Any) -> RedisCluster:
+                # One retry at once (as below); a node that cannot be reached makes the
+                # client look the cluster's layout up again before it.
+                return RedisCluster.from_url(
+                    clean, socket_connect_timeout=timeout, decode_responses=False,
+                    retry=Retry(NoBackoff(), 1), **kw,
+                )
+
+            return cls(
+                cluster_client(max_connections=max_connections, socket_timeout=timeout),
+                cluster_client(max_connections=1_000_000, socket_timeout=reader_timeout),
+                where=f"Redis Cluster at {host}:{parts.port or 6379}",
+                max_calls=max_connections,
+                **settings,
+            )
         common: dict[str, Any] = {
             "socket_connect_timeout": timeout,
             # One immediate retry on a broken connection (a pooled connection is stale
@@ -468,23 +763,15 @@ class RedisStore(Store):
             socket_timeout=timeout, **common,
         )
         readers_pool = aredis.ConnectionPool.from_url(
-            clean, socket_timeout=block_ms / 1000 + timeout + 1.0, **common
+            clean, socket_timeout=reader_timeout, **common
         )
-        host = parts.hostname or parts.path or "localhost"
-        where = f"{host}:{parts.port or 6379}{parts.path if parts.hostname else ''}"
+        where = f"Redis at {host}:{parts.port or 6379}{parts.path if parts.hostname else ''}"
         return cls(
-            aredis.Redis.from_pool(pool),
-            aredis.Redis.from_pool(readers_pool),
-            where=where,
-            prefix=pfx,
-            finished_ttl_s=finished,
-            abandoned_ttl_s=abandoned,
-            retention=keep,
-            block_ms=block_ms,
-            reader_grace_s=max(2.0, 2 * timeout),
+            aredis.Redis.from_pool(pool), aredis.Redis.from_pool(readers_pool), where=where,
+            **settings,
         )
 
-    # -- keys --------------------------------------------------------------------------------
+    # -- keys and calls ------------------------------------------------------------------------
 
     def _k_table(self, table_id: str) -> str:
         return f"{self._prefix}:{{{table_id}}}"
@@ -495,31 +782,118 @@ class RedisStore(Store):
     def _k_idem(self, table_id: str) -> str:
         return f"{self._prefix}:{{{table_id}}}:i"
 
+    @contextlib.asynccontextmanager
+    async def _call(self) -> AsyncIterator[None]:
+        """Around every call: "cannot be reached" becomes StoreUnavailable; on a Cluster, at
+        most ``max_calls`` calls at once (the others wait up to the timeout, as for a free
+        connection of the single-node pool)."""
+        with _guard(self._where):
+            if self._gate is None:
+                yield
+                return
+            try:
+                async with asyncio.timeout(self._gate_timeout_s):
+                    await self._gate.acquire()
+            except TimeoutError:
+                raise StoreUnavailable(f"{self._where}: no connection free") from None
+            try:
+                yield
+            finally:
+                self._gate.release()
+
+    def _remember(self, table_id: str, version: int, state: Sequence[bytes | None]) -> None:
+        if len(self._known) >= 50_000:
+            self._known.clear()
+        self._known[table_id] = (version, tuple(state[:4]))
+
+    def _index_unchanged(
+        self, table_id: str, version: int, lobby: str, score: str, due: str, status: str
+    ) -> bool:
+        """Does a commit at ``version`` leave the index state as this replica last saw it?"""
+        known = self._known.get(table_id)
+        if known is None or known[0] != version:
+            return False
+        old_lobby, old_score, old_due, old_status = known[1]
+        return (old_lobby, old_score, old_due) == (lobby.encode(), score.encode(), due.encode()) \
+            and (not status or old_status == status.encode())
+
+    # -- the index step (see "Atomicity" in the module doc) ------------------------------------
+
+    async def _mark(self, table_id: str) -> tuple[str, int]:
+        """Write a write-ahead marker for a change of ``table_id``'s index: (member, ms)."""
+        member = f"{table_id}|{secrets.token_hex(8)}"
+        async with self._call():
+            ms = await self._begin(keys=[self._k_pend], args=[member])
+        return member, int(ms)
+
+    async def _apply_index(
+        self, items: Sequence[tuple[str, int, Sequence[bytes | str | None]]],
+        markers: Sequence[str],
+    ) -> None:
+        """Apply tables' recorded index states (version 0: the table is gone), then remove
+        ``markers``; one script on the global slot."""
+        if not items and not markers:
+            return
+        args: list[bytes | str | int] = [len(items)]
+        for table_id, version, state in items:
+            args += [table_id, version, *(b"" if v is None else v for v in state)]
+        args += markers
+        async with self._call():
+            await self._index(keys=self._index_keys, args=args)
+
+    async def _settle(
+        self, items: Sequence[tuple[str, int, Sequence[bytes | str | None]]],
+        markers: Sequence[str],
+    ) -> None:
+        """The index step after a commit or a create. It cannot undo what the table step
+        did, so a failure leaves the markers to :meth:`repair` instead of failing the call."""
+        try:
+            await self._apply_index(items, markers)
+        except StoreUnavailable as exc:
+            log.warning("index_update_deferred", tables=[i[0] for i in items], error=str(exc))
+
     # -- tables ------------------------------------------------------------------------------
 
     async def create(
         self, table_id: str, record: bytes, invite_code: str, lobby: LobbyEntry | None
     ) -> None:
-        with _guard(self._where):
-            created = await self._create(
-                keys=[self._k_table(table_id), self._k_lobby, self._k_lobby_e,
-                      self._k_status[0], self._k_inv, self._k_invof],
-                args=[table_id, record, invite_code, _encode_lobby(lobby),
-                      repr(lobby.created_at) if lobby else "0", _ms(self.abandoned_ttl_s)],
-            )
-        if not created:
+        markers: list[str] = []
+        try:
+            for _ in range(3):
+                member, ms = await self._mark(table_id)
+                markers.append(member)
+                async with self._call():
+                    reply = await self._create(
+                        keys=[self._k_table(table_id)],
+                        args=[record, invite_code, _encode_lobby(lobby), _lobby_score(lobby),
+                              _ms(self.abandoned_ttl_s), ms, _ms(self.fence_s)],
+                    )
+                if int(reply[0]) != -3:
+                    break
+            else:
+                raise StoreUnavailable(f"{self._where}: create kept missing its marker's fence")
+        except ResponseError:
+            await self._settle([], markers)
+            raise
+        if int(reply[0]) == 0:
+            await self._settle([], markers)
             raise ValueError("table id already used")
+        state = cast(list[bytes], reply[2:8])
+        self._remember(table_id, 1, state)
+        await self._settle([(table_id, 1, state)], markers)
 
     async def load(self, table_id: str) -> tuple[int, bytes] | None:
-        with _guard(self._where):
-            found = await self._redis.hmget(self._k_table(table_id), ["v", "r"])
-        version, record = cast(list[bytes | None], found)
+        async with self._call():
+            found = await self._redis.hmget(self._k_table(table_id), ["v", "r", "l", "o", "d", "s"])
+        version, record, *state = cast(list[bytes | None], found)
         if version is None or record is None:
+            self._known.pop(table_id, None)
             return None
+        self._remember(table_id, int(version), state)
         return int(version), record
 
     async def find_invite(self, invite_code: str) -> str | None:
-        with _guard(self._where):
+        async with self._call():
             found = cast(bytes | None, await self._redis.hget(self._k_inv, invite_code))
             if found is None:
                 return None
@@ -541,47 +915,74 @@ class RedisStore(Store):
         due_at: float = 0.0,
         status: str = "",
     ) -> CommitOutcome:
-        args: list[bytes | str | int] = [
-            table_id, expected_version, record, idempotency_key, response,
-            _encode_lobby(lobby), repr(lobby.created_at) if lobby else "0",
-            repr(due_at) if due_at else "0", status,
+        entry, score = _encode_lobby(lobby), _lobby_score(lobby)
+        due = repr(due_at) if due_at else "0"
+        head: list[bytes | str | int] = [
+            expected_version, record, idempotency_key, response, entry, score, due, status,
             _ms(self.finished_ttl_s), _ms(self.abandoned_ttl_s), self.retention,
-            secrets.token_hex(8), len(events),
+            secrets.token_hex(8),
         ]
+        tail: list[bytes | str | int] = [len(events)]
         for ev in events:
-            args += [ev.seq, 1 + len(ev.private), "p", ev.public]
+            tail += [ev.seq, 1 + len(ev.private), "p", ev.public]
             for seat, data in ev.private.items():
-                args += [str(seat), data]
-        with _guard(self._where):
-            reply = await self._commit(
-                keys=[self._k_table(table_id), self._k_stream(table_id), self._k_idem(table_id),
-                      self._k_lobby, self._k_lobby_e, self._k_due, *self._k_status],
-                args=args,
-            )
+                tail += [str(seat), data]
+        keys = [self._k_table(table_id), self._k_stream(table_id), self._k_idem(table_id)]
+        markers: list[str] = []
+        marker_ms = 0
+        try:
+            if not self._index_unchanged(table_id, expected_version, entry, score, due, status):
+                member, marker_ms = await self._mark(table_id)
+                markers.append(member)
+            for _ in range(4):
+                async with self._call():
+                    reply = await self._commit(
+                        keys=keys, args=[*head, marker_ms, _ms(self.fence_s), *tail]
+                    )
+                if int(reply[0]) not in (-2, -3):
+                    break
+                # The commit changes the index and has no marker, or a stale one: mark again.
+                member, marker_ms = await self._mark(table_id)
+                markers.append(member)
+            else:
+                raise StoreUnavailable(f"{self._where}: commit kept missing its marker's fence")
+        except ResponseError:
+            await self._settle([], markers)  # a refused commit wrote nothing
+            raise
         applied, version = int(reply[0]), int(reply[1])
         if applied == 1:
+            state = cast(list[bytes], reply[2:8])
+            self._remember(table_id, version, state)
+            if markers:
+                await self._settle([(table_id, version, state)], markers)
             return CommitOutcome(True, version)
+        await self._settle([], markers)
+        if applied == -1:
+            self._known.pop(table_id, None)
         if len(reply) > 2:
             return CommitOutcome(False, version, reply[2])
         return CommitOutcome(False, max(version, 0))
 
     async def idempotent_response(self, table_id: str, idempotency_key: str) -> bytes | None:
-        with _guard(self._where):
+        async with self._call():
             found = await self._redis.hget(self._k_idem(table_id), idempotency_key)
         return cast(bytes | None, found)
 
     async def events_after(self, table_id: str, seq: int) -> list[StoredEvent] | None:
         seq = max(seq, 0)
-        with _guard(self._where):
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.hmget(self._k_table(table_id), ["v", "q"])
-                pipe.xrange(self._k_stream(table_id), min=f"{seq + 1}-0", max="+")
-                (version, last), entries = await pipe.execute()
-        if version is None:
+        async with self._call():
+            reply = await self._events(
+                keys=[self._k_table(table_id), self._k_stream(table_id)], args=[f"{seq + 1}-0"]
+            )
+        if reply is None:
             return None
+        _version, last, entries = reply
         if int(last) <= seq:
             return []
-        events = [_event_from_entry(i, f) for i, f in entries]
+        events = [
+            _event_from_entry(entry_id, dict(zip(fields[::2], fields[1::2], strict=True)))
+            for entry_id, fields in entries
+        ]
         if not events or events[0].seq != seq + 1:
             return None  # trimmed (retention) or lost: the caller sends a snapshot
         return events
@@ -589,7 +990,7 @@ class RedisStore(Store):
     # -- live events ---------------------------------------------------------------------------
 
     async def subscribe(self, table_id: str) -> Subscription:
-        with _guard(self._where):
+        async with self._call():
             found = await self._redis.hmget(self._k_table(table_id), ["v", "q"])
         version, last = cast(list[bytes | None], found)
         if version is None:
@@ -617,7 +1018,7 @@ class RedisStore(Store):
         # equal scores. Newest first from the cursor's score down, skipping equal scores whose
         # id is not below the cursor's (the cursor's own table may have left the lobby).
         top = "+inf" if after is None else repr(after[0])
-        with _guard(self._where):
+        async with self._call():
             offset = 0
             while len(out) < limit:
                 pairs = cast(list[tuple[bytes, float]], await self._redis.zrevrangebyscore(
@@ -643,38 +1044,162 @@ class RedisStore(Store):
         return out
 
     async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:
-        with _guard(self._where):
+        await self._maybe_repair()
+        async with self._call():
             reply = await self._claim(
-                keys=[self._k_due, self._k_lobby, self._k_lobby_e, *self._k_status,
-                      self._k_inv, self._k_invof],
-                args=[repr(now), repr(now + lease_s), limit],
+                keys=[self._k_due], args=[repr(now), repr(now + lease_s), limit]
             )
         return [
             DueItem(reply[i].decode(), float(reply[i + 1])) for i in range(0, len(reply), 2)
         ]
 
     async def next_due(self) -> float | None:
-        with _guard(self._where):
+        async with self._call():
             first = cast(list[tuple[bytes, float]], await self._redis.zrange(
                 self._k_due, 0, 0, withscores=True))
         return float(first[0][1]) if first else None
 
     async def count_tables(self) -> dict[str, int]:
-        with _guard(self._where):
+        async with self._call():
             counts = await self._count(keys=self._k_status, args=[])
         return {s: int(n) for s, n in zip(STATUSES, counts, strict=True)}
 
     async def ping(self) -> None:
-        with _guard(self._where):
-            await self._redis.ping()
+        # A keyed read: on a Cluster it asks the node of the global slot, which the lobby,
+        # the scheduler and every index change need (another node down fails the calls about
+        # its own tables, with UNAVAILABLE, and the others go on).
+        async with self._call():
+            await self._redis.exists(self._k_born)
 
     async def close(self) -> None:
         for reader in list(self._readers.values()):
             reader.stop()
+        if self._rebuild_task is not None:
+            self._rebuild_task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._rebuild_task
         with contextlib.suppress(Exception):
             await self._redis.aclose()
         with contextlib.suppress(Exception):
             await self._readers_client.aclose()
+
+    # -- repair (see the module doc) -----------------------------------------------------------
+
+    async def _maybe_repair(self) -> None:
+        """A :meth:`repair` pass when the last one is ``maintain_every_s`` old. Its first step
+        runs on the global slot, like the claim that follows: its failure is the claim's. A
+        failure further on (another node) is logged, and the claim goes ahead."""
+        started = time.monotonic()
+        if self._repairing or started - self._last_repair < self.maintain_every_s:
+            return
+        self._repairing = True
+        self._last_repair = started
+        try:
+            found = await self._find_suspects()
+            try:
+                await self._repair_found(*found)
+            except (StoreUnavailable, ResponseError) as exc:
+                if not self._repair_failing:
+                    log.warning("index_repair_failed", error=str(exc))
+                self._repair_failing = True
+            else:
+                self._repair_failing = False
+        finally:
+            self._repairing = False
+
+    async def repair(self) -> None:
+        """One repair pass of the indexes: tables of markers older than ``repair_after_s``,
+        tables past the expiry their status entry records, and the next ``scrub_batch``
+        tables of the status sets get the index state their hash records (removed from every
+        index when the hash is gone); if the indexes were lost, a rebuild starts."""
+        await self._repair_found(*await self._find_suspects())
+
+    async def _find_suspects(self) -> tuple[bool, list[str], set[str]]:
+        """(rebuild?, old markers, tables to reconcile), from the global slot."""
+        async with self._call():
+            reply = await self._suspects(
+                keys=[self._k_pend, *self._k_status, self._k_born, self._k_rebuild],
+                args=[_ms(self.repair_after_s), self.repair_limit, self._scrub_at,
+                      self.scrub_batch, 60_000],
+            )
+        rebuild, old, lapsed, scrub, self._scrub_at = reply
+        markers = [m.decode() for m in old]
+        tables = {m.rsplit("|", 1)[0] for m in markers}
+        tables.update(t.decode() for t in [*lapsed, *scrub])
+        return bool(int(rebuild)), markers, tables
+
+    async def _repair_found(self, rebuild: bool, markers: list[str], tables: set[str]) -> None:
+        if rebuild and (self._rebuild_task is None or self._rebuild_task.done()):
+            self._rebuild_task = asyncio.create_task(self._rebuild(), name="redis-rebuild")
+        await self._reconcile(sorted(tables), markers)
+
+    async def _reconcile(self, tables: Sequence[str], markers: Sequence[str]) -> None:
+        """Apply the index state each table's hash records (gone: drop it), then remove the
+        ``markers`` of the tables read. A table whose node cannot be reached is left (with
+        its markers) for a later pass, and the others go ahead; then StoreUnavailable."""
+        read: dict[str, list[bytes | None]] = {}
+        failed: StoreUnavailable | None = None
+        for start in range(0, len(tables), 32):
+            chunk = tables[start : start + 32]
+            rows = await asyncio.gather(*(self._read_state(t) for t in chunk),
+                                        return_exceptions=True)
+            for table_id, row in zip(chunk, rows, strict=True):
+                if isinstance(row, StoreUnavailable):
+                    failed = failed or row
+                elif isinstance(row, BaseException):
+                    raise row
+                else:
+                    read[table_id] = row
+        items: list[tuple[str, int, Sequence[bytes | str | None]]] = []
+        for table_id, (version, *state) in read.items():
+            if version is None:
+                items.append((table_id, 0, [""] * len(_STATE_FIELDS)))
+            elif state[-1] is not None:
+                items.append((table_id, int(version), state))
+            # else: a table last written before this layout; its next commit indexes it
+        done = [m for m in markers if m.rsplit("|", 1)[0] in read]
+        for start in range(0, max(len(items), 1), 200):
+            last = start + 200 >= len(items)
+            await self._apply_index(items[start : start + 200], done if last else [])
+        if failed is not None:
+            raise failed
+
+    async def _read_state(self, table_id: str) -> list[bytes | None]:
+        async with self._call():
+            found = await self._redis.hmget(self._k_table(table_id), ["v", *_STATE_FIELDS])
+        return cast(list[bytes | None], found)
+
+    async def _rebuild(self) -> None:
+        """Index every table hash of every node (the global slot lost its data, or this is
+        the first start): the version order makes it safe beside live commits."""
+        pattern = f"{self._prefix}:{{*}}"
+        skip = len(self._prefix) + 2
+        try:
+            batch: list[str] = []
+            found = 0
+            with _guard(self._where):
+                async for key in self._redis.scan_iter(match=pattern, count=1000, _type="HASH"):
+                    name = key.decode() if isinstance(key, bytes) else str(key)
+                    if not name.endswith("}"):
+                        continue
+                    batch.append(name[skip:-1])
+                    if len(batch) >= 500:
+                        found += len(batch)
+                        await self._reconcile(batch, [])
+                        batch = []
+            found += len(batch)
+            await self._reconcile(batch, [])
+            async with self._call():
+                await self._redis.set(self._k_born, "1")
+                await self._redis.delete(self._k_rebuild)
+            if found:
+                log.info("redis_indexes_rebuilt", tables=found)
+        except (StoreUnavailable, ResponseError) as exc:
+            log.warning("redis_index_rebuild_failed", error=str(exc))
+
+
+def _lobby_score(entry: LobbyEntry | None) -> str:
+    return repr(entry.created_at) if entry is not None else "0"
 
 
 def _encode_lobby(entry: LobbyEntry | None) -> str:

@@ -1,4 +1,5 @@
-"""Fixtures for the replica tests: a real ``redis-server`` and two ``tute-server`` replicas."""
+"""Fixtures for the replica tests: a real ``redis-server`` (or a real three-node Redis
+Cluster) and two ``tute-server`` replicas on it."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ..store.redisproc import RedisProcess
+from ..store.redisproc import RedisClusterProcess, RedisProcess
 from .cluster import Replica, start_replicas
 
 
@@ -21,11 +22,24 @@ def redis_proc(tmp_path: Path) -> Iterator[RedisProcess]:
 
 
 @pytest.fixture
-async def replicas(redis_proc: RedisProcess, tmp_path: Path) -> AsyncIterator[list[Replica]]:
-    """Two replicas on one Redis (their logs are in the test's tmp_path)."""
-    started = await start_replicas(redis_proc.url, tmp_path)
+async def replicas(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[list[Replica]]:
+    """Two replicas on one Redis (their logs are in the test's tmp_path); parametrized
+    indirectly with ``"cluster"``, on a three-node Redis Cluster."""
+    backend = getattr(request, "param", "redis")
+    store: RedisProcess | RedisClusterProcess = request.getfixturevalue(
+        "redis_proc" if backend == "redis" else "redis_cluster")
+    started = await start_replicas(store.url, tmp_path)
     try:
         yield started
     finally:
         for r in started:
             await r.stop()
+
+
+@pytest.fixture
+def redis_cluster(tmp_path: Path) -> Iterator[RedisClusterProcess]:
+    cluster = RedisClusterProcess(tmp_path / "cluster").start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

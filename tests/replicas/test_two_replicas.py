@@ -1,6 +1,7 @@
 """Stateless replicas on one Redis: any replica serves any call, and none is special.
 
-Every test runs two ``tute-server`` subprocesses on one real ``redis-server``. Players of one
+Every test runs two ``tute-server`` subprocesses on one real ``redis-server`` (or, where the
+test says so, on a real three-node Redis Cluster). Players of one
 table are connected to different replicas, and so are the watchers; afterwards every
 watcher's events must be the same gap-free sequence, and the match replayed on the engine
 from the events (hands rebuilt from what each seat received) must end as the server says.
@@ -150,8 +151,10 @@ async def test_kill9_of_a_replica_mid_match(replicas: list[Replica], count: int)
     assert replicas[1].proc.poll() is None
 
 
+@pytest.mark.parametrize("replicas", ["redis", "cluster"], indirect=True)
 async def test_timers_and_bots_take_effect_once(replicas: list[Replica]) -> None:
-    """Bot turns and turn deadlines are claimed by either replica; each applies once."""
+    """Bot turns and turn deadlines are claimed by either replica; each applies once. Also
+    on a three-node Redis Cluster, where the tables' keys are spread over the nodes."""
     fo = Failover(replicas)
     tables: dict[str, int | None] = {}  # table id -> the idle human's seat (None: all bots)
     for bots, options in ((4, {}),) * 3 + ((3, {"turn_time_s": 1}),) * 2:

@@ -1,4 +1,6 @@
-"""Fixtures for the store tests: one real ``redis-server`` per module, flushed per test."""
+"""Fixtures for the store tests: one real ``redis-server`` per module and one real
+three-node Redis Cluster per session (each started when a test asks for it), flushed per
+test."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from .redisproc import RedisProcess
+from .redisproc import RedisClusterProcess, RedisProcess
 
 
 @pytest.fixture(scope="module")
@@ -26,3 +28,20 @@ def redis_url(redis_proc: RedisProcess) -> str:
     with redis.Redis.from_url(redis_proc.url) as client:
         client.flushall()
     return redis_proc.url
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisClusterProcess]:
+    """A real three-primary Redis Cluster, shared by the store tests (none stops a node)."""
+    cluster = RedisClusterProcess(Path(tmp_path_factory.mktemp("cluster"))).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def redis_cluster_url(redis_cluster: RedisClusterProcess) -> str:
+    """The store URL of an empty Redis Cluster."""
+    redis_cluster.flushall()
+    return redis_cluster.url

@@ -43,8 +43,11 @@ class RedisProcess:
         self.exe = exe
         self.directory = directory
         self.persist = persist
-        self.port = free_port()
+        self.port = self._pick_port()
         self.proc: subprocess.Popen[bytes] | None = None
+
+    def _pick_port(self) -> int:
+        return free_port()
 
     @property
     def url(self) -> str:
@@ -70,7 +73,7 @@ class RedisProcess:
             if same_port:
                 time.sleep(0.1)
             else:
-                self.port = free_port()
+                self.port = self._pick_port()
         raise RuntimeError(f"redis-server did not start; see {self.directory / 'redis.log'}")
 
     def _wait_ready(self, timeout: float) -> bool:
@@ -114,3 +117,98 @@ class RedisProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+
+
+class RedisClusterProcess:
+    """A real Redis Cluster of ``masters`` primaries (no replicas) on free ports, data in
+    ``directory``: each node is a ``redis-server --cluster-enabled yes`` subprocess, joined
+    with ``redis-cli --cluster create``; :meth:`start` returns once every node says
+    ``cluster_state:ok``. ``url`` is the store URL (``redis://...?cluster=1``)."""
+
+    def __init__(self, directory: Path, masters: int = 3) -> None:
+        cli = shutil.which("redis-cli")
+        if cli is None:
+            pytest.fail(
+                "redis-cli is not installed: the Redis Cluster tests need it "
+                "(run `make system-deps`, or `apt-get install redis-server`)",
+                pytrace=False,
+            )
+        self.cli = cli
+        self.directory = directory
+        self.nodes = [_ClusterNode(directory / f"node-{i}") for i in range(masters)]
+
+    @property
+    def ports(self) -> list[int]:
+        return [n.port for n in self.nodes]
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.nodes[0].port}/0?cluster=1"
+
+    def start(self, timeout: float = 30.0) -> RedisClusterProcess:
+        for node in self.nodes:
+            node.start()
+        addresses = [f"127.0.0.1:{p}" for p in self.ports]
+        made = subprocess.run(
+            [self.cli, "--cluster", "create", *addresses, "--cluster-replicas", "0",
+             "--cluster-yes"],
+            capture_output=True, text=True, timeout=timeout,
+        )
+        if made.returncode != 0:
+            self.stop()
+            raise RuntimeError(f"redis-cli --cluster create failed:\n{made.stdout}{made.stderr}")
+        deadline = time.monotonic() + timeout
+        while not all(self._state_ok(p) for p in self.ports):
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("the Redis Cluster did not reach cluster_state:ok")
+            time.sleep(0.05)
+        return self
+
+    def _state_ok(self, port: int) -> bool:
+        info = subprocess.run([self.cli, "-p", str(port), "cluster", "info"],
+                              capture_output=True, text=True, timeout=5)
+        return "cluster_state:ok" in info.stdout
+
+    def flushall(self) -> None:
+        """Empty every node (the scripts stay loaded)."""
+        import redis
+
+        for port in self.ports:
+            with redis.Redis(port=port) as r:
+                r.flushall()
+
+    def node_of_slot(self, slot: int) -> int:
+        """The port of the node that serves ``slot``."""
+        import redis
+
+        with redis.Redis(port=self.ports[0]) as r:
+            for start, end, primary, *_ in r.execute_command("CLUSTER SLOTS"):
+                if start <= slot <= end:
+                    return int(primary[1])
+        raise LookupError(slot)
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+
+class _ClusterNode(RedisProcess):
+    """One node of a :class:`RedisClusterProcess`. Its cluster bus is on port + 10000 (Redis
+    6 has no ``--cluster-port``), so both ports must be free."""
+
+    def _pick_port(self) -> int:
+        while True:
+            port = free_port()
+            if port + 10_000 > 65_535:
+                continue
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", port + 10_000))
+                except OSError:
+                    continue
+            return port
+
+    def _args(self) -> list[str]:
+        return [*super()._args(), "--cluster-enabled", "yes", "--cluster-config-file",
+                str(self.directory / "nodes.conf"), "--cluster-node-timeout", "5000"]

@@ -226,3 +226,27 @@ async def test_a_commit_sent_twice_applies_once(
     assert await store.events_after("t", 0) == [ev(1)]
     monkeypatch.setattr(module.secrets, "token_hex", lambda n: "other")
     assert not (await store.commit("t", 1, b"r2", [ev(1)])).applied
+
+
+def test_replies_that_mean_redis_cannot_serve_now_are_store_unavailable() -> None:
+    """redis-py strips the code off the replies it knows (READONLY, LOADING, CLUSTERDOWN...)."""
+    from redis.exceptions import (
+        ClusterDownError,
+        MasterDownError,
+        ReadOnlyError,
+        ResponseError,
+        SlotNotCoveredError,
+    )
+
+    from service.store.redis import _guard
+
+    for exc in (ReadOnlyError("You can't write against a read only replica.",
+                              status_code="READONLY"),
+                ClusterDownError("The cluster is down", status_code="CLUSTERDOWN"),
+                MasterDownError("Link with MASTER is down", status_code="MASTERDOWN"),
+                ResponseError("NOREPLICAS Not enough good replicas to write."),
+                SlotNotCoveredError('Slot "5" is not covered by the cluster.')):
+        with pytest.raises(StoreUnavailable), _guard("Redis at here"):
+            raise exc
+    with pytest.raises(ResponseError), _guard("Redis at here"):
+        raise ResponseError("tute: event 3 is not after 5")

@@ -1,8 +1,9 @@
-"""The store contract: one suite, run against every store (memory and Redis).
+"""The store contract: one suite, run against every store (memory, Redis, and Redis on a
+three-node Redis Cluster).
 
 Each test gets ``store`` and ``peer``: for the memory store the same object; for Redis a second
-store on the same database, as another replica would open it, so every test of publishing and
-scheduling also checks that it works across replicas.
+store on the same database (or cluster), as another replica would open it, so every test of
+publishing and scheduling also checks that it works across replicas.
 """
 
 from __future__ import annotations
@@ -36,17 +37,18 @@ class Stores:
     kind: str
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "redis", "cluster"])
 async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
     if request.param == "memory":
         one = MemoryStore(finished_ttl_s=FINISHED_TTL_S)
         yield Stores(one, one, "memory")
         return
-    url = request.getfixturevalue("redis_url")
+    url = request.getfixturevalue("redis_url" if request.param == "redis" else "redis_cluster_url")
     a = RedisStore.from_url(url, finished_ttl_s=FINISHED_TTL_S)
     b = RedisStore.from_url(url, finished_ttl_s=FINISHED_TTL_S)
+    assert a.cluster == b.cluster == (request.param == "cluster")
     try:
-        yield Stores(a, b, "redis")
+        yield Stores(a, b, request.param)
     finally:
         await a.close()
         await b.close()

@@ -1,0 +1,427 @@
+"""Redis Cluster, and the two steps of a Redis commit that make it possible: the table's own
+slot first, then the indexes in the global slot, with write-ahead markers and repair (see
+``service/store/redis.py``). Every test runs on a real three-node Redis Cluster; those about
+the index step run on a single Redis too (the same code paths).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import redis
+import redis.cluster
+from redis.crc import key_slot
+
+from service.store.base import LobbyEntry, StoredEvent, StoreUnavailable
+from service.store.redis import RedisStore
+
+from .redisproc import RedisClusterProcess
+
+GLOBAL_SLOT = key_slot(b"{tute:g}")
+
+
+def ev(seq: int) -> StoredEvent:
+    return StoredEvent(seq, b"public %d" % seq, {seq % 4: b"private %d" % seq})
+
+
+@pytest.fixture(params=["redis", "cluster"])
+def url(request: pytest.FixtureRequest) -> str:
+    return str(request.getfixturevalue(
+        "redis_url" if request.param == "redis" else "redis_cluster_url"))
+
+
+@contextmanager
+def raw(url: str) -> Iterator[Any]:
+    """A plain synchronous client of the same Redis or Redis Cluster, to look inside."""
+    if "cluster=1" in url:
+        parts = urlsplit(url)
+        client: Any = redis.cluster.RedisCluster(host=parts.hostname, port=parts.port)
+    else:
+        client = redis.Redis.from_url(url)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def quick(store: RedisStore) -> RedisStore:
+    """Repair on every claim, for markers older than 1 s (a commit fences at 0.5 s)."""
+    store.fence_s, store.repair_after_s, store.maintain_every_s = 0.5, 1.0, 0.0
+    return store
+
+
+async def born(store: RedisStore) -> RedisStore:
+    """Run the first repair pass to its end (it rebuilds the indexes of an empty database)."""
+    await store.repair()
+    if store._rebuild_task is not None:
+        await store._rebuild_task
+    return store
+
+
+@pytest.fixture
+async def pair(url: str) -> AsyncIterator[tuple[RedisStore, RedisStore]]:
+    """Two replicas' stores: ``s`` writes (and may crash), ``p`` repairs."""
+    s = quick(RedisStore.from_url(url))
+    p = await born(quick(RedisStore.from_url(url)))
+    try:
+        yield s, p
+    finally:
+        await s.close()
+        await p.close()
+
+
+class Crash(Exception):
+    """The replica dies between the table step and the index step of a commit or create."""
+
+
+def crash_before_the_index_step(store: RedisStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def die(*args: object, **kwargs: object) -> None:
+        raise Crash
+
+    monkeypatch.setattr(store, "_apply_index", die)
+
+
+def markers(url: str) -> int:
+    with raw(url) as r:
+        return int(r.zcard("{tute:g}:pend"))
+
+
+def counting_marks(store: RedisStore, monkeypatch: pytest.MonkeyPatch,
+                   age_first_ms: int = 0) -> list[str]:
+    """Record the markers ``store`` writes; the first one as if written ``age_first_ms`` ago."""
+    real = store._mark
+    made: list[str] = []
+
+    async def mark(table_id: str) -> tuple[str, int]:
+        member, ms = await real(table_id)
+        made.append(member)
+        return member, ms - (age_first_ms if len(made) == 1 else 0)
+
+    monkeypatch.setattr(store, "_mark", mark)
+    return made
+
+
+async def test_a_crash_between_the_two_steps_is_repaired(
+    pair: tuple[RedisStore, RedisStore], url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s, p = pair
+    p.scrub_batch = 0  # only the markers may lead repair to these tables here
+    listed = LobbyEntry("a", "parejas", 4, 3, 100.0)
+    await s.create("a", b"r1", "", listed)
+    crash_before_the_index_step(s, monkeypatch)
+    now = time.time()
+    # a: the last seat is taken and a bot is on turn (due now); the replica dies before the
+    # lobby, the due set and the status sets hear of it
+    with pytest.raises(Crash):
+        await s.commit("a", 1, b"r2", [ev(1)], lobby=None, due_at=now - 1, status="playing")
+    # b: created, and the replica dies before it is listed
+    entry_b = LobbyEntry("b", "dos", 2, 1, 200.0)
+    with pytest.raises(Crash):
+        await s.create("b", b"r1", "INVITE22", entry_b)
+    assert await p.load("a") == (2, b"r2") and await p.load("b") == (1, b"r1")
+    assert markers(url) == 2
+    # the indexes still say what they said before; a young marker is left alone (its
+    # commit might still be on its way)
+    await p.repair()
+    assert await p.next_due() is None
+    assert await p.lobby("", 0, None, 10) == [listed]
+    assert await p.find_invite("INVITE22") is None
+    assert await p.count_tables() == {"waiting": 1, "playing": 0, "finished": 0}
+    await asyncio.sleep(p.repair_after_s + 0.1)
+    claimed = await p.claim_due(time.time(), 30.0, 10)  # repairs first, then claims
+    assert [(d.table_id, d.due_at) for d in claimed] == [("a", pytest.approx(now - 1))]
+    assert await p.lobby("", 0, None, 10) == [entry_b]
+    assert await p.find_invite("INVITE22") == "b"
+    assert await p.count_tables() == {"waiting": 1, "playing": 1, "finished": 0}
+    assert markers(url) == 0
+    # a move that keeps the index, then a repair pass that applies that state again: the
+    # claim's lease holds (the due time did not change)
+    assert (await p.commit("a", 2, b"r3", [ev(2)], due_at=now - 1, status="playing")).applied
+    p.scrub_batch = 100
+    await p.repair()
+    assert await p.claim_due(time.time(), 30.0, 10) == []
+    # the table goes on as usual from any replica
+    assert (await p.commit("a", 3, b"r4", [ev(3)], due_at=0.0, status="finished")).applied
+    assert await p.next_due() is None
+    assert await p.count_tables() == {"waiting": 1, "playing": 0, "finished": 1}
+
+
+async def test_a_late_index_step_never_puts_an_older_state_back(
+    pair: tuple[RedisStore, RedisStore], url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two replicas commit one after the other; the first one's index step arrives last."""
+    s, p = pair
+    await s.create("t", b"r", "", LobbyEntry("t", "parejas", 4, 3, 5.0))
+    held: list[tuple[Any, ...]] = []
+    real = s._apply_index
+
+    async def hold(*args: Any) -> None:
+        held.append(args)
+
+    monkeypatch.setattr(s, "_apply_index", hold)
+    assert (await s.commit("t", 1, b"r2", [ev(1)], lobby=LobbyEntry("t", "parejas", 4, 2, 5.0),
+                           due_at=50.0, status="waiting")).applied
+    assert (await p.commit("t", 2, b"r3", [ev(2)], lobby=None, due_at=60.0,
+                           status="playing")).applied
+    await real(*held[0])  # version 2's state, after version 3's
+    assert await p.lobby("", 0, None, 10) == []
+    assert await p.next_due() == 60.0
+    assert await p.count_tables() == {"waiting": 0, "playing": 1, "finished": 0}
+    assert markers(url) == 0
+
+
+async def test_a_commit_marks_again_when_its_marker_is_stale_or_missing(
+    pair: tuple[RedisStore, RedisStore], url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s, p = pair
+    await s.create("t", b"r", "", None)
+    # a marker older than the fence (the replica stalled): refused, marked again, applied
+    made = counting_marks(s, monkeypatch, age_first_ms=10_000)
+    assert (await s.commit("t", 1, b"r2", [ev(1)], due_at=123.0, status="playing")).applied
+    assert len(made) == 2
+    assert await p.next_due() == 123.0
+    # a replica that wrongly thinks the index stays as it was sends no marker: refused too
+    s._known["t"] = (2, (b"", b"0", b"0", b"finished"))
+    assert (await s.commit("t", 2, b"r3", [ev(2)], due_at=0.0, status="finished")).applied
+    assert len(made) == 3
+    assert await p.next_due() is None
+    assert await p.count_tables() == {"waiting": 0, "playing": 0, "finished": 1}
+    assert markers(url) == 0
+    assert await p.events_after("t", 0) == [ev(1), ev(2)]
+
+
+async def test_moves_that_keep_the_index_need_no_index_step_and_the_table_stays_counted(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = await born(quick(RedisStore.from_url(url, abandoned_ttl_s=0.5)))
+    try:
+        made = counting_marks(s, monkeypatch)
+        await s.create("t", b"r", "", None)
+        assert (await s.commit("t", 1, b"r", [ev(1)], due_at=0.0, status="playing")).applied
+        assert len(made) == 2
+        # moves for longer than the TTL: each refreshes the table's TTL, none touches the
+        # index (one round trip each), so its status entry's expiry falls behind
+        version = 2
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 0.8:
+            assert (await s.commit("t", version, b"r", [ev(version)], status="playing")).applied
+            version += 1
+            await asyncio.sleep(0.05)
+        assert len(made) == 2
+        await s.claim_due(time.time(), 5.0, 10)  # repair: the table is there, scored again
+        assert await s.count_tables() == {"waiting": 0, "playing": 1, "finished": 0}
+        await asyncio.sleep(0.7)  # no more moves: it expires
+        assert await s.load("t") is None
+        await s.claim_due(time.time(), 5.0, 10)
+        assert await s.count_tables() == {"waiting": 0, "playing": 0, "finished": 0}
+    finally:
+        await s.close()
+
+
+async def test_index_entries_of_tables_that_vanished_are_removed(
+    pair: tuple[RedisStore, RedisStore], url: str
+) -> None:
+    s, p = pair
+    await s.create("x", b"r", "CODE3456", LobbyEntry("x", "parejas", 4, 3, 1.0))
+    await s.create("y", b"r", "", None)
+    await s.commit("y", 1, b"r", [ev(1)], due_at=time.time() + 60, status="playing")
+    await s.create("z", b"r", "", None)
+    with raw(url) as r:  # as a Cluster node that restarted empty would leave them
+        for t in ("x", "y"):
+            r.delete(f"tute:{{{t}}}", f"tute:{{{t}}}:x", f"tute:{{{t}}}:i")
+    assert await p.count_tables() == {"waiting": 2, "playing": 1, "finished": 0}
+    await p.repair()
+    assert await p.lobby("", 0, None, 10) == []
+    assert await p.find_invite("CODE3456") is None
+    assert await p.next_due() is None
+    assert await p.count_tables() == {"waiting": 1, "playing": 0, "finished": 0}
+    with raw(url) as r:
+        assert r.hkeys("{tute:g}:ver") == [b"z"] and r.hlen("{tute:g}:invof") == 0
+
+
+async def test_a_table_of_the_previous_layout_is_indexed_by_its_next_commit(
+    pair: tuple[RedisStore, RedisStore], url: str
+) -> None:
+    """Tables written before the hash recorded the index state (an upgrade in place)."""
+    s, p = pair
+    with raw(url) as r:
+        r.hset("tute:{old}", mapping={"v": 3, "r": b"r", "s": "playing", "q": 2, "c": "x"})
+        r.zadd("{tute:g}:st:playing", {"old": (time.time() + 3600) * 1000})
+        r.zadd("{tute:g}:due", {"old": 10.0})
+    await p.repair()  # no index state in its hash: its index entries are left as they are
+    assert await p.next_due() == 10.0
+    assert (await s.commit("old", 3, b"r2", [ev(3)], due_at=20.0, status="playing")).applied
+    assert await p.next_due() == 20.0
+    assert await p.count_tables() == {"waiting": 0, "playing": 1, "finished": 0}
+    assert markers(url) == 0
+
+
+def wipe_the_global_slot(url: str, request: pytest.FixtureRequest) -> None:
+    """Lose every index: on a Cluster, the global slot's node restarts empty (FLUSHALL)."""
+    if "cluster=1" in url:
+        cluster: RedisClusterProcess = request.getfixturevalue("redis_cluster")
+        with redis.Redis(port=cluster.node_of_slot(GLOBAL_SLOT)) as r:
+            r.flushall()
+    else:
+        with redis.Redis.from_url(url) as r:
+            r.delete(*r.keys("{tute:g}*"))
+
+
+def ids_off_the_global_node(url: str, request: pytest.FixtureRequest, n: int) -> list[str]:
+    if "cluster=1" not in url:
+        return [f"t{i}" for i in range(n)]
+    cluster: RedisClusterProcess = request.getfixturevalue("redis_cluster")
+    home = cluster.node_of_slot(GLOBAL_SLOT)
+    candidates = (f"t{i}" for i in range(1000))
+    return [t for t in candidates if cluster.node_of_slot(key_slot(t.encode())) != home][:n]
+
+
+async def test_lost_indexes_are_rebuilt_from_the_tables(
+    pair: tuple[RedisStore, RedisStore], url: str, request: pytest.FixtureRequest
+) -> None:
+    s, p = pair
+    w, q, f = ids_off_the_global_node(url, request, 3)
+    listed = LobbyEntry(w, "parejas", 4, 3, 7.0)
+    await s.create(w, b"r", "CODE7777", listed)
+    await s.create(q, b"r", "", None)
+    await s.commit(q, 1, b"r", [ev(1)], due_at=time.time() - 1, status="playing")
+    await s.create(f, b"r", "", None)
+    await s.commit(f, 1, b"r", [ev(1)], status="finished")
+    wipe_the_global_slot(url, request)
+    assert await p.lobby("", 0, None, 10) == []
+    assert await p.claim_due(time.time(), 5.0, 10) == []  # repair sees the loss, rebuilds
+    assert p._rebuild_task is not None
+    await p._rebuild_task
+    assert await p.lobby("", 0, None, 10) == [listed]
+    assert await p.find_invite("CODE7777") == w
+    assert [d.table_id for d in await p.claim_due(time.time(), 5.0, 10)] == [q]
+    assert await p.count_tables() == {"waiting": 1, "playing": 1, "finished": 1}
+
+
+async def test_tables_are_spread_over_every_node_of_the_cluster(
+    redis_cluster: RedisClusterProcess, redis_cluster_url: str
+) -> None:
+    ids = [f"spread-{i}" for i in range(24)]
+    with redis.Redis(port=redis_cluster.ports[0]) as r:
+        slots = {t: int(r.execute_command("CLUSTER KEYSLOT", f"tute:{{{t}}}")) for t in ids}
+        assert slots == {t: int(r.execute_command("CLUSTER KEYSLOT", f"tute:{{{t}}}:x"))
+                         for t in ids}
+        global_slot = int(r.execute_command("CLUSTER KEYSLOT", "{tute:g}:due"))
+    node_of = {t: redis_cluster.node_of_slot(slot) for t, slot in slots.items()}
+    assert set(node_of.values()) == set(redis_cluster.ports)  # every node holds tables
+    assert global_slot == GLOBAL_SLOT
+    s = RedisStore.from_url(redis_cluster_url)
+    p = RedisStore.from_url(redis_cluster_url)
+    try:
+        now = time.time()
+        entries = {t: LobbyEntry(t, "parejas", 4, 3, 1000.0 + i) for i, t in enumerate(ids)}
+        for i, t in enumerate(ids):
+            await s.create(t, b"r1", f"CODE{i:04d}", entries[t] if i % 2 else None)
+        subs = {t: await p.subscribe(t) for t in ids}  # one reader per table, on its node
+        for i, t in enumerate(ids):
+            assert (await s.commit(t, 1, b"r2", [ev(1), ev(2)], idempotency_key="k",
+                                   response=b"first", lobby=entries[t] if i % 3 else None,
+                                   due_at=now - 1 if i % 4 == 0 else 0.0,
+                                   status="waiting" if i % 3 else "playing")).applied
+        for t in ids:
+            got = [await asyncio.wait_for(subs[t].__aiter__().__anext__(), 5) for _ in range(2)]
+            assert got == [ev(1), ev(2)]
+            await subs[t].close()
+        listed = [entries[t] for i, t in enumerate(ids) if i % 3]
+        assert await p.lobby("", 0, None, 50) == listed[::-1]
+        assert [await p.find_invite(f"CODE{i:04d}") for i in range(len(ids))] == ids
+        due = sorted(d.table_id for d in await p.claim_due(now, 5.0, 50))
+        assert due == sorted(t for i, t in enumerate(ids) if i % 4 == 0)
+        playing = sum(1 for i in range(len(ids)) if i % 3 == 0)
+        assert await p.count_tables() == {
+            "waiting": len(ids) - playing, "playing": playing, "finished": 0}
+        dup = await p.commit(ids[5], 1, b"again", [ev(1)], idempotency_key="k")
+        assert dup.duplicate_response == b"first"
+        assert all([await p.events_after(t, 0) == [ev(1), ev(2)] for t in ids])
+        # each table's keys sit on the node of its slot, the indexes on the global one
+        for port in redis_cluster.ports:
+            with redis.Redis(port=port) as r:
+                here = {k.decode() for k in r.keys("tute:*")}
+                expected = {f"tute:{{{t}}}{tail}" for t in ids if node_of[t] == port
+                            for tail in ("", ":x", ":i")}
+                assert here == expected
+                has_global = bool(r.keys("{tute:g}:*"))
+                assert has_global == (port == redis_cluster.node_of_slot(GLOBAL_SLOT))
+    finally:
+        await s.close()
+        await p.close()
+
+
+async def test_the_cluster_url(redis_cluster_url: str) -> None:
+    store = RedisStore.from_url(redis_cluster_url + "&retention=50&prefix=c")
+    try:
+        assert store.cluster and store.retention == 50
+        await store.create("t", b"r", "", None)
+        await store.ping()
+        assert await store.load("t") == (1, b"r")
+    finally:
+        await store.close()
+    plain = RedisStore.from_url(redis_cluster_url.replace("?cluster=1", "?cluster=0"))
+    assert not plain.cluster
+    await plain.close()
+    with pytest.raises(ValueError, match="database 0 only"):
+        RedisStore.from_url(redis_cluster_url.replace("/0?", "/1?"))
+    with pytest.raises(ValueError, match=r"redis://host:port\?cluster=1"):
+        RedisStore.from_url("unix:///tmp/redis.sock?cluster=1")
+
+
+async def test_a_node_down_fails_only_its_own_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One primary of the cluster is killed: calls about its tables fail fast with
+    StoreUnavailable, the others (and the lobby, the scheduler, repair) go on; it comes back
+    empty, and repair takes its tables out of the indexes."""
+    cluster = RedisClusterProcess(tmp_path / "cluster").start()
+    s = quick(RedisStore.from_url(cluster.url))
+    p = quick(RedisStore.from_url(cluster.url))
+    try:
+        home = cluster.node_of_slot(GLOBAL_SLOT)
+        first = cluster.node_of_slot(0)  # the node redis-py's client turns to first
+        assert first != home
+        node_of = {f"n{i}": cluster.node_of_slot(key_slot(b"n%d" % i)) for i in range(100)}
+        alive = next(t for t, port in node_of.items() if port == home)
+        lost = next(t for t, port in node_of.items() if port == first)
+        await born(p)
+        await s.create(alive, b"r", "", None)
+        await s.create(lost, b"r", "LOST2345", LobbyEntry(lost, "dos", 2, 1, 3.0))
+        crash_before_the_index_step(s, monkeypatch)
+        now = time.time()
+        with pytest.raises(Crash):
+            await s.commit(alive, 1, b"r2", [ev(1)], due_at=now - 1, status="playing")
+        victim = next(n for n in cluster.nodes if n.port == node_of[lost])
+        victim.kill()
+        t0 = time.monotonic()
+        with pytest.raises(StoreUnavailable):
+            await p.load(lost)
+        assert time.monotonic() - t0 < 1.5
+        assert await p.load(alive) == (2, b"r2")
+        await p.ping()  # the global slot's node answers: still serving
+        await asyncio.sleep(p.repair_after_s + 0.1)
+        claimed = await p.claim_due(time.time(), 30.0, 10)  # repair skips the lost node
+        assert [d.table_id for d in claimed] == [alive]
+        assert await p.count_tables() == {"waiting": 1, "playing": 1, "finished": 0}
+        victim.start(same_port=True)  # no persistence: back without its tables
+        async with asyncio.timeout(20):
+            while not all(cluster._state_ok(port) for port in cluster.ports):
+                await asyncio.sleep(0.1)
+        await p.repair()
+        assert await p.load(lost) is None
+        assert await p.lobby("", 0, None, 10) == []
+        assert await p.find_invite("LOST2345") is None
+        assert await p.count_tables() == {"waiting": 0, "playing": 1, "finished": 0}
+    finally:
+        await s.close()
+        await p.close()
+        cluster.stop()
