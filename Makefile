@@ -92,7 +92,7 @@ proto: $(STAMP) ## regenerate the Python code and .pyi stubs of protos/tute/v1
 	$(PROTOC) $(PROTO_SRC)
 
 system-deps: ## install redis-server (Debian) when it is missing
-	@command -v redis-server >/dev/null 2>&1 || { \
+	@command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 || { \
 		echo "installing redis-server"; \
 		$(SUDO) apt-get update && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; \

@@ -21,7 +21,7 @@ class Settings:
     metrics_port: int = 9464
     """0 disables the metrics endpoint."""
     store: str = "memory"
-    """``memory`` or ``redis://host:port/db``."""
+    """``memory``, ``redis://host:port/db`` or ``redis://node:port?cluster=1`` (Redis Cluster)."""
     log_format: str = "auto"
     """``json``, ``console`` or ``auto`` (console on a terminal, JSON otherwise)."""
     log_level: str = "info"
@@ -47,7 +47,7 @@ _HELP = {
     "host": "interface to listen on",
     "port": "gRPC port (0: pick a free one and print it)",
     "metrics_port": "Prometheus metrics port (0: off)",
-    "store": "'memory' or redis://host:port/db",
+    "store": "'memory', redis://host:port/db, or redis://node:port?cluster=1 for Redis Cluster",
     "log_format": "json, console or auto",
     "log_level": "debug, info, warning or error",
     "max_tables": "refuse new tables past this many (RESOURCE_EXHAUSTED)",
