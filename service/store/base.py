@@ -12,6 +12,7 @@ so that it runs on a Redis Cluster; a crash in between is repaired from the tabl
 from __future__ import annotations
 
 import abc
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Mapping, Sequence
 
@@ -93,6 +94,50 @@ class SubscriptionEnded(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class QueueSubscription(Subscription):
+    """A watcher's bounded queue of events, shared by the stores: the store pushes, the
+    watcher iterates; a watcher ``limit`` events behind, or interrupted, is ended with the
+    reason (its queue holds the reason last, after the events it did receive)."""
+
+    def __init__(self, limit: int) -> None:
+        self._queue: asyncio.Queue[StoredEvent | str] = asyncio.Queue(limit + 1)
+        self._limit = limit
+        self._ended = False
+
+    @abc.abstractmethod
+    def _detach(self) -> None:
+        """Stop delivering to this subscription (the store's side)."""
+
+    def push(self, event: StoredEvent) -> None:
+        if self._ended:
+            return  # the rest of a batch after it ended
+        if self._queue.qsize() >= self._limit:
+            self.end("behind")
+        else:
+            self._queue.put_nowait(event)
+
+    def end(self, reason: str) -> None:
+        """Detach, and make the iteration stop with SubscriptionEnded(reason)."""
+        if not self._ended:
+            self._ended = True
+            self._detach()
+            self._queue.put_nowait(reason)
+
+    def interrupt(self) -> None:
+        self.end("shutdown")
+
+    async def __aiter__(self) -> AsyncIterator[StoredEvent]:
+        while True:
+            event = await self._queue.get()
+            if isinstance(event, str):
+                raise SubscriptionEnded(event)
+            yield event
+
+    async def close(self) -> None:
+        self._ended = True
+        self._detach()
 
 
 class Store(abc.ABC):

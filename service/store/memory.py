@@ -7,19 +7,18 @@ too far behind is cut off and resumes from its last sequence number.
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 
 from .base import (
     CommitOutcome,
     DueItem,
     LobbyCursor,
     LobbyEntry,
+    QueueSubscription,
     Store,
     StoredEvent,
     Subscription,
-    SubscriptionEnded,
 )
 
 QUEUE_LIMIT = 10_000
@@ -40,35 +39,12 @@ class _Table:
         self.status = "waiting"
 
 
-class _MemorySubscription(Subscription):
+class _MemorySubscription(QueueSubscription):
     def __init__(self, table: _Table) -> None:
+        super().__init__(QUEUE_LIMIT)
         self._table = table
-        self._queue: asyncio.Queue[StoredEvent | str] = asyncio.Queue(QUEUE_LIMIT + 1)
 
-    def push(self, event: StoredEvent) -> None:
-        if self not in self._table.subscribers:
-            return  # already ended (the rest of a batch): its queue holds the reason last
-        if self._queue.qsize() >= QUEUE_LIMIT:
-            self._end("behind")
-        else:
-            self._queue.put_nowait(event)
-
-    def _end(self, reason: str) -> None:
-        self._table.subscribers.discard(self)
-        self._queue.put_nowait(reason)
-
-    def interrupt(self) -> None:
-        if self in self._table.subscribers:
-            self._end("shutdown")
-
-    async def __aiter__(self) -> AsyncIterator[StoredEvent]:
-        while True:
-            event = await self._queue.get()
-            if isinstance(event, str):
-                raise SubscriptionEnded(event)
-            yield event
-
-    async def close(self) -> None:
+    def _detach(self) -> None:
         self._table.subscribers.discard(self)
 
 

@@ -180,11 +180,11 @@ from .base import (
     DueItem,
     LobbyCursor,
     LobbyEntry,
+    QueueSubscription,
     Store,
     StoredEvent,
     StoreUnavailable,
     Subscription,
-    SubscriptionEnded,
 )
 
 log = structlog.get_logger("tute.store.redis")
@@ -492,35 +492,12 @@ def _event_from_entry(entry_id: bytes, fields: dict[bytes, bytes]) -> StoredEven
     seq = int(entry_id.split(b"-", 1)[0])
     private = {int(k): v for k, v in fields.items() if k != b"p"}
     return StoredEvent(seq, fields.get(b"p", b""), private)
-class _RedisSubscription(Subscription):
+class _RedisSubscription(QueueSubscription):
     def __init__(self, reader: _Reader) -> None:
+        super().__init__(QUEUE_LIMIT)
         self._reader = reader
-        self._queue: asyncio.Queue[StoredEvent | str] = asyncio.Queue(QUEUE_LIMIT + 1)
 
-    def push(self, event: StoredEvent) -> None:
-        if self not in self._reader.subs:
-            return  # already ended: its queue holds the reason last
-        if self._queue.qsize() >= QUEUE_LIMIT:
-            self._end("behind")
-        else:
-            self._queue.put_nowait(event)
-
-    def _end(self, reason: str) -> None:
-        self._reader.discard(self)
-        self._queue.put_nowait(reason)
-
-    def interrupt(self) -> None:
-        if self in self._reader.subs:
-            self._end("shutdown")
-
-    async def __aiter__(self) -> AsyncIterator[StoredEvent]:
-        while True:
-            event = await self._queue.get()
-            if isinstance(event, str):
-                raise SubscriptionEnded(event)
-            yield event
-
-    async def close(self) -> None:
+    def _detach(self) -> None:
         self._reader.discard(self)
 
 
@@ -550,7 +527,7 @@ class _Reader:
 
     def end_all(self, reason: str) -> None:
         for sub in list(self.subs):
-            sub._end(reason)
+            sub.end(reason)
         self.stop()
 
     async def _xread(self, stream: str) -> _XReadReply:
