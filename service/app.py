@@ -69,6 +69,9 @@ if TYPE_CHECKING:
 log = structlog.get_logger("tute.app")
 
 MAX_RETRIES = 16
+PRESENCE_TTL_S = 30.0
+"""A seated watcher counts as connected this long after its replica last refreshed it (every
+third of this), so a crashed replica's watchers fade out by themselves."""
 MAX_ID = 64
 MAX_NAME = 32
 MAX_REQUEST_ID = 64
@@ -108,8 +111,9 @@ class TuteApp:
         self._rng = random.Random(secrets.randbits(64))
         self._subs: set[Subscription] = set()
         self._streams_per_table: Counter[str] = Counter()
-        self._present: dict[str, Counter[int]] = {}
-        """Per table: the seats with an open WatchTable stream on this replica."""
+        self._watchers: dict[str, tuple[str, int]] = {}
+        """This replica's seated WatchTable streams: watcher id -> (table id, seat)."""
+        self._presence_refreshed = 0.0
         self._closing = False
         self._wake = asyncio.Event()
         self.healthy = True
@@ -126,7 +130,9 @@ class TuteApp:
             raise InvalidArgument(f"{field} is not a table id", field=field)
         return table_id
 
-    async def load(self, table_id: str) -> TableRecord:
+    async def load(self, table_id: str, *, presence: bool = True) -> TableRecord:
+        """The table's record; with ``presence``, also which seats are connected (on any
+        replica) for the views built from it."""
         self.check_table_id(table_id)
         found = await self.store.load(table_id)
         if found is None:
@@ -134,18 +140,15 @@ class TuteApp:
         version, data = found
         rec = decode_record(data)
         rec.version = version
+        if presence:
+            rec.connected = await self.store.present_seats(table_id, self.clock())
         return rec
 
-    def connected(self, table_id: str) -> frozenset[int]:
-        """Seats whose player has an open WatchTable stream (on this replica)."""
-        present = self._present.get(table_id)
-        return frozenset(present) if present else frozenset()
-
     def _view(self, rec: TableRecord, seat: int | None) -> view_pb2.TableView:
-        return convert.view_to_proto(rec, seat, connected=self.connected(rec.table_id))
+        return convert.view_to_proto(rec, seat, connected=rec.connected)
 
     def _table(self, rec: TableRecord) -> table_pb2.Table:
-        return convert.table_to_proto(rec, connected=self.connected(rec.table_id))
+        return convert.table_to_proto(rec, connected=rec.connected)
 
     @staticmethod
     def seat_of(rec: TableRecord, token: str | None) -> int | None:
@@ -316,7 +319,7 @@ class TuteApp:
     def _start_match(self, rec: TableRecord) -> list[convert.EventVariants]:
         rec.state = engine.new_match(rec.rules, random.Random(secrets.randbits(64)))
         rec.status = PLAYING
-        started = convert.match_started_event(rec, connected=self.connected(rec.table_id))
+        started = convert.match_started_event(rec, connected=rec.connected)
         variants = [convert.EventVariants(started, {})]
         variants += convert.engine_events_to_proto(
             rec.state, rec.state, engine.opening_events(rec.state)
@@ -402,7 +405,7 @@ class TuteApp:
         elif rec.seats[seat].occupant != EMPTY:
             raise FailedPrecondition("that seat is taken", reason="SEAT_TAKEN")
         rec.seats[seat] = SeatInfo(occupant, name, token_hash, level)
-        joined = convert.seat_joined_event(rec, seat, connected=self.connected(rec.table_id))
+        joined = convert.seat_joined_event(rec, seat, connected=rec.connected)
         variants = [convert.EventVariants(joined, {})]
         if not rec.free_seats():
             variants += self._start_match(rec)
@@ -588,8 +591,12 @@ class TuteApp:
             raise NotFound("no such table", reason="TABLE_NOT_FOUND") from None
         self._subs.add(sub)
         self._streams_per_table[table_id] += 1
+        watcher = secrets.token_hex(8)
         if seat is not None:
-            self._present.setdefault(table_id, Counter())[seat] += 1
+            self._watchers[watcher] = (table_id, seat)
+            await self.store.set_presence(
+                table_id, watcher, seat, self.clock() + PRESENCE_TTL_S
+            )
         self.metrics.watch_streams.inc()
         try:
             rec = await self.load(table_id)  # after subscribing: nothing falls in between
@@ -650,13 +657,9 @@ class TuteApp:
             self._streams_per_table[table_id] -= 1
             if not self._streams_per_table[table_id]:
                 del self._streams_per_table[table_id]
-            if seat is not None:
-                present = self._present[table_id]
-                present[seat] -= 1
-                if not present[seat]:
-                    del present[seat]
-                if not present:
-                    del self._present[table_id]
+            if self._watchers.pop(watcher, None) is not None:
+                with contextlib.suppress(Exception):
+                    await self.store.clear_presence(table_id, watcher)
             self.metrics.watch_streams.dec()
             with contextlib.suppress(Exception):
                 await sub.close()
@@ -683,6 +686,12 @@ class TuteApp:
                         await self.run_due(item.table_id)
                     except ServiceError as exc:
                         log.debug("due_item_skipped", table_id=item.table_id, error=exc.message)
+                if now - self._presence_refreshed > PRESENCE_TTL_S / 3:
+                    self._presence_refreshed = now
+                    for watcher, (table_id, seat) in list(self._watchers.items()):
+                        await self.store.set_presence(
+                            table_id, watcher, seat, now + PRESENCE_TTL_S
+                        )
                 if now - last_gauge > 2.0:
                     last_gauge = now
                     for state, n in (await self.store.count_tables()).items():
@@ -705,7 +714,7 @@ class TuteApp:
 
     async def run_due(self, table_id: str) -> None:
         """Play a bot's turn or a timed-out turn at one table, exactly once (CAS)."""
-        rec = await self.load(table_id)
+        rec = await self.load(table_id, presence=False)
         state = rec.state
         if rec.status != PLAYING or state is None:
             return

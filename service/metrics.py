@@ -141,6 +141,19 @@ class TimedStore(Store):
     async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:
         return await self._timed("claim_due", self.inner.claim_due(now, lease_s, limit))
 
+    async def set_presence(
+        self, table_id: str, watcher: str, seat: int, expires_at: float
+    ) -> None:
+        await self._timed(
+            "set_presence", self.inner.set_presence(table_id, watcher, seat, expires_at)
+        )
+
+    async def clear_presence(self, table_id: str, watcher: str) -> None:
+        await self._timed("clear_presence", self.inner.clear_presence(table_id, watcher))
+
+    async def present_seats(self, table_id: str, now: float) -> frozenset[int]:
+        return await self._timed("present_seats", self.inner.present_seats(table_id, now))
+
     async def next_due(self) -> float | None:
         return await self.inner.next_due()
 

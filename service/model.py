@@ -73,6 +73,9 @@ class TableRecord:
     forfeited_seat: int = -1
     auto_played: int = 0
     """Cards of the current hand the server played on timeout (a mask over card numbers)."""
+    connected: frozenset[int] = frozenset()
+    """Seats with an open WatchTable stream on some replica, when the record was loaded
+    (from the store's presence; never stored in the record)."""
 
     def free_seats(self) -> list[int]:
         return [i for i, s in enumerate(self.seats) if s.occupant == EMPTY]

@@ -213,6 +213,22 @@ class Store(abc.ABC):
         """How many tables are stored, by status (for limits and metrics)."""
 
     @abc.abstractmethod
+    async def set_presence(
+        self, table_id: str, watcher: str, seat: int, expires_at: float
+    ) -> None:
+        """``watcher`` (one open WatchTable stream of a seated player, on any replica) watches
+        as ``seat`` until ``expires_at``; the replica refreshes it while the stream is open, so
+        a crashed replica's watchers fade out by themselves."""
+
+    @abc.abstractmethod
+    async def clear_presence(self, table_id: str, watcher: str) -> None:
+        """The watcher's stream ended."""
+
+    @abc.abstractmethod
+    async def present_seats(self, table_id: str, now: float) -> frozenset[int]:
+        """Seats with at least one watcher whose presence has not expired at ``now``."""
+
+    @abc.abstractmethod
     async def ping(self) -> None:
         """Raise StoreUnavailable when the store cannot be reached."""
 

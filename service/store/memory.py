@@ -26,7 +26,14 @@ QUEUE_LIMIT = 10_000
 
 class _Table:
     __slots__ = (
-        "events", "expires_at", "idempotency", "record", "status", "subscribers", "version"
+        "events",
+        "expires_at",
+        "idempotency",
+        "presence",
+        "record",
+        "status",
+        "subscribers",
+        "version",
     )
 
     def __init__(self, record: bytes) -> None:
@@ -37,6 +44,7 @@ class _Table:
         self.subscribers: set[_MemorySubscription] = set()
         self.expires_at = 0.0
         self.status = "waiting"
+        self.presence: dict[str, tuple[int, float]] = {}
 
 
 class _MemorySubscription(QueueSubscription):
@@ -191,6 +199,24 @@ class MemoryStore(Store):
         for t in self._tables.values():
             counts[t.status] = counts.get(t.status, 0) + 1
         return counts
+
+    async def set_presence(
+        self, table_id: str, watcher: str, seat: int, expires_at: float
+    ) -> None:
+        t = self._get(table_id)
+        if t is not None:
+            t.presence[watcher] = (seat, expires_at)
+
+    async def clear_presence(self, table_id: str, watcher: str) -> None:
+        t = self._get(table_id)
+        if t is not None:
+            t.presence.pop(watcher, None)
+
+    async def present_seats(self, table_id: str, now: float) -> frozenset[int]:
+        t = self._get(table_id)
+        if t is None:
+            return frozenset()
+        return frozenset(seat for seat, until in t.presence.values() if until > now)
 
     async def ping(self) -> None:
         return None

@@ -759,6 +759,9 @@ class RedisStore(Store):
     def _k_idem(self, table_id: str) -> str:
         return f"{self._prefix}:{{{table_id}}}:i"
 
+    def _k_presence(self, table_id: str) -> str:
+        return f"{self._prefix}:{{{table_id}}}:p"
+
     @contextlib.asynccontextmanager
     async def _call(self) -> AsyncIterator[None]:
         """Around every call: "cannot be reached" becomes StoreUnavailable; on a Cluster, at
@@ -939,6 +942,33 @@ class RedisStore(Store):
         if len(reply) > 2:
             return CommitOutcome(False, version, reply[2])
         return CommitOutcome(False, max(version, 0))
+
+    async def set_presence(
+        self, table_id: str, watcher: str, seat: int, expires_at: float
+    ) -> None:
+        # A sorted set in the table's slot: member "<seat>:<watcher>", score its expiry. The
+        # key itself expires a while after the last refresh, with the table's other keys gone.
+        key = self._k_presence(table_id)
+        async with self._call():
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.zadd(key, {f"{seat}:{watcher}": expires_at})
+            pipe.zremrangebyscore(key, "-inf", repr(time.time()))
+            pipe.expire(key, max(1, int(expires_at - time.time()) + 60))
+            await pipe.execute()
+
+    async def clear_presence(self, table_id: str, watcher: str) -> None:
+        key = self._k_presence(table_id)
+        async with self._call():
+            members = cast(list[bytes], await self._redis.zrange(key, 0, -1))
+            gone = [m for m in members if m.split(b":", 1)[-1] == watcher.encode()]
+            if gone:
+                await self._redis.zrem(key, *gone)
+
+    async def present_seats(self, table_id: str, now: float) -> frozenset[int]:
+        async with self._call():
+            members = cast(list[bytes], await self._redis.zrangebyscore(
+                self._k_presence(table_id), f"({now!r}", "+inf"))
+        return frozenset(int(m.split(b":", 1)[0]) for m in members)
 
     async def idempotent_response(self, table_id: str, idempotency_key: str) -> bytes | None:
         async with self._call():

@@ -27,10 +27,7 @@ from .matchplay import Watcher, kind
 Stub = service_pb2_grpc.TuteServiceStub
 
 LATENCY_S = 0.002
-_STORE_METHODS = (
-    "create", "load", "find_invite", "commit", "idempotent_response", "events_after",
-    "subscribe", "lobby", "claim_due", "next_due", "count_tables", "ping", "close",
-)
+_STORE_METHODS = tuple(sorted(Store.__abstractmethods__ | {"close"}))
 
 
 def _suspending(name: str):  # type: ignore[no-untyped-def]

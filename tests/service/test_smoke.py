@@ -70,3 +70,44 @@ async def test_seats_show_connected_while_their_stream_is_open(stub) -> None:  #
             break
         await asyncio.sleep(0.01)
     assert not v.seats[0].connected
+
+
+async def test_a_seat_watching_on_one_replica_shows_connected_on_another() -> None:
+    import asyncio
+
+    from service.server import create_server
+    from service.store.memory import MemoryStore
+    from tute.v1 import service_pb2_grpc
+
+    from .conftest import FAST
+
+    shared = MemoryStore()
+    a, b = await create_server(FAST, shared), await create_server(FAST, shared)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{a.port}") as ca, \
+                grpc.aio.insecure_channel(f"127.0.0.1:{b.port}") as cb:
+            stub_a = service_pb2_grpc.TuteServiceStub(ca)
+            stub_b = service_pb2_grpc.TuteServiceStub(cb)
+            created = await stub_a.CreateTable(
+                service_pb2.CreateTableRequest(
+                    rules=rules_pb2.Rules(preset="tres"), take_seat=True, seat=2,
+                    display_name="ana",
+                )
+            )
+            stream = stub_a.WatchTable(
+                service_pb2.WatchTableRequest(table_id=created.table_id),
+                metadata=auth(created.seat_token),
+            )
+            assert (await stream.read()).HasField("snapshot")
+            v = await view_of(stub_b, created.table_id, None)
+            assert [s.connected for s in v.seats] == [False, False, True]
+            stream.cancel()
+            for _ in range(100):
+                v = await view_of(stub_b, created.table_id, None)
+                if not v.seats[2].connected:
+                    break
+                await asyncio.sleep(0.01)
+            assert not v.seats[2].connected
+    finally:
+        await a.shutdown()
+        await b.shutdown()

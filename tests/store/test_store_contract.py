@@ -339,3 +339,22 @@ async def test_a_watcher_too_far_behind_is_ended(
 
 async def test_ping(stores: Stores) -> None:
     await stores.store.ping()
+
+
+async def test_presence_of_watchers_across_replicas(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    await s.create("pr", b"r", "", None)
+    now = time.time()
+    assert await p.present_seats("pr", now) == frozenset()
+    await s.set_presence("pr", "w1", 0, now + 30)
+    await p.set_presence("pr", "w2", 2, now + 30)
+    await p.set_presence("pr", "w3", 2, now + 30)  # a second stream of the same seat
+    await s.set_presence("pr", "w4", 1, now + 0.2)  # a crashed replica's watcher: not renewed
+    assert await p.present_seats("pr", now) == frozenset({0, 1, 2})
+    await asyncio.sleep(0.3)
+    assert await s.present_seats("pr", time.time()) == frozenset({0, 2})
+    await s.clear_presence("pr", "w2")
+    assert await p.present_seats("pr", time.time()) == frozenset({0, 2})
+    await p.clear_presence("pr", "w3")
+    await s.clear_presence("pr", "w1")
+    assert await s.present_seats("pr", time.time()) == frozenset()
