@@ -460,6 +460,24 @@ def _guard(where: str) -> Iterator[None]:
         if _unavailable(exc):
             raise StoreUnavailable(f"{where}: {exc or type(exc).__name__}") from exc
         raise
+    except AttributeError as exc:
+        # redis-py's Cluster client can close a node's connections (a topology refresh after a
+        # connection error) under a call that is still connecting: its writer is then None.
+        # The call never reached Redis; it is a transient connection failure, nothing else.
+        if _raised_in_redis_connection(exc):
+            raise StoreUnavailable(f"{where}: connection reset while connecting") from exc
+        raise
+
+
+def _raised_in_redis_connection(exc: BaseException) -> bool:
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    return last is not None and last.tb_frame.f_code.co_filename.endswith(
+        ("redis/asyncio/connection.py", "redis\\asyncio\\connection.py")
+    )
 
 
 _XReadReply = list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None
