@@ -21,20 +21,22 @@ are never in :func:`engine.legal_actions`, which lists what a player may choose.
 
 from __future__ import annotations
 
+from typing import Final
+
 from .cards import SUIT_LETTERS, card_text, parse_card, parse_suit
 from .errors import InvalidInput
 
 Action = int
 
-SING = 40
+SING: Final = 40
 """``SING + suit`` sings that suit."""
-TUTE_12 = 44
-TUTE_11 = 45
-EXCHANGE = 46
-TIMEOUT = 47
-FORFEIT = 48
-NUM_ACTIONS = 49
-SYSTEM_ACTIONS = (TIMEOUT, FORFEIT)
+TUTE_12: Final = 44
+TUTE_11: Final = 45
+EXCHANGE: Final = 46
+TIMEOUT: Final = 47
+FORFEIT: Final = 48
+NUM_ACTIONS: Final = 49
+SYSTEM_ACTIONS: Final = (TIMEOUT, FORFEIT)
 
 
 def is_card(action: Action) -> bool:

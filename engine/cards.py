@@ -24,6 +24,7 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Final
 
 from .errors import InvalidInput
 
@@ -33,28 +34,28 @@ Mask = int
 """A set of cards as a bit mask over card numbers."""
 
 OROS, COPAS, ESPADAS, BASTOS = 0, 1, 2, 3
-SUITS: tuple[int, ...] = (OROS, COPAS, ESPADAS, BASTOS)
-SUIT_LETTERS = "OCEB"
-SUIT_NAMES = ("oros", "copas", "espadas", "bastos")
+SUITS: Final[tuple[int, ...]] = (OROS, COPAS, ESPADAS, BASTOS)
+SUIT_LETTERS: Final = "OCEB"
+SUIT_NAMES: Final = ("oros", "copas", "espadas", "bastos")
 
-RANKS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 10, 11, 12)
+RANKS: Final[tuple[int, ...]] = (1, 2, 3, 4, 5, 6, 7, 10, 11, 12)
 """Ranks in card-number order inside a suit (not in strength order)."""
 SOTA, CABALLO, REY = 10, 11, 12
 
 _STRENGTH_BY_RANK = {2: 0, 4: 1, 5: 2, 6: 3, 7: 4, 10: 5, 11: 6, 12: 7, 3: 8, 1: 9}
 _POINTS_BY_RANK = {1: 11, 3: 10, 12: 4, 11: 3, 10: 2}
 
-ALL_CARDS: tuple[Card, ...] = tuple(range(40))
-FULL_PACK: Mask = (1 << 40) - 1
+ALL_CARDS: Final[tuple[Card, ...]] = tuple(range(40))
+FULL_PACK: Final[Mask] = (1 << 40) - 1
 
-SUIT_OF: tuple[int, ...] = tuple(c // 10 for c in ALL_CARDS)
-RANK_OF: tuple[int, ...] = tuple(RANKS[c % 10] for c in ALL_CARDS)
-STRENGTH: tuple[int, ...] = tuple(_STRENGTH_BY_RANK[RANK_OF[c]] for c in ALL_CARDS)
-POINTS: tuple[int, ...] = tuple(_POINTS_BY_RANK.get(RANK_OF[c], 0) for c in ALL_CARDS)
-BIT: tuple[Mask, ...] = tuple(1 << c for c in ALL_CARDS)
-SUIT_MASK: tuple[Mask, ...] = tuple(0x3FF << (10 * s) for s in SUITS)
+SUIT_OF: Final[tuple[int, ...]] = tuple(c // 10 for c in ALL_CARDS)
+RANK_OF: Final[tuple[int, ...]] = tuple(RANKS[c % 10] for c in ALL_CARDS)
+STRENGTH: Final[tuple[int, ...]] = tuple(_STRENGTH_BY_RANK[RANK_OF[c]] for c in ALL_CARDS)
+POINTS: Final[tuple[int, ...]] = tuple(_POINTS_BY_RANK.get(RANK_OF[c], 0) for c in ALL_CARDS)
+BIT: Final[tuple[Mask, ...]] = tuple(1 << c for c in ALL_CARDS)
+SUIT_MASK: Final[tuple[Mask, ...]] = tuple(0x3FF << (10 * s) for s in SUITS)
 
-STRONGER: tuple[Mask, ...] = tuple(
+STRONGER: Final[tuple[Mask, ...]] = tuple(
     sum(BIT[d] for d in ALL_CARDS if SUIT_OF[d] == SUIT_OF[c] and STRENGTH[d] > STRENGTH[c])
     for c in ALL_CARDS
 )
@@ -71,7 +72,7 @@ def card_text(card: Card) -> str:
     return f"{RANK_OF[card]}{SUIT_LETTERS[SUIT_OF[card]]}"
 
 
-_CARD_BY_TEXT = {card_text(c): c for c in ALL_CARDS}
+_CARD_BY_TEXT: Final = {card_text(c): c for c in ALL_CARDS}
 
 
 def parse_card(text: str) -> Card:
@@ -94,7 +95,7 @@ def parse_suit(text: str) -> int:
 
 
 # Mask → tuple of cards, by 10-bit chunks: four lookups instead of a bit loop.
-_CHUNK: tuple[tuple[tuple[Card, ...], ...], ...] = tuple(
+_CHUNK: Final[tuple[tuple[tuple[Card, ...], ...], ...]] = tuple(
     tuple(tuple(s * 10 + i for i in range(10) if m >> i & 1) for m in range(1024)) for s in SUITS
 )
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from . import actions as A
 from .cards import (
@@ -70,20 +70,20 @@ from .state import OVER, PLAYING, State
 _new_state = tuple.__new__
 """Builds a State from a tuple in field order: the hot paths rebuild only what changed."""
 
-PACK_4P: tuple[Card, ...] = tuple(range(40))
-PACK_3P: tuple[Card, ...] = tuple(c for c in range(40) if c != card_of(0, 2))
+PACK_4P: Final[tuple[Card, ...]] = tuple(range(40))
+PACK_3P: Final[tuple[Card, ...]] = tuple(c for c in range(40) if c != card_of(0, 2))
 """3p plays without the 2 of oros (RULES.md §2)."""
 
-_KINGS = sum(BIT[card_of(s, 12)] for s in range(4))
-_KNIGHTS = sum(BIT[card_of(s, 11)] for s in range(4))
-_PAIR = tuple(BIT[card_of(s, 12)] | BIT[card_of(s, 11)] for s in range(4))
-_SEVEN = tuple(card_of(s, 7) for s in range(4))
-_TWO = tuple(card_of(s, 2) for s in range(4))
-_SWAP_SEVEN_FOR = frozenset((1, 3, 12, 11, 10))
-_SWAP_TWO_FOR = frozenset((4, 5, 6, 7))
+_KINGS: Final = sum(BIT[card_of(s, 12)] for s in range(4))
+_KNIGHTS: Final = sum(BIT[card_of(s, 11)] for s in range(4))
+_PAIR: Final = tuple(BIT[card_of(s, 12)] | BIT[card_of(s, 11)] for s in range(4))
+_SEVEN: Final = tuple(card_of(s, 7) for s in range(4))
+_TWO: Final = tuple(card_of(s, 2) for s in range(4))
+_SWAP_SEVEN_FOR: Final = frozenset((1, 3, 12, 11, 10))
+_SWAP_TWO_FOR: Final = frozenset((4, 5, 6, 7))
 
 # Cheapest-card order of §11: (points, is trump, strength, suit) as one integer per trump.
-_CHEAP_KEY: tuple[tuple[int, ...], ...] = tuple(
+_CHEAP_KEY: Final[tuple[tuple[int, ...], ...]] = tuple(
     tuple(
         POINTS[c] * 1000 + (100 if SUIT_OF[c] == t else 0) + STRENGTH[c] * 10 + SUIT_OF[c]
         for c in range(40)
@@ -235,9 +235,9 @@ def _deal(state: State, hand_no: int, dealer: int) -> State:
     )
 
 
-_HAND_NO = State._fields.index("hand_no")
-_DEALER = State._fields.index("dealer")
-_TRUMP = State._fields.index("trump")
+_HAND_NO: Final = State._fields.index("hand_no")
+_DEALER: Final = State._fields.index("dealer")
+_TRUMP: Final = State._fields.index("trump")
 assert State._fields[_HAND_NO : _DEALER + 1] == ("hand_no", "game_no", "dealer")
 assert State._fields[_TRUMP:] == (
     "trump", "trump_card", "stock", "leader", "trick_no", "history", "won_points",
@@ -485,7 +485,7 @@ States are immutable, so when :func:`apply` gets the very same state object (the
 """
 
 
-_SUIT_BASE = sum(1 << (10 * s) for s in range(4))
+_SUIT_BASE: Final = sum(1 << (10 * s) for s in range(4))
 """Bit 10*s: ``hand >> 9 & hand >> 8 & _SUIT_BASE`` has bit 10*s when 12s and 11s are held."""
 
 
@@ -575,26 +575,26 @@ def _play(
     return _finish_trick(state, tuple(hands), trick, state.public & ~bit, events)
 
 
-_PLAY_FIELDS = State._fields.index("hands")
+_PLAY_FIELDS: Final = State._fields.index("hands")
 assert State._fields[_PLAY_FIELDS:] == (
     "hands", "trick", "turn", "public", "window_used", "exchanged", "turn_id"
 )
-_SEAT_ORDER = {n: tuple(tuple((lead + i) % n for i in range(n)) for lead in range(n))
+_SEAT_ORDER: Final = {n: tuple(tuple((lead + i) % n for i in range(n)) for lead in range(n))
                for n in (2, 3, 4)}
 """``_SEAT_ORDER[players][leader]``: the seats in play order of a trick."""
-_TRICK_FIELDS = State._fields.index("stock")
+_TRICK_FIELDS: Final = State._fields.index("stock")
 assert State._fields[_TRICK_FIELDS:_PLAY_FIELDS] == (
     "stock", "leader", "trick_no", "history", "won_points", "tricks_won", "last_trick_of",
     "cantes", "sung_suits", "sang_twenty", "held_at_win",
 )
-_CARD_PLAYED = tuple(
+_CARD_PLAYED: Final = tuple(
     tuple(tuple(CardPlayed(seat, c, auto) for c in range(40)) for seat in range(4))
     for auto in (False, True)
 )
 """Events are immutable, so the engine shares one CardPlayed per (auto, seat, card)."""
 
 
-_RULE_TEXT = {
+_RULE_TEXT: Final = {
     "must_follow_suit": "must follow suit ({led} led)",
     "must_beat": "must play a stronger card of the suit led ({led}) when holding one",
     "must_trump": "must trump ({trump}) when void in the suit led ({led})",
