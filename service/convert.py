@@ -572,9 +572,9 @@ def engine_events_to_proto(
 
     ``before`` is the state the action was applied to and ``after`` the result (for the
     opening deal, :func:`engine.opening_events`, pass the new state twice). They give the
-    context the engine events leave out: trick numbers, tricks won per side, the cantes of an
-    ended hand, the standing after it. ``sequence``, ``table_version`` and ``time`` are left
-    unset for the caller. ``PlayerForfeited.reason`` is ``forfeit_reason``.
+    context the engine events leave out: trick numbers and the standing after a hand.
+    ``sequence``, ``table_version`` and ``time`` are left unset for the caller.
+    ``PlayerForfeited.reason`` is ``forfeit_reason``.
     """
     rules = before.rules
     n = rules.players
@@ -593,8 +593,6 @@ def engine_events_to_proto(
         elif isinstance(ev, TuteDeclared):
             by_tute = True
     trick_no = before.trick_no
-    tricks_won = list(before.tricks_won)
-    cantes = list(before.cantes)
     out: list[EventVariants] = []
     append = out.append
     for ev in events:
@@ -611,7 +609,6 @@ def engine_events_to_proto(
             for seat, card in ev.cards:
                 add(seat=seat, card=_CARD[card], timed_out=card == auto_card)
             winner_side = side[ev.winner]
-            tricks_won[winner_side] += 1
             taken = event_pb2.TrickTaken(
                 trick=trick,
                 winner_side=winner_side,
@@ -626,9 +623,7 @@ def engine_events_to_proto(
             timed_out = event_pb2.TurnTimedOut(seat=ev.seat, trick_number=trick_no)
             append(EventVariants(event_pb2.Event(turn_timed_out=timed_out)))
         elif isinstance(ev, CanteSung):
-            cante = (ev.seat, ev.suit, ev.points, trick_no)
-            cantes.append(cante)
-            sung = event_pb2.CanteSung(cante=_cante_msg(n, cante))
+            sung = event_pb2.CanteSung(cante=_cante_msg(n, (ev.seat, ev.suit, ev.points, trick_no)))
             append(EventVariants(event_pb2.Event(cante_sung=sung)))
         elif isinstance(ev, TuteDeclared):
             tute = event_pb2.TuteDeclared(tute=_tute_msg(n, ev.seat, ev.rank, ev.cards, trick_no))
