@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import Any, Final
+from hashlib import blake2b
+from typing import Any, Final, cast
 
 from . import actions as A
 from .cards import (
@@ -67,7 +68,7 @@ from .rules import (
 )
 from .state import OVER, PLAYING, State
 
-_new_state = tuple.__new__
+_new_state: Final = tuple.__new__
 """Builds a State from a tuple in field order: the hot paths rebuild only what changed."""
 
 PACK_4P: Final[tuple[Card, ...]] = tuple(range(40))
@@ -98,10 +99,38 @@ def pack_for(rules: Rules) -> tuple[Card, ...]:
 
 
 def deck_for_hand(state_seed: int, hand_no: int, rules: Rules) -> tuple[Card, ...]:
-    """The shuffled pack of hand ``hand_no`` drawn from the match seed (deterministic)."""
+    """The shuffled pack of hand ``hand_no`` drawn from the match seed (deterministic).
+
+    A Fisher-Yates shuffle driven by BLAKE2b(``tute/{seed}/{hand_no}``): the 64-byte digest
+    is eight 64-bit words, each decoded in mixed radix into five of the 39 swap positions.
+    Every permutation is as likely as any other to within 8 * 40**5 / 2**64 < 2**-34 (the
+    bias of reducing a 64-bit word), and nobody without the seed can tell one hand's pack
+    from the next one's.
+    """
+    digest = blake2b(b"tute/%d/%d" % (state_seed, hand_no)).digest()
     pack = list(pack_for(rules))
-    random.Random(f"tute/{state_seed}/{hand_no}").shuffle(pack)
+    i = len(pack) - 1
+    k = x = left = 0
+    while i > 0:
+        if not left:
+            x = int.from_bytes(digest[k : k + 8], "little")
+            k += 8
+            left = 5
+        r = i + 1
+        j = x % r
+        x //= r
+        left -= 1
+        c = pack[i]
+        pack[i] = pack[j]
+        pack[j] = c
+        i -= 1
     return tuple(pack)
+
+
+def _first_dealer(seed: int, players: int) -> int:
+    """The first dealer drawn from the match seed (``first_dealer = random``)."""
+    word = int.from_bytes(blake2b(b"tute/%d/dealer" % seed, digest_size=8).digest(), "little")
+    return word % players
 
 
 def _check_deck(rules: Rules, deck: Sequence[int]) -> tuple[Card, ...]:
@@ -135,7 +164,7 @@ def new_match(
     packs = tuple(_check_deck(rules, d) for d in decks)
     n = rules.players
     if rules.first_dealer == RANDOM_DEALER:
-        dealer = random.Random(f"tute/{seed}/dealer").randrange(n)
+        dealer = _first_dealer(seed, n)
     else:
         dealer = int(rules.first_dealer)
     zeros = (0,) * rules.sides
@@ -196,8 +225,12 @@ def _deal(state: State, hand_no: int, dealer: int) -> State:
         trump_card = deck[-1]
         stock = ()
         public = BIT[trump_card]
-    for i in range(dealt):
-        hands[(dealer + 1 + i) % n] |= BIT[deck[i]]
+    for p in range(n):
+        # One card at a time from the dealer's right: card i goes to seat dealer + 1 + i.
+        m = 0
+        for i in range(p, dealt, n):
+            m |= BIT[deck[i]]
+        hands[(dealer + 1 + p) % n] = m
     mano = (dealer + 1) % n
     zeros = (0,) * rules.sides
     dealt_hands = tuple(hands)
@@ -205,12 +238,10 @@ def _deal(state: State, hand_no: int, dealer: int) -> State:
     # field, and building the tuple at once is several times cheaper than _replace.
     return _new_state(
         State,
-        (
-            *state[:_HAND_NO],
-            hand_no,
-            state.game_no,
-            dealer,
-            *state[_DEALER + 1 : _TRUMP],
+        state[:_HAND_NO]
+        + (hand_no, state.game_no, dealer)
+        + state[_DEALER + 1 : _TRUMP]
+        + (
             SUIT_OF[trump_card],
             trump_card,
             stock,
@@ -457,9 +488,8 @@ def legal_actions(state: State, seat: int) -> tuple[int, ...]:
             return tuple(_declarations(state, seat))
         return ()
     if state.trick:
-        global _last_follow
         mask = _follow_cards(state, seat)[0]
-        _last_follow = (state, seat, mask)
+        _LAST_FOLLOW[0] = (state, seat, mask)
         return cards_of(mask)
     hand = state.hands[seat]
     cards = cards_of(hand)
@@ -477,8 +507,10 @@ def legal_actions(state: State, seat: int) -> tuple[int, ...]:
     return cards + tuple(_declarations(state, seat))
 
 
-_last_follow: tuple[State | None, int, Mask] = (None, -1, 0)
-"""The last follow turn :func:`legal_actions` answered: (state, seat, legal cards).
+_LAST_FOLLOW: Final[list[tuple[State | None, int, Mask]]] = [(None, -1, 0)]
+"""The last follow turn :func:`legal_actions` answered: (state, seat, legal cards), in a
+one-item list (a constant, so compiled code reads it without a module-dict lookup; the
+item is replaced whole, so a reader never sees half of one answer and half of another).
 
 States are immutable, so when :func:`apply` gets the very same state object (the usual
 ``legal_actions`` then ``apply`` pattern) it reuses the mask instead of computing it again.
@@ -538,7 +570,7 @@ def _play(
     if not hand & bit:
         raise IllegalAction("card_not_held", "that card is not in this seat's hand")
     if state.trick:
-        memo = _last_follow
+        memo = _LAST_FOLLOW[0]
         reuse = memo[0] is state and memo[1] == seat
         allowed = memo[2] if reuse else _follow_cards(state, seat)[0]
         if not allowed & bit:
@@ -550,32 +582,23 @@ def _play(
                 rule = "must_follow_suit"
             raise IllegalAction(rule, _RULE_TEXT[rule].format(
                 led=SUIT_NAMES[led_suit], trump=SUIT_NAMES[state.trump]))
-    hands = list(state.hands)
-    hands[seat] = hand & ~bit
-    trick = (*state.trick, card)
-    played = _CARD_PLAYED[auto][seat][card]
-    events: tuple[Event, ...] = (*pre, played) if pre else (played,)
+    hands = _with_item(state.hands, seat, hand & ~bit)
+    trick = state.trick + _ONE_CARD[card]
+    events = (*pre, _CARD_PLAYED[auto][seat][card]) if pre else _PLAYED[auto][seat][card]
     n = state.rules.players
     if len(trick) < n:
         # The per-play fields are the last ones of State: rebuild just that tail.
         new = _new_state(
             State,
-            (
-                *state[:_PLAY_FIELDS],
-                tuple(hands),
-                trick,
-                (seat + 1) % n,
-                state.public & ~bit,
-                0,
-                False,
-                state.turn_id + 1,
-            ),
+            state[:_PLAY_FIELDS]
+            + (hands, trick, (seat + 1) % n, state.public & ~bit, 0, False, state.turn_id + 1),
         )
         return new, events
-    return _finish_trick(state, tuple(hands), trick, state.public & ~bit, events)
+    return _finish_trick(state, hands, trick, state.public & ~bit, events)
 
 
 _PLAY_FIELDS: Final = State._fields.index("hands")
+assert _PLAY_FIELDS == 26, "_play copies fields 0..25 by position"
 assert State._fields[_PLAY_FIELDS:] == (
     "hands", "trick", "turn", "public", "window_used", "exchanged", "turn_id"
 )
@@ -592,6 +615,34 @@ _CARD_PLAYED: Final = tuple(
     for auto in (False, True)
 )
 """Events are immutable, so the engine shares one CardPlayed per (auto, seat, card)."""
+_PLAYED: Final = tuple(
+    tuple(tuple((e,) for e in row) for row in by_seat) for by_seat in _CARD_PLAYED
+)
+"""The same events as 1-tuples: what a card play that ends no trick returns."""
+_ONE_CARD: Final = tuple((c,) for c in range(40))
+_SEAT_CARD: Final = tuple(tuple((seat, c) for c in range(40)) for seat in range(4))
+"""(seat, card) pairs, shared by every TrickTaken."""
+
+
+def _with_item(t: tuple[Mask, ...], i: int, value: Mask) -> tuple[Mask, ...]:
+    """``t`` (per seat: 2, 3 or 4 items) with item ``i`` replaced by ``value``."""
+    r: tuple[object, ...] = t
+    v: object = value
+    out: tuple[object, ...]
+    if len(r) == 4:
+        if i == 0:
+            out = (v, r[1], r[2], r[3])
+        elif i == 1:
+            out = (r[0], v, r[2], r[3])
+        elif i == 2:
+            out = (r[0], r[1], v, r[3])
+        else:
+            out = (r[0], r[1], r[2], v)
+    elif len(r) == 3:
+        out = (v, r[1], r[2]) if i == 0 else (r[0], v, r[2]) if i == 1 else (r[0], r[1], v)
+    else:
+        out = (v, r[1]) if i == 0 else (r[0], v)
+    return cast(tuple[Mask, ...], out)
 
 
 _RULE_TEXT: Final = {
@@ -630,17 +681,22 @@ def _finish_trick(
     leader = state.leader
     winner = (leader + _trick_winner(trick, state.trump)) % n
     side = winner % 2 if n == 4 else winner
-    points = POINTS[trick[0]]
-    for c in trick[1:]:
+    points = 0
+    for c in trick:
         points += POINTS[c]
-    won = list(state.won_points)
-    won[side] += points
-    tricks = list(state.tricks_won)
-    tricks[side] += 1
-    last_of = list(state.last_trick_of)
-    last_of[side] = state.trick_no
-    played = tuple(zip(_SEAT_ORDER[n][leader], trick, strict=True))
-    events = (*events, TrickTaken(state.trick_no, winner, played, points))
+    won = _with_item(state.won_points, side, state.won_points[side] + points)
+    tricks = _with_item(state.tricks_won, side, state.tricks_won[side] + 1)
+    last_of = _with_item(state.last_trick_of, side, state.trick_no)
+    order = _SEAT_ORDER[n][leader]
+    pairs = _SEAT_CARD
+    if n == 4:
+        played: tuple[tuple[int, Card], ...] = (
+            pairs[order[0]][trick[0]], pairs[order[1]][trick[1]],
+            pairs[order[2]][trick[2]], pairs[order[3]][trick[3]],
+        )
+    else:
+        played = tuple([pairs[order[i]][trick[i]] for i in range(n)])
+    events = events + (TrickTaken(state.trick_no, winner, played, points),)
     held_at_win = hands_t
     stock = state.stock
     if stock:
@@ -659,15 +715,15 @@ def _finish_trick(
         hands_t = tuple(hands)
     new = _new_state(
         State,
-        (
-            *state[:_TRICK_FIELDS],
+        state[:_TRICK_FIELDS]
+        + (
             stock,
             winner,
             state.trick_no + 1,
-            (*state.history, (leader, trick, winner)),
-            tuple(won),
-            tuple(tricks),
-            tuple(last_of),
+            state.history + ((leader, trick, winner),),
+            won,
+            tricks,
+            last_of,
             state.cantes,
             state.sung_suits,
             state.sang_twenty,
