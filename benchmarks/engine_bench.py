@@ -8,8 +8,10 @@ run the same way as ``shared/perf-baseline/openspiel_bench.py``: OpenSpiel's
 ``oh_hell(players=4,num_suits=4,num_cards_per_suit=10,num_tricks_fixed=9)`` random games.
 
 With ``--compiled DIR`` the same loops run again in a subprocess whose ``engine`` is the
-same source compiled with mypyc (``make compile`` builds it into ``build/mypyc``), and the
-figures are reported beside the pure-Python ones (keys ending in ``_compiled``).
+same source compiled with mypyc (``make compile`` builds it into ``build/mypyc``): the build
+``make run`` serves with. The JSON's headline keys (``hands_per_s``,
+``ratio_parejas_vs_openspiel``, ...) are then the compiled build's, ``engine_build`` says
+so, and the pure-Python build's figures carry the suffix ``_python``.
 
 Prints a table, then as its last line one JSON object::
 
@@ -190,31 +192,37 @@ def main(argv: list[str] | None = None) -> None:
     os_runs = [
         r for r in (bench_openspiel(a.duration, 1000 + i) for i in range(a.reps)) if r is not None
     ]
-    result = measure_engine(a.presets, a.duration, a.reps)
-    result["engine_file"] = Path(engine.game.__file__).name
-    print_table("pure-Python engine (what tests and `make run` use)", result)
+    here = measure_engine(a.presets, a.duration, a.reps)
+    here_build = "mypyc" if compiled_here else "python"
+    print_table(f"engine imported here ({here_build}: {Path(engine.game.__file__).name})", here)
+    builds = {here_build: here}
     if a.compiled:
         comp = measure_compiled(a.compiled, a.presets, a.duration, a.reps)
         if not comp.pop("compiled"):
             raise SystemExit(f"{a.compiled} does not hold a compiled engine (make compile)")
-        print_table(f"the same engine compiled with mypyc ({a.compiled})", comp)
-        for key, value in comp.items():
-            result[f"{key}_compiled"] = value
+        print_table(f"the same engine compiled with mypyc ({a.compiled}; what `make run` serves)",
+                    comp)
+        builds["mypyc"] = comp
+    # The headline figures are the build the server runs (`make run` serves the compiled one);
+    # the pure-Python build's figures follow with the suffix _python.
+    headline = "mypyc" if "mypyc" in builds else "python"
+    result: dict[str, Any] = {"engine_build": headline, **builds[headline]}
+    if headline == "mypyc" and "python" in builds:
+        for key, value in builds["python"].items():
+            result[f"{key}_python"] = value
     if os_runs:
         os_hands = median(os_runs, "hands_per_s")
         result["openspiel_hands_per_s"] = round(os_hands, 1)
         result["openspiel_actions_per_s"] = round(median(os_runs, "actions_per_s"), 1)
         print(f"baseline, same run: OpenSpiel {OPENSPIEL_GAME}: {os_hands:.0f} games/s")
-        for suffix in ("", "_compiled"):
-            hands = result.get(f"hands_per_s{suffix}", {})
-            if "parejas" in hands:
-                viewed = result[f"hands_per_s_with_view{suffix}"]["parejas"]
-                ratio = round(hands["parejas"] / os_hands, 3)
-                ratio_view = round(viewed / os_hands, 3)
-                result[f"ratio_parejas{suffix}_vs_openspiel"] = ratio
-                result[f"ratio_parejas_with_view{suffix}_vs_openspiel"] = ratio_view
-                label = "compiled" if suffix else "pure"
-                print(f"parejas ({label}) / OpenSpiel: {ratio:.2f}x; with a view per action: "
+        for build, figures in builds.items():
+            suffix = "" if build == headline else f"_{build}"
+            if "parejas" in figures["hands_per_s"]:
+                ratio = round(figures["hands_per_s"]["parejas"] / os_hands, 3)
+                ratio_view = round(figures["hands_per_s_with_view"]["parejas"] / os_hands, 3)
+                result[f"ratio_parejas_vs_openspiel{suffix}"] = ratio
+                result[f"ratio_parejas_with_view_vs_openspiel{suffix}"] = ratio_view
+                print(f"parejas ({build}) / OpenSpiel: {ratio:.2f}x; with a view per action: "
                       f"{ratio_view:.2f}x")
     else:
         result["openspiel_hands_per_s"] = None

@@ -29,8 +29,11 @@ Decisions where RULES.md is silent:
 - The exchange is one action, ``exchange``: the 7 (for a turned 1, 3, 12, 11 or 10) or the
   2 (for a turned 4-7) never both apply to one turned card.
 - Hand ``h`` of a match is dealt from ``decks[h-1]`` when given, otherwise from a pack
-  shuffled by ``random.Random("tute/<seed>/<h>")``: a match replays from its rules, seed,
-  decks and actions.
+  shuffled by a Fisher-Yates shuffle driven by BLAKE2b(``tute/<seed>/<h>``) (every order
+  equally likely to within 2**-34; see ``engine.game.deck_for_hand``), and a random first
+  dealer is BLAKE2b(``tute/<seed>/dealer``) modulo the players: a match replays from its
+  rules, seed, decks and actions, and without the seed one hand's pack tells nothing of
+  another's.
 - A declaration by a seat that may not make it now (an opponent of the trick winner, a
   follower, a seat outside the window) is refused with the declaration's own reason
   (``cante_not_allowed``, ``tute_not_allowed``, ``exchange_not_allowed``), never

@@ -70,6 +70,8 @@ from .state import OVER, PLAYING, State
 
 _new_state: Final = tuple.__new__
 """Builds a State from a tuple in field order: the hot paths rebuild only what changed."""
+_STATE: Final[type[State]] = State
+"""State as a constant: compiled code reads it directly instead of from the module dict."""
 
 PACK_4P: Final[tuple[Card, ...]] = tuple(range(40))
 PACK_3P: Final[tuple[Card, ...]] = tuple(c for c in range(40) if c != card_of(0, 2))
@@ -237,7 +239,7 @@ def _deal(state: State, hand_no: int, dealer: int) -> State:
     # Positional, in State's field order (checked below): the deal changes every hand-level
     # field, and building the tuple at once is several times cheaper than _replace.
     return _new_state(
-        State,
+        _STATE,
         state[:_HAND_NO]
         + (hand_no, state.game_no, dealer)
         + state[_DEALER + 1 : _TRUMP]
@@ -589,7 +591,7 @@ def _play(
     if len(trick) < n:
         # The per-play fields are the last ones of State: rebuild just that tail.
         new = _new_state(
-            State,
+            _STATE,
             state[:_PLAY_FIELDS]
             + (hands, trick, (seat + 1) % n, state.public & ~bit, 0, False, state.turn_id + 1),
         )
@@ -714,7 +716,7 @@ def _finish_trick(
         )
         hands_t = tuple(hands)
     new = _new_state(
-        State,
+        _STATE,
         state[:_TRICK_FIELDS]
         + (
             stock,

@@ -9,14 +9,14 @@ Per-side tuples (scores, points) are indexed by side; per-seat tuples by seat.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from .cards import Card, Mask
 from .events import HandResult
 from .rules import Rules
 
-PLAYING = "playing"
-OVER = "over"
+PLAYING: Final = "playing"
+OVER: Final = "over"
 
 
 class State(NamedTuple):

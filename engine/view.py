@@ -8,11 +8,11 @@ scores, and its own legal actions. A spectator (``seat = None``) sees no private
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from .cards import Card, Mask
 from .events import HandResult
-from .game import _SEAT_ORDER, legal_actions
+from .game import _SEAT_CARD, _SEAT_ORDER, legal_actions
 from .state import State
 
 
@@ -66,7 +66,7 @@ def view(state: State, seat: int | None) -> View:
     leader = state.leader
     trick = state.trick
     return _new_view(
-        View,
+        _VIEW,
         (
             seat,
             n,
@@ -84,7 +84,7 @@ def view(state: State, seat: int | None) -> View:
             leader,
             state.turn,
             state.trick_no,
-            tuple(zip(_SEAT_ORDER[n][leader], trick, strict=False)) if trick else (),
+            _trick_pairs(_SEAT_ORDER[n][leader], trick) if trick else (),
             state.history,
             state.tricks_won,
             state.won_points,
@@ -101,7 +101,14 @@ def view(state: State, seat: int | None) -> View:
     )
 
 
-_new_view = tuple.__new__
+_new_view: Final = tuple.__new__
+_VIEW: Final[type[View]] = View
+
+
+def _trick_pairs(order: tuple[int, ...], trick: tuple[Card, ...]) -> tuple[tuple[int, Card], ...]:
+    pairs = _SEAT_CARD
+    return tuple([pairs[order[i]][trick[i]] for i in range(len(trick))])
+
 
 def visible_to(v: View) -> Mask:
     """Every card of the current deal the view shows (for checks: no hidden card may be in it).

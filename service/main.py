@@ -9,9 +9,14 @@ from collections.abc import Sequence
 
 import structlog
 
+import engine.game
+
 from .config import load_settings
 from .logs import configure_logging
 from .server import create_server
+
+ENGINE_BUILD = "python" if engine.game.__file__.endswith(".py") else "mypyc"
+"""Which build of the engine this process runs: ``mypyc`` (``make run``) or ``python``."""
 
 
 async def _serve(argv: Sequence[str] | None) -> None:
@@ -26,11 +31,12 @@ async def _serve(argv: Sequence[str] | None) -> None:
         grpc=f"{settings.host}:{server.port}",
         metrics=f"{settings.host}:{settings.metrics_port}" if settings.metrics_port else "off",
         store=settings.store.split("@")[-1],
+        engine=ENGINE_BUILD,
     )
     print(
         f"tute-server listening on {settings.host}:{server.port} (gRPC)"
         + (f", metrics on :{settings.metrics_port}/metrics" if settings.metrics_port else "")
-        + f", store {settings.store.split('@')[-1]}",
+        + f", store {settings.store.split('@')[-1]}, engine {ENGINE_BUILD}",
         file=sys.stderr,
         flush=True,
     )

@@ -185,6 +185,10 @@ async def test_sigterm_without_streams_exits_at_once() -> None:
 
 async def test_sigint_stops_the_server_too() -> None:
     async with server_process("--port", "0", "--metrics-port", "0", "--host", "127.0.0.1") as srv:
+        # The listening line names the engine build: the tests import the source (make run
+        # puts the mypyc build first on the path and says "engine mypyc").
+        listening = next(line for line in srv.lines if LISTENING.search(line))
+        assert listening.endswith(", store memory, engine python"), listening
         srv.proc.send_signal(signal.SIGINT)
         assert await asyncio.wait_for(srv.proc.wait(), 10) == 0
 
