@@ -222,6 +222,8 @@ class TuteApp:
                 )
             elif rec.status != PLAYING:
                 rec.deadline = 0.0
+            if rec.status != PLAYING:
+                rec.away.clear()
             stored = self._number(rec, variants, now)
             response = respond(rec, stored) if respond is not None else b""
             outcome = await self.store.commit(
@@ -286,10 +288,22 @@ class TuteApp:
         if rec.status != PLAYING or rec.state is None:
             return 0.0
         if rec.seats[rec.state.turn].occupant == BOT:
-            return now + self.settings.bot_delay_s
-        return rec.deadline
+            due = now + self.settings.bot_delay_s
+        else:
+            due = rec.deadline
+        grace = self.settings.disconnect_forfeit_s
+        if grace > 0 and rec.away:
+            away_due = min(rec.away.values()) + grace
+            due = min(due, away_due) if due else away_due
+        return due
 
-    def _apply(self, rec: TableRecord, seat: int, action: int) -> list[convert.EventVariants]:
+    def _apply(
+        self,
+        rec: TableRecord,
+        seat: int,
+        action: int,
+        forfeit_reason: event_pb2.ForfeitReason = event_pb2.FORFEIT_REASON_LEFT,
+    ) -> list[convert.EventVariants]:
         """``engine.apply`` on the record; engine errors become service errors."""
         before = rec.state
         if before is None or rec.status == WAITING:
@@ -314,11 +328,21 @@ class TuteApp:
                 rec.forfeited_seat = e.seat
         if after.over:
             rec.status = FINISHED
-        return convert.engine_events_to_proto(before, after, events)
+        return convert.engine_events_to_proto(
+            before, after, events, forfeit_reason=forfeit_reason
+        )
 
     def _start_match(self, rec: TableRecord) -> list[convert.EventVariants]:
         rec.state = engine.new_match(rec.rules, random.Random(secrets.randbits(64)))
         rec.status = PLAYING
+        if self.settings.disconnect_forfeit_s > 0:
+            # A player without a stream when the match starts is away from the start.
+            now = self.clock()
+            rec.away = {
+                i: now
+                for i, s in enumerate(rec.seats)
+                if s.occupant == HUMAN and i not in rec.connected
+            }
         started = convert.match_started_event(rec, connected=rec.connected)
         variants = [convert.EventVariants(started, {})]
         variants += convert.engine_events_to_proto(
@@ -605,6 +629,8 @@ class TuteApp:
             await self.store.set_presence(
                 table_id, watcher, seat, self.clock() + PRESENCE_TTL_S
             )
+            if seat in rec.away:
+                await self._mark_away(table_id, seat, away=False)
         self.metrics.watch_streams.inc()
         try:
             rec = await self.load(table_id)  # after subscribing: nothing falls in between
@@ -665,12 +691,37 @@ class TuteApp:
             self._streams_per_table[table_id] -= 1
             if not self._streams_per_table[table_id]:
                 del self._streams_per_table[table_id]
-            if self._watchers.pop(watcher, None) is not None:
+            if (seated := self._watchers.pop(watcher, None)) is not None:
                 with contextlib.suppress(Exception):
                     await self.store.clear_presence(table_id, watcher)
+                    if self.settings.disconnect_forfeit_s > 0 and not self._closing:
+                        # On shutdown the players resume on another replica; if they do not,
+                        # their next turn's timeout marks them away (run_due).
+                        await self._mark_away(table_id, seated[1], away=True)
             self.metrics.watch_streams.dec()
             with contextlib.suppress(Exception):
                 await sub.close()
+
+    async def _mark_away(self, table_id: str, seat: int, *, away: bool) -> None:
+        """Record that a seat has no stream (``away``) or has one again; nothing when that is
+        already recorded, the seat is not a human's, or no match is being played."""
+
+        def change(r: TableRecord) -> list[convert.EventVariants]:
+            if r.status != PLAYING or r.seats[seat].occupant != HUMAN:
+                raise _NoChange
+            if away:
+                if seat in r.away or seat in r.connected:
+                    raise _NoChange
+                r.away[seat] = self.clock()
+            elif r.away.pop(seat, None) is None:
+                raise _NoChange
+            return []
+
+        try:
+            await self._mutate(table_id, change)
+        except _NoChange:
+            return
+        log.info("seat_away" if away else "seat_back", table_id=table_id, seat=seat)
 
     def begin_shutdown(self) -> None:
         """Refuse new streams and end the open ones with UNAVAILABLE."""
@@ -721,13 +772,17 @@ class TuteApp:
                 await asyncio.wait_for(self._wake.wait(), wait)
 
     async def run_due(self, table_id: str) -> None:
-        """Play a bot's turn or a timed-out turn at one table, exactly once (CAS)."""
-        rec = await self.load(table_id, presence=False)
+        """Play a bot's turn or a timed-out turn at one table, or forfeit a player away beyond
+        the grace period, exactly once (CAS)."""
+        grace = self.settings.disconnect_forfeit_s
+        rec = await self.load(table_id, presence=grace > 0)
         state = rec.state
         if rec.status != PLAYING or state is None:
             return
-        seat = state.turn
         now = self.clock()
+        if grace > 0 and await self._forfeit_away(rec, now, grace):
+            return
+        seat = state.turn
         if rec.seats[seat].occupant == BOT:
             level = rec.seats[seat].bot_level or "random"
             action = BOTS[level](engine.view(state, seat), self._rng)
@@ -742,7 +797,11 @@ class TuteApp:
         def change(r: TableRecord) -> list[convert.EventVariants]:
             if r.state is None or r.state.turn_id != turn_id:
                 raise Aborted("the turn moved on", reason="STALE_TURN")
-            return self._apply(r, seat, action)
+            variants = self._apply(r, seat, action)
+            if kind == "timeout" and grace > 0 and seat not in r.connected:
+                # Gone without closing its stream (say, with a crashed replica): away from now.
+                r.away.setdefault(seat, now)
+            return variants
 
         try:
             await self._mutate(table_id, change, expected_version=rec.version, loaded=rec)
@@ -754,6 +813,44 @@ class TuteApp:
             log.info("turn_timed_out", table_id=table_id, seat=seat)
         else:
             self.metrics.bot_moves.inc()
+
+
+    async def _forfeit_away(self, rec: TableRecord, now: float, grace: float) -> bool:
+        """Forfeit the match for the first seat away beyond the grace period and still without
+        a stream; clear the mark of a seat that is back. True when the table changed."""
+        for seat, since in sorted(rec.away.items(), key=lambda item: item[1]):
+            if now < since + grace:
+                break
+            back = seat in rec.connected
+
+            def change(r: TableRecord, seat: int = seat, back: bool = back) -> list[
+                convert.EventVariants
+            ]:
+                if back:
+                    del r.away[seat]
+                    return []
+                return self._apply(
+                    r, seat, engine.FORFEIT, forfeit_reason=event_pb2.FORFEIT_REASON_DISCONNECTED
+                )
+
+            try:
+                await self._mutate(
+                    rec.table_id, change, expected_version=rec.version, loaded=rec
+                )
+            except Aborted:
+                return True  # another replica (or the player) changed it first
+            if back:
+                log.info("seat_back", table_id=rec.table_id, seat=seat)
+            else:
+                self.metrics.actions.labels("forfeit", "applied").inc()
+                log.info("seat_forfeited_disconnected", table_id=rec.table_id, seat=seat,
+                         away_s=round(now - since, 3))
+            return True
+        return False
+
+
+class _NoChange(Exception):
+    """A presence mark that is already recorded (or does not apply): no commit."""
 
 
 def _stamp(ev: event_pb2.Event, seq: int, version: int, ts: timestamp_pb2.Timestamp) -> bytes:

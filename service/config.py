@@ -40,7 +40,9 @@ class Settings:
     """>0: close client connections after this long (spreads long-lived HTTP/2 connections
     across replicas behind a plain Kubernetes Service; clients reconnect and resume)."""
     disconnect_forfeit_s: float = 0.0
-    """Reserved: >0 would forfeit a seat whose player stays disconnected this long."""
+    """>0: during a match, a seated player with no open WatchTable stream (on any replica)
+    for this many seconds forfeits it (RULES.md §11); 0: never (the turn clock still plays
+    for an idle player). Clients that only poll GetTable should leave it at 0."""
 
 
 _HELP = {
@@ -59,7 +61,8 @@ _HELP = {
     "claim_lease_s": "seconds a claimed due item is reserved for the replica that claimed it",
     "finished_ttl_s": "seconds a finished table is kept",
     "max_connection_age_s": "close client connections after this many seconds (0: never)",
-    "disconnect_forfeit_s": "reserved (0)",
+    "disconnect_forfeit_s": "seconds a seated player may go without a WatchTable stream during "
+    "a match before forfeiting it (0: never)",
 }
 
 

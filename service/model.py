@@ -73,6 +73,10 @@ class TableRecord:
     forfeited_seat: int = -1
     auto_played: int = 0
     """Cards of the current hand the server played on timeout (a mask over card numbers)."""
+    away: dict[int, float] = dataclasses.field(default_factory=dict)
+    """With ``disconnect_forfeit_s`` > 0, during a match: human seats seen without an open
+    WatchTable stream, and since when (Unix time). A seat still away when the grace period
+    has passed forfeits the match (RULES.md §11)."""
     connected: frozenset[int] = frozenset()
     """Seats with an open WatchTable stream on some replica, when the record was loaded
     (from the store's presence; never stored in the record)."""
@@ -110,6 +114,7 @@ def encode_record(rec: TableRecord) -> bytes:
         "version": rec.version,
         "forfeited": rec.forfeited_seat,
         "auto": rec.auto_played,
+        "away": {str(seat): since for seat, since in rec.away.items()},
     }
     return json.dumps(d, separators=(",", ":")).encode()
 
@@ -135,4 +140,5 @@ def decode_record(data: bytes) -> TableRecord:
         version=d["version"],
         forfeited_seat=d["forfeited"],
         auto_played=d.get("auto", 0),
+        away={int(seat): since for seat, since in d.get("away", {}).items()},
     )

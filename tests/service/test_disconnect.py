@@ -1,0 +1,226 @@
+"""Abandonment by disconnection (RULES.md §11): ``disconnect_forfeit_s``.
+
+A seated player with no open WatchTable stream (on any replica) for ``disconnect_forfeit_s``
+during a match forfeits it: ``PlayerForfeited`` with reason ``DISCONNECTED``, then
+``MatchEnded`` with the forfeit. A player back within the grace period keeps playing; a
+player who never opened a stream counts as away from the start of the match; bots never do;
+with the default 0 nobody is ever forfeited for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator
+
+import grpc
+
+from service.config import Settings
+from service.server import Server, create_server
+from service.store.memory import MemoryStore
+from tute.v1 import event_pb2, rules_pb2, score_pb2, service_pb2, service_pb2_grpc
+
+from .conftest import FAST
+from .helpers import FINISHED, Seated, auth, table_with_humans, view_of
+from .matchplay import Watcher, kind
+
+Stub = service_pb2_grpc.TuteServiceStub
+PLAYING = 2  # TABLE_STATUS_PLAYING
+GRACE = 0.4
+
+
+@contextlib.asynccontextmanager
+async def servers(n: int = 1, **settings: object) -> AsyncIterator[list[Stub]]:
+    """``n`` servers on one memory store, with the given settings over FAST."""
+    conf: Settings = dataclasses.replace(FAST, **settings)  # type: ignore[arg-type]
+    store = MemoryStore()
+    started: list[Server] = []
+    channels: list[grpc.aio.Channel] = []
+    try:
+        for _ in range(n):
+            started.append(await create_server(conf, store=store))
+            channels.append(grpc.aio.insecure_channel(f"127.0.0.1:{started[-1].port}"))
+        yield [service_pb2_grpc.TuteServiceStub(ch) for ch in channels]
+    finally:
+        for ch in channels:
+            await ch.close()
+        for srv in started:
+            await srv.shutdown()
+
+
+async def watched_table(
+    stub: Stub, preset: str = "corriente-6"
+) -> tuple[Seated, dict[int, Watcher]]:
+    """Every seat taken and watched; no turn clock, so only the disconnection can end it."""
+    seated = await table_with_humans(stub, preset, turn_time_s=0)
+    watchers = {s: Watcher(stub, seated.table_id, t) for s, t in seated.tokens.items()}
+    for w in watchers.values():
+        await w.wait_until(lambda w: bool(w.snapshots))
+    return seated, watchers
+
+
+def forfeits(w: Watcher) -> list[event_pb2.PlayerForfeited]:
+    return [e.player_forfeited for e in w.events if kind(e) == "player_forfeited"]
+
+
+async def test_a_player_gone_beyond_the_grace_period_forfeits() -> None:
+    async with servers(disconnect_forfeit_s=GRACE) as (stub,):
+        seated, watchers = await watched_table(stub)
+        tid = seated.table_id
+        t0 = asyncio.get_running_loop().time()
+        await watchers[1].close()  # seat 1 drops its stream and does not come back
+        await watchers[0].wait_until(lambda w: kind(w.events[-1]) == "match_ended"
+                                     if w.events else False, timeout=5)
+        waited = asyncio.get_running_loop().time() - t0
+        assert waited >= GRACE - 0.05, waited
+        (forfeit,) = forfeits(watchers[0])
+        assert forfeit.seat == 1
+        assert forfeit.reason == event_pb2.FORFEIT_REASON_DISCONNECTED
+        ended = watchers[0].events[-1].match_ended.result
+        assert ended.reason == score_pb2.MATCH_END_REASON_FORFEIT
+        assert ended.forfeited_seat == 1
+        assert list(ended.winner_sides) == [0]
+        view = await view_of(stub, tid, seated.tokens[0])
+        assert view.status == FINISHED
+        # The forfeit happened once, and the seat's token still reads the finished table.
+        await asyncio.sleep(2 * GRACE)
+        assert len(forfeits(watchers[0])) == 1
+        assert (await view_of(stub, tid, seated.tokens[1])).status == FINISHED
+        await watchers[0].close()
+
+
+async def test_a_player_back_within_the_grace_period_plays_on() -> None:
+    async with servers(disconnect_forfeit_s=GRACE) as (stub,):
+        seated, watchers = await watched_table(stub)
+        tid = seated.table_id
+        for _ in range(3):  # drops and comes back three times, each time within the grace
+            await watchers[1].close()
+            await asyncio.sleep(GRACE / 4)
+            watchers[1] = Watcher(stub, tid, seated.tokens[1])
+            await watchers[1].wait_until(lambda w: bool(w.snapshots))
+        await asyncio.sleep(3 * GRACE)
+        view = await view_of(stub, tid, seated.tokens[0])
+        assert view.status == PLAYING
+        assert all(seat.connected for seat in view.seats)
+        assert not forfeits(watchers[0])
+        # ...and a later disconnection still counts from its own start.
+        await watchers[1].close()
+        await watchers[0].wait_until(lambda w: bool(forfeits(w)), timeout=5)
+        assert forfeits(watchers[0])[0].seat == 1
+        await watchers[0].close()
+
+
+async def test_a_player_who_never_watches_is_away_from_the_start() -> None:
+    async with servers(disconnect_forfeit_s=GRACE) as (stub,):
+        rules = rules_pb2.Rules(preset="corriente-6", options=rules_pb2.RuleOptions(turn_time_s=0))
+        created = await stub.CreateTable(
+            service_pb2.CreateTableRequest(rules=rules, take_seat=True, display_name="ana")
+        )
+        tid = created.table_id
+        w0 = Watcher(stub, tid, created.seat_token)
+        await w0.wait_until(lambda w: bool(w.snapshots))
+        joined = await stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid))
+        await w0.wait_until(lambda w: bool(forfeits(w)), timeout=5)
+        (forfeit,) = forfeits(w0)
+        assert forfeit.seat == joined.seat
+        assert forfeit.reason == event_pb2.FORFEIT_REASON_DISCONNECTED
+        # Polling does not count as being there: the joiner's GetTable calls did not help.
+        await w0.close()
+
+
+async def test_only_the_players_without_a_stream_count() -> None:
+    # Spectators come and go freely, and bots never forfeit; a human seat watched on the
+    # other replica is there.
+    async with servers(2, disconnect_forfeit_s=GRACE) as (one, two):
+        created = await one.CreateTable(
+            service_pb2.CreateTableRequest(
+                rules=rules_pb2.Rules(
+                    preset="parejas", options=rules_pb2.RuleOptions(turn_time_s=0)
+                ),
+                take_seat=True,
+            )
+        )
+        tid = created.table_id
+        mine = Watcher(two, tid, created.seat_token)  # the human watches on replica two
+        await mine.wait_until(lambda w: bool(w.snapshots))
+        for _ in range(3):
+            await one.AddBot(service_pb2.AddBotRequest(table_id=tid))
+        spectator = Watcher(one, tid)
+        await spectator.wait_until(lambda w: bool(w.snapshots))
+        await spectator.close()
+        # The bots play until the human's turn; then nothing happens for several graces.
+        await asyncio.sleep(4 * GRACE)
+        view = await view_of(one, tid, created.seat_token)
+        assert view.status == PLAYING
+        assert not forfeits(mine)
+        await mine.close()
+
+
+async def test_the_default_never_forfeits_for_a_disconnection() -> None:
+    async with servers() as (stub,):
+        seated, watchers = await watched_table(stub)
+        await watchers[1].close()
+        await asyncio.sleep(1.0)
+        view = await view_of(stub, seated.table_id, seated.tokens[0])
+        assert view.status == PLAYING
+        assert not forfeits(watchers[0])
+        await watchers[0].close()
+
+
+async def test_leaving_is_a_forfeit_with_reason_left() -> None:
+    async with servers(disconnect_forfeit_s=GRACE) as (stub,):
+        seated, watchers = await watched_table(stub)
+        await stub.LeaveTable(
+            service_pb2.LeaveTableRequest(table_id=seated.table_id),
+            metadata=auth(seated.tokens[0]),
+        )
+        await watchers[1].wait_until(lambda w: bool(forfeits(w)), timeout=5)
+        (forfeit,) = forfeits(watchers[1])
+        assert (forfeit.seat, forfeit.reason) == (0, event_pb2.FORFEIT_REASON_LEFT)
+        for w in watchers.values():
+            await w.close()
+
+
+async def test_a_player_whose_replica_went_away_is_caught_by_its_turn_clock() -> None:
+    # Seat 1 watched on a replica that stopped, and does not come back elsewhere. Its stream
+    # ended in a shutdown, which marks nobody away (players resume on another replica): its
+    # next timed-out turn does, and the grace period runs from there.
+    conf = dataclasses.replace(FAST, disconnect_forfeit_s=GRACE)
+    store = MemoryStore()
+    one_srv = await create_server(conf, store=store)
+    two_srv = await create_server(conf, store=store)
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{one_srv.port}") as ch1, \
+            grpc.aio.insecure_channel(f"127.0.0.1:{two_srv.port}") as ch2:
+        one, two = Stub(ch1), Stub(ch2)
+        try:
+            seated = await table_with_humans(one, "corriente-6", turn_time_s=1)
+            tid = seated.table_id
+            w0 = Watcher(one, tid, seated.tokens[0])
+            w1 = Watcher(two, tid, seated.tokens[1])
+            for w in (w0, w1):
+                await w.wait_until(lambda w: bool(w.snapshots))
+            await two_srv.shutdown()
+            assert w1.done or await asyncio.wait_for(w1.task, 5) is None
+            assert (await view_of(one, tid, None)).status == PLAYING
+            await w0.wait_until(lambda w: bool(forfeits(w)), timeout=8)
+            (forfeit,) = forfeits(w0)
+            assert (forfeit.seat, forfeit.reason) == (1, event_pb2.FORFEIT_REASON_DISCONNECTED)
+            # Seat 1 was forfeited after one of its turns timed out, not before.
+            timed_out = [e.turn_timed_out.seat for e in w0.events if kind(e) == "turn_timed_out"]
+            assert 1 in timed_out
+            await w0.close()
+        finally:
+            await one_srv.shutdown()
+            await two_srv.shutdown()
+
+
+def test_the_away_marks_are_stored_with_the_table() -> None:
+    import engine
+    from service.model import SeatInfo, TableRecord, decode_record, encode_record
+
+    rec = TableRecord("t1", "parejas", engine.PRESETS["parejas"], "public", "", 1.0,
+                      [SeatInfo() for _ in range(4)], away={1: 12.5, 3: 14.0})
+    assert decode_record(encode_record(rec)).away == {1: 12.5, 3: 14.0}
+    rec.away = {}
+    assert decode_record(encode_record(rec)).away == {}
