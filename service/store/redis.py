@@ -35,6 +35,7 @@ The indexes across tables share the hash tag ``{tute:g}`` (one slot, the "global
     {tute:g}:pend       sorted set: write-ahead markers '<table id>|<nonce>' -> written at (ms)
     {tute:g}:born       string: the indexes were built from the tables (see repair below)
     {tute:g}:rebuild    string: lease of the replica rebuilding them
+    {tute:g}:claim:<n>  list: what the claim with nonce n took (kept for the claim's lease)
 
 Atomicity. No script touches two slots, so every one runs on a single Redis and on a
 Cluster alike. The table hash is the truth; the indexes are derived from it.
@@ -59,7 +60,8 @@ Cluster alike. The table hash is the truth; the indexes are derived from it.
 - :meth:`RedisStore.create` is the same: marker, a script on the table's slot (the hash,
   at version 1, status waiting), the indexes.
 - :meth:`RedisStore.claim_due` is one script on the global slot (the due set alone), after
-  a repair pass when one is due (below).
+  a repair pass when one is due (below). It carries a nonce and records what it took under
+  it for the lease, so that the same claim sent again returns that instead of taking more.
 
 Why a crash between the two steps loses nothing. The marker is written before the commit,
 and removed only after an index update of that commit's version (or of a later one), or once
@@ -98,7 +100,11 @@ a commit that changes the index, none for one that does not). Scripts are sent w
 first use of a script on the others). Each stream reader blocks in ``XREAD`` on the node of
 its table (sent straight there: a plain Cluster ``XREAD`` first asks a node for its keys). A
 node down fails the calls about its own tables with :class:`StoreUnavailable`; the others go
-on, and repair leaves its tables (and their markers) for a pass after it is back. ``ping``
+on, and repair leaves its tables (and their markers) for a pass after it is back. The
+client learns the cluster's layout before the store's first call (redis-py would send the
+first calls of a fresh client to an arbitrary node, keyless), and a MOVED reply updates the
+slot's node alone: redis-py's default is to drop every connection of every node on each
+fifth MOVED, under the calls still running on them. ``ping``
 (health) asks the global slot's node: without it there is no lobby, no scheduler and no
 index change. A Cluster client's pools do not wait for a free connection, so the store runs
 at most ``max_connections`` (64) calls at once and the others wait up to ``timeout_s``.
@@ -126,9 +132,12 @@ app drops the duplicates by sequence number).
 Redis unreachable. Every call fails within about ``timeout_s`` (1 s: connect and read
 timeouts; a refused connection fails at once) with :class:`StoreUnavailable`; the server
 answers UNAVAILABLE and health turns NOT_SERVING (it follows :meth:`ping`). A call whose
-connection breaks is sent once more at once on a new connection (after a Redis restart
-every pooled connection is stale); a commit carries a nonce, and a create its record, so
-that a resent one that Redis had already run is recognised and reported as applied. When
+connection breaks (or, on a Cluster, whose reply times out) is sent once more at once on a
+new connection (after a Redis restart every pooled connection is stale); a commit carries a
+nonce, and a create its record, so that a resent one that Redis had already run is
+recognised and reported as applied; a claim carries a nonce too, and a resent one that
+Redis had already run returns the items it took then (else they would stay leased to nobody
+until the lease ends, and their timers fire that much late). When
 the commit applied but its index update fails, the commit is still reported as applied
 (the marker stays and repair applies the index later). Readers retry with backoff for
 ``reader_grace_s`` (2 s), then end their subscriptions with ``SubscriptionEnded('unavailable')``
@@ -366,7 +375,8 @@ return n
 
 _SUSPECTS = _NOW_MS + """
 -- KEYS: 1 markers, 2 waiting, 3 playing, 4 finished, 5 born, 6 rebuild lease (global slot)
--- ARGV: 1 repair after (ms), 2 limit, 3 scrub offset, 4 scrub count, 5 rebuild lease (ms)
+-- ARGV: 1 repair after (ms), 2 limit, 3 scrub offset, 4 scrub count, 5 rebuild lease (ms),
+--       6 nonce of this call (the lease's value: this very call sent again rebuilds too)
 -- Returns {rebuild?, old markers, tables past their expiry, a slice of all tables from the
 -- offset (modulo their number), the offset of the next slice}; repair then reads those
 -- tables (see the module doc).
@@ -374,7 +384,8 @@ local ms = now_ms()
 local limit = tonumber(ARGV[2])
 local rebuild = 0
 if redis.call('EXISTS', KEYS[5]) == 0 then
-  if redis.call('SET', KEYS[6], '1', 'NX', 'PX', ARGV[5]) then rebuild = 1 end
+  redis.call('SET', KEYS[6], ARGV[6], 'NX', 'PX', ARGV[5])
+  if redis.call('GET', KEYS[6]) == ARGV[6] then rebuild = 1 end
 end
 local old = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ms - tonumber(ARGV[1]), 'LIMIT', 0,
                        limit)
@@ -415,10 +426,23 @@ return {rebuild, old, lapsed, slice, following}
 """
 
 _CLAIM = """
--- KEYS: 1 due (global slot); ARGV: 1 now, 2 lease end (now + lease), 3 limit
+-- KEYS: 1 due, 2 this claim's record (global slot)
+-- ARGV: 1 now, 2 lease end (now + lease), 3 limit, 4 lease (ms)
+-- Returns {id, due at, ...}. The client sends a call again when its connection broke or its
+-- reply timed out, though Redis may have run it: this very claim sent again returns what it
+-- took then (recorded for the lease) instead of taking more and leaving those leased to
+-- nobody. A claim that took nothing records nothing: sent again, it may take items.
+local taken = redis.call('LRANGE', KEYS[2], 0, -1)
+if #taken > 0 then return taken end
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0,
                        ARGV[3])
 for i = 1, #due, 2 do redis.call('ZADD', KEYS[1], ARGV[2], due[i]) end
+if #due > 0 then
+  for i = 1, #due, 1000 do
+    redis.call('RPUSH', KEYS[2], unpack(due, i, math.min(i + 999, #due)))
+  end
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+end
 return due
 """
 
@@ -643,6 +667,7 @@ class RedisStore(Store):
         self._k_pend = f"{g}:pend"
         self._k_born = f"{g}:born"
         self._k_rebuild = f"{g}:rebuild"
+        self._k_claim = f"{g}:claim"
         self._index_keys = [self._k_lobby, self._k_lobby_e, self._k_due, *self._k_status,
                             self._k_inv, self._k_invof, self._k_ver, self._k_pend]
         self.finished_ttl_s = finished_ttl_s
@@ -732,10 +757,13 @@ class RedisStore(Store):
 
             def cluster_client(**kw: Any) -> RedisCluster:
                 # One retry at once (as below); a node that cannot be reached makes the
-                # client look the cluster's layout up again before it.
+                # client look the cluster's layout up again before it. A MOVED reply moves
+                # its slot alone (reinitialize_steps=0): redis-py's default closes every
+                # connection of every node on each fifth MOVED, under the calls running on
+                # them, which then fail or are sent again.
                 return RedisCluster.from_url(
                     clean, socket_connect_timeout=timeout, decode_responses=False,
-                    retry=Retry(NoBackoff(), 1), **kw,
+                    retry=Retry(NoBackoff(), 1), reinitialize_steps=0, **kw,
                 )
 
             return cls(
@@ -795,6 +823,10 @@ class RedisStore(Store):
             except TimeoutError:
                 raise StoreUnavailable(f"{self._where}: no connection free") from None
             try:
+                if isinstance(self._redis, RedisCluster):
+                    # Learn the layout first (once, and again after the client dropped it):
+                    # redis-py routes a call made before then as keyless, to any node.
+                    await self._redis.initialize()
                 yield
             finally:
                 self._gate.release()
@@ -1070,9 +1102,11 @@ class RedisStore(Store):
 
     async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:
         await self._maybe_repair()
+        record = f"{self._k_claim}:{secrets.token_hex(8)}"
         async with self._call():
             reply = await self._claim(
-                keys=[self._k_due], args=[repr(now), repr(now + lease_s), limit]
+                keys=[self._k_due, record],
+                args=[repr(now), repr(now + lease_s), limit, _ms(lease_s)],
             )
         return [
             DueItem(reply[i].decode(), float(reply[i + 1])) for i in range(0, len(reply), 2)
@@ -1145,7 +1179,7 @@ class RedisStore(Store):
             reply = await self._suspects(
                 keys=[self._k_pend, *self._k_status, self._k_born, self._k_rebuild],
                 args=[_ms(self.repair_after_s), self.repair_limit, self._scrub_at,
-                      self.scrub_batch, 60_000],
+                      self.scrub_batch, 60_000, secrets.token_hex(8)],
             )
         rebuild, old, lapsed, scrub, self._scrub_at = reply
         markers = [m.decode() for m in old]

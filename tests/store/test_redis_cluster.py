@@ -425,3 +425,96 @@ async def test_a_node_down_fails_only_its_own_tables(
         await s.close()
         await p.close()
         cluster.stop()
+
+
+def lose_the_next_reply(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The next reply that is a list is read, then the connection "breaks": Redis ran the call
+    but the caller never sees its reply, and redis-py sends the call again."""
+    from redis.asyncio.connection import AbstractConnection
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    real = AbstractConnection.read_response
+    lost: list[object] = []
+
+    async def read_response(self: AbstractConnection, *args: Any, **kwargs: Any) -> Any:
+        reply = await real(self, *args, **kwargs)
+        if not lost and isinstance(reply, list):
+            lost.append(reply)
+            raise RedisConnectionError("the reply was lost")
+        return reply
+
+    monkeypatch.setattr(AbstractConnection, "read_response", read_response)
+    return lost
+
+
+async def test_a_claim_sent_again_returns_what_it_took(
+    url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """redis-py sends a call again when its connection broke (on a Cluster, also when its reply
+    timed out), though Redis may have run it. A claim sent again returns what it took the first
+    time: the items are not left leased to nobody until the lease ends."""
+    store = await born(RedisStore.from_url(url))
+    store.maintain_every_s = 3600.0
+    try:
+        now = time.time()
+        for t in ("d0", "d1", "d2"):
+            await store.create(t, b"r", "", None)
+            await store.commit(t, 1, b"r", [ev(1)], due_at=now - 1, status="playing")
+        assert await store.claim_due(now - 10, 30.0, 10) == []  # runs the hour's repair pass
+        lost = lose_the_next_reply(monkeypatch)
+        claimed = await store.claim_due(now, 30.0, 10)
+        assert len(lost) == 1  # Redis ran the claim, its reply was lost, it was sent again
+        assert sorted(d.table_id for d in claimed) == ["d0", "d1", "d2"]
+        assert await store.claim_due(now, 30.0, 10) == []  # leased: a new claim gets nothing
+        assert sorted(d.table_id for d in await store.claim_due(now + 31, 30.0, 10)) == [
+            "d0", "d1", "d2"]  # the record of the first claim does not outlive its lease
+    finally:
+        await store.close()
+
+
+async def test_calls_in_flight_survive_a_fresh_client_and_moved_replies(
+    redis_cluster_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh store's concurrent first calls go straight to the right node (redis-py routes
+    the calls of a client that has not learnt the layout yet to any node), and a MOVED reply
+    moves its slot alone (redis-py's default drops every connection of every node on each
+    fifth MOVED, under the calls still running on them, which then fail or are sent again)."""
+    from redis.asyncio.cluster import NodesManager, RedisCluster
+
+    moved: list[int] = []
+    dropped: list[RedisCluster] = []
+    real_move, real_close = NodesManager.move_slot, RedisCluster.aclose
+
+    async def move_slot(self: NodesManager, e: Any) -> None:
+        moved.append(e.slot_id)
+        await real_move(self, e)
+
+    async def aclose(self: RedisCluster) -> None:
+        dropped.append(self)
+        await real_close(self)
+
+    monkeypatch.setattr(NodesManager, "move_slot", move_slot)
+    monkeypatch.setattr(RedisCluster, "aclose", aclose)
+    writer = RedisStore.from_url(redis_cluster_url)
+    fresh = RedisStore.from_url(redis_cluster_url)
+    try:
+        now = time.time()
+        tables = sorted(f"m{i}" for i in range(20))
+        for t in tables:
+            await writer.create(t, b"r", "", None)
+            await writer.commit(t, 1, b"r", [ev(1)], due_at=now - 1, status="playing")
+        got = await asyncio.gather(*[fresh.claim_due(now, 30.0, 2) for _ in range(10)])
+        assert sorted(d.table_id for batch in got for d in batch) == tables
+        assert moved == [] and dropped == []
+        # The client's layout is stale: it sends the global slot's calls to another node.
+        client = fresh._redis
+        assert isinstance(client, RedisCluster)
+        home = client.nodes_manager.slots_cache[GLOBAL_SLOT][0]
+        other = next(n for n in client.get_primaries() if n.name != home.name)
+        client.nodes_manager.slots_cache[GLOBAL_SLOT] = [other]
+        got = await asyncio.gather(*[fresh.claim_due(now + 31, 30.0, 2) for _ in range(10)])
+        assert sorted(d.table_id for batch in got for d in batch) == tables
+        assert GLOBAL_SLOT in moved and dropped == []
+    finally:
+        await writer.close()
+        await fresh.close()

@@ -265,21 +265,35 @@ async def test_claim_due_leases_an_item_to_one_claimer(stores: Stores) -> None:
 
 
 async def test_claim_due_concurrently_each_item_once(stores: Stores) -> None:
+    """Concurrent claims (two replicas) take each due item once. What a scheduler does with an
+    item it got (commit a new due time) takes it out; an item nobody got (a claim that failed
+    with StoreUnavailable may have leased some before its reply was lost) falls due again
+    when the lease ends, and only such items. The claims pass ``now``: no waiting."""
     s, p = stores.store, stores.peer
-    now = time.time()
-    for i in range(20):
-        await s.create(f"c{i}", b"r", "", None)
-        await s.commit(f"c{i}", 1, b"r", [ev(1)], due_at=now - 1, status="playing")
+    now, lease = time.time(), 30.0
+    tables = {f"c{i}" for i in range(20)}
+    for t in sorted(tables):
+        await s.create(t, b"r", "", None)
+        await s.commit(t, 1, b"r", [ev(1)], due_at=now - 1, status="playing")
+    failed: list[StoreUnavailable] = []
 
     async def claim(store: Store) -> list[DueItem]:
         try:
-            return await store.claim_due(now, 30.0, 3)
-        except StoreUnavailable:  # a transient connection failure: the scheduler polls again
-            return await store.claim_due(now, 30.0, 3)
+            return await store.claim_due(now, lease, 3)
+        except StoreUnavailable as exc:  # allowed: the scheduler polls again later
+            failed.append(exc)
+            return []
 
     got = await asyncio.gather(*[claim(s if i % 2 else p) for i in range(10)])
     claimed = [d.table_id for batch in got for d in batch]
-    assert sorted(claimed) == sorted(f"c{i}" for i in range(20))
+    assert len(claimed) == len(set(claimed)), "an item was claimed twice"
+    assert set(claimed) <= tables
+    if not failed:
+        assert sorted(claimed) == sorted(tables), "a claim lost items without failing"
+    for i, t in enumerate(claimed):  # acted on: nothing due any more
+        assert (await (s if i % 2 else p).commit(t, 2, b"r", [ev(2)], due_at=0.0)).applied
+    later = await s.claim_due(now + lease + 1, lease, 100)
+    assert sorted(d.table_id for d in later) == sorted(tables - set(claimed))
 
 
 async def test_count_tables_by_status(stores: Stores) -> None:
