@@ -814,7 +814,6 @@ class TuteApp:
         else:
             self.metrics.bot_moves.inc()
 
-
     async def _forfeit_away(self, rec: TableRecord, now: float, grace: float) -> bool:
         """Forfeit the match for the first seat away beyond the grace period and still without
         a stream; clear the mark of a seat that is back. True when the table changed."""
