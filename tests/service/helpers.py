@@ -2,17 +2,45 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import random
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+from service.config import Settings
+from service.server import Server, create_server
+from service.store.memory import MemoryStore
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc, view_pb2
+
+from .conftest import FAST
 
 Stub = service_pb2_grpc.TuteServiceStub
 FINISHED = 3  # TABLE_STATUS_FINISHED
+
+
+@contextlib.asynccontextmanager
+async def replicas(n: int, **settings: object) -> AsyncIterator[list[Stub]]:
+    """``n`` servers on one shared memory store (their schedulers compete for due items),
+    with ``settings`` over FAST."""
+    conf: Settings = dataclasses.replace(FAST, **settings)  # type: ignore[arg-type]
+    store = MemoryStore()
+    servers: list[Server] = []
+    channels: list[grpc.aio.Channel] = []
+    try:
+        for _ in range(n):
+            servers.append(await create_server(conf, store=store))
+            channels.append(grpc.aio.insecure_channel(f"127.0.0.1:{servers[-1].port}"))
+        yield [service_pb2_grpc.TuteServiceStub(ch) for ch in channels]
+    finally:
+        for ch in channels:
+            await ch.close()
+        for srv in servers:
+            await srv.shutdown()
 
 
 def auth(token: str) -> tuple[tuple[str, str], ...]:

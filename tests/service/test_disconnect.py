@@ -10,43 +10,21 @@ with the default 0 nobody is ever forfeited for it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-from collections.abc import AsyncIterator
 
 import grpc
 
-from service.config import Settings
-from service.server import Server, create_server
+from service.server import create_server
 from service.store.memory import MemoryStore
 from tute.v1 import event_pb2, rules_pb2, score_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import FAST
-from .helpers import FINISHED, Seated, auth, table_with_humans, view_of
+from .helpers import FINISHED, Seated, auth, replicas, table_with_humans, view_of
 from .matchplay import Watcher, kind
 
 Stub = service_pb2_grpc.TuteServiceStub
 PLAYING = 2  # TABLE_STATUS_PLAYING
 GRACE = 0.4
-
-
-@contextlib.asynccontextmanager
-async def servers(n: int = 1, **settings: object) -> AsyncIterator[list[Stub]]:
-    """``n`` servers on one memory store, with the given settings over FAST."""
-    conf: Settings = dataclasses.replace(FAST, **settings)  # type: ignore[arg-type]
-    store = MemoryStore()
-    started: list[Server] = []
-    channels: list[grpc.aio.Channel] = []
-    try:
-        for _ in range(n):
-            started.append(await create_server(conf, store=store))
-            channels.append(grpc.aio.insecure_channel(f"127.0.0.1:{started[-1].port}"))
-        yield [service_pb2_grpc.TuteServiceStub(ch) for ch in channels]
-    finally:
-        for ch in channels:
-            await ch.close()
-        for srv in started:
-            await srv.shutdown()
 
 
 async def watched_table(
@@ -65,7 +43,7 @@ def forfeits(w: Watcher) -> list[event_pb2.PlayerForfeited]:
 
 
 async def test_a_player_gone_beyond_the_grace_period_forfeits() -> None:
-    async with servers(disconnect_forfeit_s=GRACE) as (stub,):
+    async with replicas(1, disconnect_forfeit_s=GRACE) as (stub,):
         seated, watchers = await watched_table(stub)
         tid = seated.table_id
         t0 = asyncio.get_running_loop().time()
@@ -91,7 +69,7 @@ async def test_a_player_gone_beyond_the_grace_period_forfeits() -> None:
 
 
 async def test_a_player_back_within_the_grace_period_plays_on() -> None:
-    async with servers(disconnect_forfeit_s=GRACE) as (stub,):
+    async with replicas(1, disconnect_forfeit_s=GRACE) as (stub,):
         seated, watchers = await watched_table(stub)
         tid = seated.table_id
         for _ in range(3):  # drops and comes back three times, each time within the grace
@@ -112,7 +90,7 @@ async def test_a_player_back_within_the_grace_period_plays_on() -> None:
 
 
 async def test_a_player_who_never_watches_is_away_from_the_start() -> None:
-    async with servers(disconnect_forfeit_s=GRACE) as (stub,):
+    async with replicas(1, disconnect_forfeit_s=GRACE) as (stub,):
         rules = rules_pb2.Rules(preset="corriente-6", options=rules_pb2.RuleOptions(turn_time_s=0))
         created = await stub.CreateTable(
             service_pb2.CreateTableRequest(rules=rules, take_seat=True, display_name="ana")
@@ -132,7 +110,7 @@ async def test_a_player_who_never_watches_is_away_from_the_start() -> None:
 async def test_only_the_players_without_a_stream_count() -> None:
     # Spectators come and go freely, and bots never forfeit; a human seat watched on the
     # other replica is there.
-    async with servers(2, disconnect_forfeit_s=GRACE) as (one, two):
+    async with replicas(2, disconnect_forfeit_s=GRACE) as (one, two):
         created = await one.CreateTable(
             service_pb2.CreateTableRequest(
                 rules=rules_pb2.Rules(
@@ -158,7 +136,7 @@ async def test_only_the_players_without_a_stream_count() -> None:
 
 
 async def test_the_default_never_forfeits_for_a_disconnection() -> None:
-    async with servers() as (stub,):
+    async with replicas(1) as (stub,):
         seated, watchers = await watched_table(stub)
         await watchers[1].close()
         await asyncio.sleep(1.0)
@@ -169,7 +147,7 @@ async def test_the_default_never_forfeits_for_a_disconnection() -> None:
 
 
 async def test_leaving_is_a_forfeit_with_reason_left() -> None:
-    async with servers(disconnect_forfeit_s=GRACE) as (stub,):
+    async with replicas(1, disconnect_forfeit_s=GRACE) as (stub,):
         seated, watchers = await watched_table(stub)
         await stub.LeaveTable(
             service_pb2.LeaveTableRequest(table_id=seated.table_id),

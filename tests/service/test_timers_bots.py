@@ -11,41 +11,17 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator
 
-import grpc
 import pytest
 
 import engine
-from service.server import Server, create_server
-from service.store.memory import MemoryStore
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc, table_pb2
 
-from .conftest import FAST
-from .helpers import FINISHED, auth, table_with_humans, view_of
+from .helpers import FINISHED, auth, replicas, table_with_humans, view_of
 from .matchplay import Watcher, assert_gap_free, card, kind, replay
 
 Stub = service_pb2_grpc.TuteServiceStub
-
-
-@contextlib.asynccontextmanager
-async def replicas(n: int) -> AsyncIterator[list[Stub]]:
-    """``n`` servers on one shared memory store (their schedulers compete for due turns)."""
-    store = MemoryStore()
-    servers: list[Server] = []
-    channels: list[grpc.aio.Channel] = []
-    try:
-        for _ in range(n):
-            servers.append(await create_server(FAST, store=store))
-            channels.append(grpc.aio.insecure_channel(f"127.0.0.1:{servers[-1].port}"))
-        yield [service_pb2_grpc.TuteServiceStub(ch) for ch in channels]
-    finally:
-        for ch in channels:
-            await ch.close()
-        for srv in servers:
-            await srv.shutdown()
 
 
 def timed_out_count(w: Watcher) -> int:
