@@ -815,37 +815,30 @@ class TuteApp:
             self.metrics.bot_moves.inc()
 
     async def _forfeit_away(self, rec: TableRecord, now: float, grace: float) -> bool:
-        """Forfeit the match for the first seat away beyond the grace period and still without
-        a stream; clear the mark of a seat that is back. True when the table changed."""
-        for seat, since in sorted(rec.away.items(), key=lambda item: item[1]):
-            if now < since + grace:
-                break
-            back = seat in rec.connected
-
-            def change(r: TableRecord, seat: int = seat, back: bool = back) -> list[
-                convert.EventVariants
-            ]:
-                if back:
-                    del r.away[seat]
-                    return []
-                return self._apply(
-                    r, seat, engine.FORFEIT, forfeit_reason=event_pb2.FORFEIT_REASON_DISCONNECTED
-                )
-
-            try:
-                await self._mutate(
-                    rec.table_id, change, expected_version=rec.version, loaded=rec
-                )
-            except Aborted:
-                return True  # another replica (or the player) changed it first
-            if back:
-                log.info("seat_back", table_id=rec.table_id, seat=seat)
-            else:
-                self.metrics.actions.labels("forfeit", "applied").inc()
-                log.info("seat_forfeited_disconnected", table_id=rec.table_id, seat=seat,
-                         away_s=round(now - since, 3))
+        """Forfeit the match for the seat away longest, once beyond the grace period and still
+        without a stream (or clear its mark when it is back). True when something was done."""
+        if not rec.away:
+            return False
+        seat, since = min(rec.away.items(), key=lambda item: item[1])
+        if now < since + grace:
+            return False
+        if seat in rec.connected:
+            await self._mark_away(rec.table_id, seat, away=False)
             return True
-        return False
+
+        def change(r: TableRecord) -> list[convert.EventVariants]:
+            return self._apply(
+                r, seat, engine.FORFEIT, forfeit_reason=event_pb2.FORFEIT_REASON_DISCONNECTED
+            )
+
+        try:
+            await self._mutate(rec.table_id, change, expected_version=rec.version, loaded=rec)
+        except Aborted:
+            return True  # another replica (or the player) changed it first
+        self.metrics.actions.labels("forfeit", "applied").inc()
+        log.info("seat_forfeited_disconnected", table_id=rec.table_id, seat=seat,
+                 away_s=round(now - since, 3))
+        return True
 
 
 class _NoChange(Exception):
