@@ -125,15 +125,20 @@ def test_option_values_are_those_accepted(name: str) -> None:
         assert not _accepted(name, players)
     else:
         numbers = list(dict.fromkeys(int(v) for v in listed if v.isdigit()))
-        if "≥" in values_cell:  # an integer >= low, no upper bound
+        said = f"{name}: the doc says {values_cell!r}"
+        if "≥" in values_cell:  # "an integer ≥ `low`": no upper bound
             (low,) = numbers
-            assert _accepted(name, low) and _accepted(name, UINT32_MAX), name
-            assert low == 0 or not _accepted(name, low - 1), name
-        elif "…" in values_cell:  # a range `low` … `high`
+            assert _accepted(name, low), f"{said}, the server refuses {low}"
+            assert _accepted(name, UINT32_MAX), (
+                f"{said}, the server refuses {UINT32_MAX}: write its range as `low` … `high`"
+            )
+            assert low == 0 or not _accepted(name, low - 1), f"{said}, the server takes {low - 1}"
+        elif "…" in values_cell:  # "`low` … `high`"
             low, high = numbers
-            assert _accepted(name, low) and _accepted(name, high), name
-            assert not _accepted(name, high + 1), name
-            assert low == 0 or not _accepted(name, low - 1), name
+            assert _accepted(name, low), f"{said}, the server refuses {low}"
+            assert _accepted(name, high), f"{said}, the server refuses {high}"
+            assert not _accepted(name, high + 1), f"{said}, the server takes {high + 1}"
+            assert low == 0 or not _accepted(name, low - 1), f"{said}, the server takes {low - 1}"
         else:  # a list of values
             assert numbers, f"{name}: no values listed"
             around = range(max(numbers) + 3)
