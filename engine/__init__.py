@@ -1,5 +1,10 @@
 """tute's rules engine: Tute exactly as ``RULES.md`` says, pure and fast.
 
+``RULES.md`` is the team's rulebook, beside the repository (``../shared/RULES.md``), with the
+reasons for every decision (its §14). ``docs/rules.md`` is its edition for frontend
+developers, with the same section numbers §1-§13, so the § cited in the engine's docstrings
+can be read in either.
+
 Vocabulary (the game's own words, used throughout):
 
 - *oros, copas, espadas, bastos* (``O C E B``): the suits; *sota* 10, *caballo* 11, *rey* 12.

@@ -175,7 +175,7 @@ class TuteServiceServicer:
     def LeaveTable(self, request, context):
         """Leaves the caller's seat (seat token required). Before the match starts the seat becomes
         free and the token stops working. During the match leaving forfeits it: the caller's side
-        loses at once and every other side wins (RULES.md §11).
+        loses at once and every other side wins (docs/rules.md §11).
         Errors: UNAUTHENTICATED, PERMISSION_DENIED, NOT_FOUND, FAILED_PRECONDITION (MATCH_OVER).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
