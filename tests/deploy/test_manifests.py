@@ -101,6 +101,8 @@ def test_services_reach_named_container_ports(rendered: Rendered) -> None:
         for p in svc["spec"]["ports"]:
             assert p["targetPort"] in ports, p
             assert p["port"] == ports[p["targetPort"]]
+    served = {p["targetPort"] for p in rendered.get("Service", "tute")["spec"]["ports"]}
+    assert served == set(ports)  # every port the server listens on
     assert rendered.get("Service", "tute-headless")["spec"]["clusterIP"] == "None"
     grpc_port = next(p for p in rendered.get("Service", "tute")["spec"]["ports"]
                      if p["name"] == "grpc")
@@ -185,7 +187,7 @@ def test_network_policy(rendered: Rendered) -> None:
         for p in rule["ports"]:
             assert p["port"] in ports, p
     open_ports = {p["port"] for rule in ingress if "from" not in rule for p in rule["ports"]}
-    assert open_ports == {"grpc"}  # clients from anywhere, the metrics port not
+    assert open_ports == set(ports) - {"metrics"}  # clients from anywhere, the metrics port not
     metrics_rules = [r for r in ingress if any(p["port"] == "metrics" for p in r["ports"])]
     assert len(metrics_rules) == 1
     assert metrics_rules[0]["from"] == [
