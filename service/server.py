@@ -30,6 +30,27 @@ log = structlog.get_logger("tute.server")
 DRAIN_S = 0.5
 """Seconds between NOT_SERVING and stopping the transport on shutdown (at most half the grace)."""
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["TuteService"].full_name
+LIVENESS_SERVICE = "tute.liveness"
+"""A health name that stays SERVING while the process answers, drain included (liveness probes
+check it; readiness probes check "" or SERVICE_NAME, which turn NOT_SERVING on drain)."""
+
+
+_AioHealthServicer: Any = health.aio.HealthServicer  # type: ignore[attr-defined]
+
+
+class _HealthServicer(_AioHealthServicer):  # type: ignore[misc]
+    """The asyncio health servicer, except that graceful shutdown leaves LIVENESS_SERVICE be."""
+
+    _gracefully_shutting_down: bool
+
+    async def enter_graceful_shutdown(self) -> None:
+        """Every other name NOT_SERVING, for good (later ``set`` calls are ignored)."""
+        if self._gracefully_shutting_down:
+            return
+        self._gracefully_shutting_down = True
+        for service in list(self._server_status):
+            if service != LIVENESS_SERVICE:
+                await self._set(service, health_pb2.HealthCheckResponse.NOT_SERVING)
 
 
 @dataclasses.dataclass
@@ -112,7 +133,8 @@ async def create_server(settings: Settings, store: Store | None = None) -> Serve
         ]
     grpc_server = grpc.aio.server(interceptors=[CallInterceptor(metrics)], options=options)
     service_pb2_grpc.add_TuteServiceServicer_to_server(TuteServicer(app), grpc_server)
-    health_servicer = health.aio.HealthServicer()  # type: ignore[attr-defined]
+    health_servicer = _HealthServicer()
+    await health_servicer.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, grpc_server)
     reflection.enable_server_reflection(
         (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), grpc_server
