@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from .store.base import (
+    BucketOutcome,
     CommitOutcome,
     DueItem,
     LobbyCursor,
@@ -162,6 +163,13 @@ class TimedStore(Store):
 
     async def ping(self) -> None:
         await self.inner.ping()
+
+    async def take_tokens(
+        self, key: str, rate: float, burst: float, cost: float, now: float
+    ) -> BucketOutcome:
+        return await self._timed(
+            "take_tokens", self.inner.take_tokens(key, rate, burst, cost, now)
+        )
 
     async def close(self) -> None:
         await self.inner.close()

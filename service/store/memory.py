@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 
 from .base import (
+    BucketOutcome,
     CommitOutcome,
     DueItem,
     LobbyCursor,
@@ -19,6 +20,7 @@ from .base import (
     Store,
     StoredEvent,
     Subscription,
+    refill_and_take,
 )
 
 QUEUE_LIMIT = 10_000
@@ -68,6 +70,9 @@ class MemoryStore(Store):
         self._due: dict[str, float] = {}
         self._finished_ttl_s = finished_ttl_s
         self._abandoned_ttl_s = abandoned_ttl_s
+        self._buckets: dict[str, tuple[float, float, float]] = {}
+        """Token buckets: key -> (tokens, last refill time, when it is full again)."""
+        self._sweep_buckets_at = 4096
 
     async def create(
         self, table_id: str, record: bytes, invite_code: str, lobby: LobbyEntry | None
@@ -217,6 +222,21 @@ class MemoryStore(Store):
         if t is None:
             return frozenset()
         return frozenset(seat for seat, until in t.presence.values() if until > now)
+
+    async def take_tokens(
+        self, key: str, rate: float, burst: float, cost: float, now: float
+    ) -> BucketOutcome:
+        held = self._buckets.get(key)
+        state, outcome = refill_and_take(
+            None if held is None else (held[0], held[1]), rate, burst, cost, now
+        )
+        tokens, last = state
+        self._buckets[key] = (tokens, last, last + (burst - tokens) / rate)
+        if len(self._buckets) > self._sweep_buckets_at:
+            # A bucket full again is as good as none: forget those (as Redis expires them).
+            self._buckets = {k: b for k, b in self._buckets.items() if b[2] > now}
+            self._sweep_buckets_at = max(4096, 2 * len(self._buckets))
+        return outcome
 
     async def ping(self) -> None:
         return None

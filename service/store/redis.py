@@ -22,6 +22,12 @@ they live in one slot of a Cluster::
                     ``tute.v1.Event``, fields ``0``..``3`` the private variant of that seat
     tute:{T}:i      hash: idempotency key -> first response
 
+A token bucket (:meth:`RedisStore.take_tokens`, the per-caller limits) is one key of its own,
+so the one script that refills and takes from it touches one slot::
+
+    tute:rl:<key>   hash: t (tokens), l (time of the last refill, the caller's clock); it
+                    expires once it would be full again
+
 The indexes across tables share the hash tag ``{tute:g}`` (one slot, the "global slot")::
 
     {tute:g}:lobby      sorted set: open public tables by creation time (listed newest first)
@@ -185,6 +191,7 @@ from redis.exceptions import NoScriptError, RedisClusterException, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .base import (
+    BucketOutcome,
     CommitOutcome,
     DueItem,
     LobbyCursor,
@@ -206,6 +213,8 @@ _UNAVAILABLE_REPLIES = ("LOADING", "READONLY", "MASTERDOWN", "MISCONF", "NOREPLI
 _STATE_FIELDS = ("l", "o", "d", "s", "i", "x")
 """The index state a table's hash records (see the module doc), in the scripts' order."""
 _TRUE = ("1", "true", "yes", "on")
+_BUCKET_TTL_MS = 7 * 86_400_000
+"""A token bucket's key expires this long after its last use at the latest."""
 
 _NOW_MS = """
 local function now_ms()
@@ -462,6 +471,37 @@ if not t[1] then return false end
 return {t[1], t[2], redis.call('XRANGE', KEYS[2], ARGV[1], '+')}
 """
 
+_TAKE = """
+-- KEYS: 1 bucket (hash: t tokens, l last refill time; its own slot)
+-- ARGV: 1 rate (tokens per second, > 0), 2 burst, 3 cost, 4 now (the caller's clock, s),
+--       5 longest ttl (ms)
+-- Returns {1 taken or 0 not, seconds until it would be (a string)}: Store.take_tokens, the
+-- same steps as base.refill_and_take.
+local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
+local cost, now = tonumber(ARGV[3]), tonumber(ARGV[4])
+local b = redis.call('HMGET', KEYS[1], 't', 'l')
+local tokens, last = burst, now
+if b[1] then
+  tokens, last = tonumber(b[1]), tonumber(b[2])
+  if now > last then
+    tokens = math.min(burst, tokens + (now - last) * rate)
+    last = now
+  end
+end
+local taken, wait = 0, 0
+if cost <= tokens then
+  tokens = math.min(burst, tokens - cost)
+  taken = 1
+else
+  wait = (cost - tokens) / rate
+end
+redis.call('HSET', KEYS[1], 't', string.format('%.17g', tokens), 'l', string.format('%.17g', last))
+-- a bucket left alone until it is full again is as good as none
+local ttl = math.min(math.floor((burst - tokens) / rate * 1000) + 1000, tonumber(ARGV[5]))
+redis.call('PEXPIRE', KEYS[1], string.format('%d', ttl))
+return {taken, string.format('%.17g', wait)}
+"""
+
 
 def _unavailable(exc: BaseException) -> bool:
     """Is this reply one of "Redis cannot serve now" (loading, read-only, cluster down...)?"""
@@ -693,6 +733,7 @@ class RedisStore(Store):
         self._claim = _Script(client, _CLAIM)
         self._count = _Script(client, _COUNT)
         self._events = _Script(client, _EVENTS)
+        self._take = _Script(client, _TAKE)
         self._readers: dict[str, _Reader] = {}
         # A Cluster client's pools do not wait for a free connection: calls wait here.
         self._gate = asyncio.Semaphore(max_calls) if max_calls > 0 else None
@@ -807,6 +848,9 @@ class RedisStore(Store):
 
     def _k_presence(self, table_id: str) -> str:
         return f"{self._prefix}:{{{table_id}}}:p"
+
+    def _k_bucket(self, key: str) -> str:
+        return f"{self._prefix}:rl:{key}"
 
     @contextlib.asynccontextmanager
     async def _call(self) -> AsyncIterator[None]:
@@ -1122,6 +1166,17 @@ class RedisStore(Store):
         async with self._call():
             counts = await self._count(keys=self._k_status, args=[])
         return {s: int(n) for s, n in zip(STATUSES, counts, strict=True)}
+
+    async def take_tokens(
+        self, key: str, rate: float, burst: float, cost: float, now: float
+    ) -> BucketOutcome:
+        async with self._call():
+            taken, wait = await self._take(
+                keys=[self._k_bucket(key)],
+                args=[repr(float(rate)), repr(float(burst)), repr(float(cost)), repr(now),
+                      _BUCKET_TTL_MS],
+            )
+        return BucketOutcome(int(taken) == 1, float(wait))
 
     async def ping(self) -> None:
         # A keyed read: on a Cluster it asks the node of the global slot, which the lobby,
