@@ -161,6 +161,9 @@ class TimedStore(Store):
     async def count_tables(self) -> dict[str, int]:
         return await self.inner.count_tables()
 
+    async def count_bot_seats(self) -> int:
+        return await self._timed("count_bot_seats", self.inner.count_bot_seats())
+
     async def ping(self) -> None:
         await self.inner.ping()
 

@@ -197,13 +197,14 @@ class Store(abc.ABC):
         lobby: LobbyEntry | None = None,
         due_at: float = 0.0,
         status: str = "",
+        bot_seats: int = 0,
     ) -> CommitOutcome:
         """Atomically: if ``idempotency_key`` was used, return its first response; if the
         version is not ``expected_version``, a conflict; else write ``record`` at
         ``expected_version + 1``, append ``events``, remember ``response`` under the key, set
-        the lobby entry (None: not listed), the table's due time (0: nothing due) and its
+        the lobby entry (None: not listed), the table's due time (0: nothing due), its
         status (``waiting``, ``playing``, ``finished``; a finished table gets its retention
-        TTL), and publish the events."""
+        TTL) and its number of bot seats (:meth:`count_bot_seats`), and publish the events."""
 
     @abc.abstractmethod
     async def idempotent_response(self, table_id: str, idempotency_key: str) -> bytes | None:
@@ -238,6 +239,12 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def count_tables(self) -> dict[str, int]:
         """How many tables are stored, by status (for limits and metrics)."""
+
+    @abc.abstractmethod
+    async def count_bot_seats(self) -> int:
+        """The bot seats of every waiting or playing table, as their last commits recorded
+        them (the server-wide budget of bots). Tables that finished or are gone count none;
+        a table that expired may count until the store notices (the scheduler's pass)."""
 
     @abc.abstractmethod
     async def set_presence(

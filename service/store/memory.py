@@ -73,6 +73,8 @@ class MemoryStore(Store):
         self._buckets: dict[str, tuple[float, float, float]] = {}
         """Token buckets: key -> (tokens, last refill time, when it is full again)."""
         self._sweep_buckets_at = 4096
+        self._bots: dict[str, int] = {}
+        """Bot seats of the waiting and playing tables that have any."""
 
     async def create(
         self, table_id: str, record: bytes, invite_code: str, lobby: LobbyEntry | None
@@ -97,6 +99,7 @@ class MemoryStore(Store):
         self._tables.pop(table_id, None)
         self._lobby.pop(table_id, None)
         self._due.pop(table_id, None)
+        self._bots.pop(table_id, None)
         for code in [c for c, t in self._invites.items() if t == table_id]:
             del self._invites[code]
 
@@ -120,6 +123,7 @@ class MemoryStore(Store):
         lobby: LobbyEntry | None = None,
         due_at: float = 0.0,
         status: str = "",
+        bot_seats: int = 0,
     ) -> CommitOutcome:
         t = self._get(table_id)
         if t is None:
@@ -147,6 +151,10 @@ class MemoryStore(Store):
             t.expires_at = time.time() + self._finished_ttl_s
         else:
             t.expires_at = time.time() + self._abandoned_ttl_s
+        if bot_seats and t.status in ("waiting", "playing"):
+            self._bots[table_id] = bot_seats
+        else:
+            self._bots.pop(table_id, None)
         for sub in list(t.subscribers):
             for e in events:
                 sub.push(e)
@@ -204,6 +212,9 @@ class MemoryStore(Store):
         for t in self._tables.values():
             counts[t.status] = counts.get(t.status, 0) + 1
         return counts
+
+    async def count_bot_seats(self) -> int:
+        return sum(n for table_id, n in list(self._bots.items()) if self._get(table_id))
 
     async def set_presence(
         self, table_id: str, watcher: str, seat: int, expires_at: float

@@ -455,3 +455,29 @@ async def test_concurrent_takes_on_two_replicas_never_overdraw(stores: Stores) -
     )
     assert sum(o.allowed for o in outcomes) == 5
     assert all(o.retry_after_s > 0 for o in outcomes if not o.allowed)
+
+
+async def test_bot_seats_are_counted_for_waiting_and_playing_tables(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    assert await p.count_bot_seats() == 0
+    for t in ("b1", "b2", "b3"):
+        await s.create(t, b"r", "", None)
+    assert (await s.commit("b1", 1, b"r", [], bot_seats=2)).applied
+    assert (await p.commit("b2", 1, b"r", [], status="playing", bot_seats=3)).applied
+    assert (await s.commit("b3", 1, b"r", [], bot_seats=1)).applied
+    assert await p.count_bot_seats() == 6
+    assert (await p.commit("b1", 2, b"r", [], bot_seats=3)).applied  # one bot more
+    assert await s.count_bot_seats() == 7
+    # a lost compare-and-set and a repeated idempotency key count nothing
+    assert not (await s.commit("b3", 1, b"r", [], bot_seats=4)).applied
+    assert (await s.commit("b3", 2, b"r", [], idempotency_key="k", bot_seats=1)).applied
+    again = await p.commit("b3", 3, b"r", [], idempotency_key="k", bot_seats=4)
+    assert again.duplicate_response == b""
+    assert await p.count_bot_seats() == 7
+    # a finished table's bots count no more; a seat freed counts no more
+    assert (await p.commit("b2", 2, b"r", [], status="finished", bot_seats=3)).applied
+    assert (await s.commit("b1", 3, b"r", [], bot_seats=2)).applied
+    assert await p.count_bot_seats() == 3
+    assert (await s.commit("b1", 4, b"r", [], status="playing", bot_seats=2)).applied
+    assert (await s.commit("b1", 5, b"r", [], status="playing", bot_seats=2)).applied
+    assert await s.count_bot_seats() == 3
