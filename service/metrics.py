@@ -76,6 +76,10 @@ class Metrics:
         self.store_errors = Counter(
             "tute_store_errors_total", "Store calls that failed (store unreachable).", registry=r
         )
+        self.rate_limited = Counter(
+            "tute_rate_limited_total", "Calls refused by a per-caller limit, by limit.",
+            ("limit",), registry=r,
+        )
 
     def serve(self, port: int, addr: str = "0.0.0.0") -> None:
         """Serve ``/metrics`` on its own port (a daemon thread)."""
