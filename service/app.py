@@ -520,9 +520,9 @@ class TuteApp:
                 "unknown bot level; known: " + ", ".join(sorted(BOTS)), field="level"
             )
         seat = req.seat if req.HasField("seat") else None
+        await self.limits.add_bot()  # first: a refusal costs the server next to nothing
         rec = await self.load(table_id)
         self.require_owner_or_seat(rec, token)
-        await self.limits.add_bot()
         budget = self.settings.max_bot_seats
         if budget > 0 and await self.store.count_bot_seats() >= budget:
             raise ResourceExhausted(
