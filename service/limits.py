@@ -46,7 +46,7 @@ class Limits:
         if rate <= 0:
             return
         outcome = await self.store.take_tokens(
-            f"{limit}:{who}", rate, burst, cost, self.clock()
+            f"{limit}:{who}", rate, max(1, burst), cost, self.clock()
         )
         if not outcome.allowed:
             self.metrics.rate_limited.labels(limit).inc()
