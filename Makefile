@@ -87,7 +87,7 @@ bench: $(STAMP) $(MYPYC_STAMP) ## engine benchmark: pure and compiled engine bes
 bench-redis: $(STAMP) system-deps ## Redis store: 2 replicas on Redis beside the memory store and bare Redis baselines (~2 min)
 	$(PY) -m benchmarks.redis_bench
 
-bench-abuse: $(STAMP) ## one hostile client against the limits (and without them): a legit player's GetTable p99 (~75 s)
+bench-abuse: $(STAMP) ## one hostile client against the limits (and without them): a legit player's GetTable p99 (~80 s)
 	$(PY) -m benchmarks.abuse_bench
 
 proto: $(STAMP) ## regenerate the Python code and .pyi stubs of protos/tute/v1

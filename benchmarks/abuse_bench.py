@@ -27,10 +27,15 @@ Per server:
    owner token until the table is full, its match then runs at bot speed); bot seats it got,
    what refused it, and the player's GetTable p99 meanwhile (target: <= 50 ms with the limits).
 
+With ``--botnet``, a third server keeps only the server-wide budget of bot seats (per-caller
+limits off, as for an attacker with many addresses) at the default bot delay; the attacker
+fills the budget, and the player measures GetTable p99 while it is full.
+
 Bounded loops, loopback only; the servers are stopped at the end (SIGTERM).
 
-    python -m benchmarks.abuse_bench            # about 75 s
-    python -m benchmarks.abuse_bench --quick    # about 35 s
+    python -m benchmarks.abuse_bench            # about 80 s
+    python -m benchmarks.abuse_bench --quick    # about 40 s
+    python -m benchmarks.abuse_bench --botnet   # about 2 minutes
 
 Prints a table, then as its last line one JSON object.
 """
@@ -65,12 +70,15 @@ ATTACKER_ADDRESSES = {"create": "203.0.113.1", "streams": "203.0.113.2", "bots":
 IN_FLIGHT = 16
 MAX_STREAMS_TRIED = 400
 POLL_S = 0.01
+NO_PER_CALLER_LIMITS = ["--create-rate-per-s", "0", "--watch-rate-per-s", "0",
+                        "--bot-rate-per-s", "0", "--invite-rate-per-s", "0",
+                        "--max-streams-per-caller", "0"]
 CONFIGS: dict[str, list[str]] = {
     "limited": [],
-    "unlimited": ["--create-rate-per-s", "0", "--watch-rate-per-s", "0", "--bot-rate-per-s", "0",
-                  "--invite-rate-per-s", "0", "--max-streams-per-caller", "0",
-                  "--max-bot-seats", "0"],
+    "unlimited": [*NO_PER_CALLER_LIMITS, "--max-bot-seats", "0"],
 }
+BOTNET = [*NO_PER_CALLER_LIMITS, "--bot-delay-s", "0.5"]
+"""The bot budget alone, at the default bot delay: as if the attacker had many addresses."""
 
 
 def pct(values: list[float], q: float) -> float:
@@ -360,6 +368,12 @@ async def one_server(name: str, flags: list[str], a: argparse.Namespace,
             player = Player(service_pb2_grpc.TuteServiceStub(channel))
             await player.sit()
             out: dict[str, Any] = {"idle": as_ms(await player.poll(a.idle_s))}
+            if name == "botnet":
+                attacks.append(bots := Attack("bots", server.port, a.bots_s + a.fill_s))
+                await asyncio.sleep(a.fill_s)  # the budget fills up
+                polled = await player.poll(a.bots_s - 1.0)
+                out["bot_tables"] = {**await bots.result(), "player_get": as_ms(polled)}
+                return out
 
             attacks.append(flood := Attack("create", server.port, a.attack_s))
             await asyncio.sleep(0.5)  # under way
@@ -388,6 +402,9 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="tute-abuse-bench-") as tmp:
         for name, flags in CONFIGS.items():
             out[name] = await one_server(name, flags, a, Path(tmp))
+        if a.botnet:
+            budget = ["--max-bot-seats", str(a.bot_budget)] if a.bot_budget else []
+            out["botnet"] = await one_server("botnet", [*BOTNET, *budget], a, Path(tmp))
     lim, unl = out["limited"], out["unlimited"]
     out["target_p99_ms"] = TARGET_P99_MS
     out["player_get_p99_ms_idle"] = lim["idle"]["p99_ms"]
@@ -415,7 +432,7 @@ def report(r: dict[str, Any]) -> None:
         ("(b) attacker streams opened", lambda s: s["streams"]["opened"]),
         ("(b) refused", lambda s: _refused(s["streams"]["refused"])),
         ("(b) seated player's own stream", lambda s: s["streams"]["seat_stream"]),
-        ("(c) bot seats taken", lambda s: s["bot_tables"]["bot_seats"]),
+        ("(c) bots added", lambda s: s["bot_tables"]["bot_seats"]),
         ("(c) all-bot tables", lambda s: s["bot_tables"]["all_bot_tables"]),
         ("(c) refused", lambda s: _refused(s["bot_tables"]["refused"])),
         ("(c) player GetTable p50 ms", lambda s: s["bot_tables"]["player_get"]["p50_ms"]),
@@ -426,6 +443,13 @@ def report(r: dict[str, Any]) -> None:
     print(f"{'':{width}}  {'limited (defaults)':>24}  {'unlimited (baseline)':>24}")
     for label, get in rows:
         print(f"{label:{width}}  {get(r['limited'])!s:>24}  {get(r['unlimited'])!s:>24}")
+    if "botnet" in r:
+        b = r["botnet"]["bot_tables"]
+        print(f"bot budget alone (per-caller limits off, bot delay 0.5 s): {b['bot_seats']} bots "
+              f"added (matches that ended freed theirs), refused {_refused(b['refused'])}; "
+              f"player GetTable p50 "
+              f"{b['player_get']['p50_ms']} ms, p99 {b['player_get']['p99_ms']} ms "
+              f"(no attack: p99 {r['botnet']['idle']['p99_ms']} ms)")
     verdict = "met" if r["target_met"] else "NOT met"
     print(f"target: player GetTable p99 <= {TARGET_P99_MS:g} ms under the bot attack with the "
           f"limits: {verdict} ({r['player_get_p99_ms_bot_attack']} ms; without the limits "
@@ -435,7 +459,12 @@ def report(r: dict[str, Any]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--quick", action="store_true", help="shorter phases (about 35 s)")
+    ap.add_argument("--quick", action="store_true", help="shorter phases (about 40 s)")
+    ap.add_argument("--botnet", action="store_true",
+                    help="also: the bot budget alone (per-caller limits off, as for an attacker "
+                    "with many addresses) at the default bot delay (about 40 s more)")
+    ap.add_argument("--bot-budget", type=int, default=0,
+                    help="with --botnet: this budget of bot seats instead of the default")
     ap.add_argument("--attack", choices=sorted(ATTACKS), help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--seconds", type=float, default=0.0, help=argparse.SUPPRESS)
@@ -445,6 +474,7 @@ def main() -> None:
         asyncio.run(attacker(a.attack, a.port, a.seconds, a.table))
         return
     a.idle_s, a.attack_s, a.bots_s = (3.0, 4.0, 6.0) if a.quick else (6.0, 8.0, 15.0)
+    a.fill_s = 10.0
     result = asyncio.run(run(a))
     report(result)
     print(json.dumps(result, sort_keys=True))

@@ -73,9 +73,11 @@ class Settings:
     invite_burst: int = 10
     """JoinTable by invite code per caller address: each attempt holds a token, given back
     when the code exists, so only unknown codes use the bucket up (rate 0: no limit)."""
-    max_bot_seats: int = 2000
+    max_bot_seats: int = 1000
     """Bot seats in waiting and playing tables across the store (every replica); AddBot past
-    it: RESOURCE_EXHAUSTED, reason TOO_MANY_BOTS (0: no limit)."""
+    it: RESOURCE_EXHAUSTED, reason TOO_MANY_BOTS (0: no limit). Size it to the bots the
+    replicas can play beside their players (``make bench-abuse`` with ``--botnet`` measures
+    a player's latency with the budget full)."""
 
 
 _HELP = {
