@@ -33,7 +33,7 @@ MYPYC_STAMP := $(MYPYC_DIR)/.stamp
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help venv run test test-compiled test-all lint compile bench bench-redis proto system-deps clean image
+.PHONY: help venv run test test-compiled test-all lint compile bench bench-redis proto system-deps clean image bench-abuse
 
 # The container image `make image` builds: tute:<version in pyproject.toml>.
 IMAGE ?= tute:$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
@@ -90,6 +90,9 @@ bench: $(STAMP) $(MYPYC_STAMP) ## engine benchmark: pure and compiled engine bes
 
 bench-redis: $(STAMP) system-deps ## Redis store: 2 replicas on Redis beside the memory store and bare Redis baselines (~2 min)
 	$(PY) -m benchmarks.redis_bench
+
+bench-abuse: $(STAMP) ## one hostile client against the limits (and without them): a legit player's GetTable p99 (~80 s)
+	$(PY) -m benchmarks.abuse_bench
 
 proto: $(STAMP) ## regenerate the Python code and .pyi stubs of protos/tute/v1
 	rm -f protos/tute/v1/*_pb2.py protos/tute/v1/*_pb2.pyi protos/tute/v1/*_pb2_grpc.py

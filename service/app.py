@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import hmac
 import random
 import re
 import secrets
@@ -33,6 +34,7 @@ from tute.v1 import event_pb2, service_pb2, table_pb2, view_pb2
 
 from . import convert
 from .auth import hash_token, new_token
+from .callers import CallerResolver
 from .config import Settings
 from .errors import (
     Aborted,
@@ -45,6 +47,7 @@ from .errors import (
     Unauthenticated,
     Unavailable,
 )
+from .limits import Limits
 from .metrics import Metrics
 from .model import (
     BOT,
@@ -117,6 +120,8 @@ class TuteApp:
         self._closing = False
         self._wake = asyncio.Event()
         self.healthy = True
+        self.limits = Limits(store, settings, metrics, lambda: self.clock())
+        self.callers = CallerResolver(settings.trusted_proxy_header, settings.trusted_proxies)
 
     # ------------------------------------------------------------------------------------
     # reading
@@ -165,7 +170,8 @@ class TuteApp:
     def require_seat(self, rec: TableRecord, token: str | None) -> int:
         if token is None:
             raise Unauthenticated(
-                "this call needs the seat token as 'authorization: Bearer <token>' metadata"
+                "this call needs the seat token as 'authorization: Bearer <token>' metadata",
+                reason="TOKEN_REQUIRED",
             )
         seat = self.seat_of(rec, token)
         assert seat is not None
@@ -236,6 +242,7 @@ class TuteApp:
                 lobby=self._lobby_entry(rec),
                 due_at=self._due_at(rec, now),
                 status=rec.status,
+                bot_seats=sum(s.occupant == BOT for s in rec.seats),
             )
             if outcome.duplicate_response is not None:
                 return rec, [], outcome.duplicate_response
@@ -378,12 +385,14 @@ class TuteApp:
             name = _display_name(req.display_name, seat)
         elif req.HasField("seat"):
             raise InvalidArgument("seat is only meaningful with take_seat", field="seat")
+        await self.limits.create_table()
         counts = await self.store.count_tables()
         if counts.get(WAITING, 0) + counts.get(PLAYING, 0) >= self.settings.max_tables:
             raise ResourceExhausted("too many open tables on this server; try later",
                                     reason="TOO_MANY_TABLES")
         table_id = secrets.token_hex(8)
         invite = "".join(secrets.choice(INVITE_ALPHABET) for _ in range(8)) if private else ""
+        owner_token, owner_hash = new_token()
         rec = TableRecord(
             table_id=table_id,
             preset=preset,
@@ -393,11 +402,14 @@ class TuteApp:
             created_at=self.clock(),
             seats=[SeatInfo() for _ in range(rules.players)],
             version=1,
+            owner_token_hash=owner_hash,
         )
         await self.store.create(table_id, encode_record(rec), invite, self._lobby_entry(rec))
         structlog.contextvars.bind_contextvars(table_id=table_id)
         log.info("table_created", preset=preset, players=rules.players, private=private)
-        resp = service_pb2.CreateTableResponse(table_id=table_id, invite_code=invite)
+        resp = service_pb2.CreateTableResponse(
+            table_id=table_id, invite_code=invite, owner_token=owner_token
+        )
         if seat is not None:
             token, token_hash = new_token()
             rec, _, _ = await self._mutate(
@@ -467,9 +479,11 @@ class TuteApp:
             code = req.invite_code.strip().upper()
             if not code or len(code) > MAX_ID:
                 raise InvalidArgument("not an invite code", field="invite_code")
+            await self.limits.invite_attempt()
             found = await self.store.find_invite(code)
             if found is None:
                 raise NotFound("no table has this invite code", reason="INVITE_NOT_FOUND")
+            await self.limits.invite_found()
             table_id = found
         else:
             table_id = self.check_table_id(req.table_id)
@@ -496,7 +510,9 @@ class TuteApp:
             table_id=table_id, seat=got, seat_token=token, view=self._view(rec, got)
         )
 
-    async def add_bot(self, req: service_pb2.AddBotRequest) -> service_pb2.AddBotResponse:
+    async def add_bot(
+        self, req: service_pb2.AddBotRequest, token: str | None = None
+    ) -> service_pb2.AddBotResponse:
         table_id = self.check_table_id(req.table_id)
         level = req.level or "random"
         if level not in BOTS:
@@ -504,16 +520,44 @@ class TuteApp:
                 "unknown bot level; known: " + ", ".join(sorted(BOTS)), field="level"
             )
         seat = req.seat if req.HasField("seat") else None
+        await self.limits.add_bot()  # first: a refusal costs the server next to nothing
+        rec = await self.load(table_id)
+        self.require_owner_or_seat(rec, token)
+        budget = self.settings.max_bot_seats
+        if budget > 0 and await self.store.count_bot_seats() >= budget:
+            raise ResourceExhausted(
+                "the server has as many bots as it can play; try later", reason="TOO_MANY_BOTS"
+            )
         holder: dict[str, int] = {}
 
         def change(r: TableRecord) -> list[convert.EventVariants]:
+            self.require_owner_or_seat(r, token)
             before = set(r.free_seats())
             variants = self._seat(r, seat, BOT, f"Bot ({level})", "", level)
             holder["seat"] = (before - set(r.free_seats())).pop()
             return variants
 
-        rec, _, _ = await self._mutate(table_id, change)
+        rec, _, _ = await self._mutate(table_id, change, loaded=rec)
         return service_pb2.AddBotResponse(seat=holder["seat"], table=self._table(rec))
+
+    @staticmethod
+    def require_owner_or_seat(rec: TableRecord, token: str | None) -> None:
+        """AddBot's rule: the table's owner token, or a seat token of a seat at this table."""
+        if token is None:
+            raise Unauthenticated(
+                "adding a bot needs the table's owner token or a seat token of this table as "
+                "'authorization: Bearer <token>' metadata",
+                reason="TOKEN_REQUIRED",
+            )
+        token_hash = hash_token(token)
+        owner = bool(rec.owner_token_hash) and hmac.compare_digest(
+            token_hash, rec.owner_token_hash
+        )
+        if not owner and rec.seat_of_token_hash(token_hash) is None:
+            raise PermissionDenied(
+                "this token is neither the owner token nor a seat token of this table",
+                reason="NOT_SEATED",
+            )
 
     async def leave_table(
         self, req: service_pb2.LeaveTableRequest, token: str | None
@@ -611,6 +655,8 @@ class TuteApp:
             raise Unavailable("the server is shutting down; reconnect", reason="SHUTTING_DOWN")
         rec = await self.load(table_id)
         seat = self.seat_of(rec, token)
+        caller = self.limits.stream_caller(token if seat is not None else None)
+        await self.limits.open_stream(caller)
         if sum(self._streams_per_table.values()) >= self.settings.max_streams:
             raise ResourceExhausted("too many open streams on this server",
                                     reason="TOO_MANY_STREAMS")
@@ -623,6 +669,7 @@ class TuteApp:
             raise NotFound("no such table", reason="TABLE_NOT_FOUND") from None
         self._subs.add(sub)
         self._streams_per_table[table_id] += 1
+        self.limits.streams[caller] += 1
         watcher = secrets.token_hex(8)
         if seat is not None:
             self._watchers[watcher] = (table_id, seat)
@@ -691,6 +738,7 @@ class TuteApp:
             self._streams_per_table[table_id] -= 1
             if not self._streams_per_table[table_id]:
                 del self._streams_per_table[table_id]
+            self.limits.stream_closed(caller)
             if (seated := self._watchers.pop(watcher, None)) is not None:
                 with contextlib.suppress(Exception):
                     await self.store.clear_presence(table_id, watcher)
@@ -745,6 +793,7 @@ class TuteApp:
                         await self.run_due(item.table_id)
                     except ServiceError as exc:
                         log.debug("due_item_skipped", table_id=item.table_id, error=exc.message)
+                    await asyncio.sleep(0)  # calls waiting go first (bots never starve them)
                 if now - self._presence_refreshed > PRESENCE_TTL_S / 3:
                     self._presence_refreshed = now
                     for watcher, (table_id, seat) in list(self._watchers.items()):

@@ -43,6 +43,41 @@ class Settings:
     """>0: during a match, a seated player with no open WatchTable stream (on any replica)
     for this many seconds forfeits it (RULES.md §11); 0: never (the turn clock still plays
     for an idle player). Clients that only poll GetTable should leave it at 0."""
+    trusted_proxy_header: str = ""
+    """A header in which proxies pass on the client's address, such as ``x-forwarded-for``
+    (comma-separated, each proxy appending the address it saw). '' (default): no header is
+    believed, and the per-caller limits count by the connection's peer address."""
+    trusted_proxies: str = (
+        "127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"
+    )
+    """With ``trusted_proxy_header``: the networks (comma-separated CIDRs) of the proxies
+    whose header is believed (loopback and private networks by default; narrow it to your
+    proxies: a client inside them can name its own address). The caller is the right-most
+    address of the header not in them; a peer outside them is the caller itself."""
+    create_rate_per_s: float = 0.2
+    create_burst: int = 10
+    """CreateTable per caller address: ``create_burst`` at once, then ``create_rate_per_s``
+    per second (a token bucket in the store, shared by every replica; rate 0: no limit).
+    Past it: RESOURCE_EXHAUSTED, reason RATE_LIMITED, with a RetryInfo."""
+    watch_rate_per_s: float = 2.0
+    watch_burst: int = 40
+    """WatchTable stream opens per caller: by seat token when the stream opens a seat, else
+    by address (rate 0: no limit)."""
+    max_streams_per_caller: int = 32
+    """Open WatchTable streams per caller (seat token, else address) on each replica, so that
+    one client cannot take every stream slot (0: no limit). Past it: TOO_MANY_STREAMS."""
+    bot_rate_per_s: float = 0.5
+    bot_burst: int = 12
+    """AddBot per caller address (rate 0: no limit)."""
+    invite_rate_per_s: float = 0.1
+    invite_burst: int = 10
+    """JoinTable by invite code per caller address: each attempt holds a token, given back
+    when the code exists, so only unknown codes use the bucket up (rate 0: no limit)."""
+    max_bot_seats: int = 1000
+    """Bot seats in waiting and playing tables across the store (every replica); AddBot past
+    it: RESOURCE_EXHAUSTED, reason TOO_MANY_BOTS (0: no limit). Size it to the bots the
+    replicas can play beside their players (``make bench-abuse`` with ``--botnet`` measures
+    a player's latency with the budget full)."""
 
 
 _HELP = {
@@ -63,6 +98,24 @@ _HELP = {
     "max_connection_age_s": "close client connections after this many seconds (0: never)",
     "disconnect_forfeit_s": "seconds a seated player may go without a WatchTable stream during "
     "a match before forfeiting it (0: never)",
+    "trusted_proxy_header": "header in which trusted proxies pass the client's address, such as "
+    "x-forwarded-for ('': believe none; limits count by peer address)",
+    "trusted_proxies": "CIDRs of the proxies whose trusted_proxy_header is believed; the caller is "
+    "the right-most address of the header not in them",
+    "create_rate_per_s": "CreateTable calls per second per caller address (0: no limit)",
+    "create_burst": "CreateTable calls a caller address may make at once",
+    "watch_rate_per_s": "WatchTable stream opens per second per caller: seat token, else address "
+    "(0: no limit)",
+    "watch_burst": "WatchTable stream opens a caller may make at once",
+    "max_streams_per_caller": "open WatchTable streams per caller on this replica (0: no limit)",
+    "bot_rate_per_s": "AddBot calls per second per caller address (0: no limit)",
+    "bot_burst": "AddBot calls a caller address may make at once",
+    "invite_rate_per_s": "JoinTable attempts with an unknown invite code per second per caller "
+    "address (0: no limit)",
+    "invite_burst": "JoinTable attempts with an unknown invite code a caller address may make at "
+    "once",
+    "max_bot_seats": "bot seats in waiting and playing tables across every replica; AddBot past "
+    "it is refused (0: no limit)",
 }
 
 

@@ -13,6 +13,8 @@ class ServiceError(Exception):
     """An error with a gRPC code, a message, and optionally a reason (ErrorInfo) or field."""
 
     code = grpc.StatusCode.UNKNOWN
+    retry_after_s: float | None = None
+    """When set: the caller may try again after this many seconds (google.rpc.RetryInfo)."""
 
     def __init__(
         self,
@@ -65,3 +67,12 @@ class ResourceExhausted(ServiceError):
 
 class Unavailable(ServiceError):
     code = grpc.StatusCode.UNAVAILABLE
+
+
+class RateLimited(ResourceExhausted):
+    """A per-caller limit (``limit`` names it) refused the call: reason RATE_LIMITED, with a
+    google.rpc.RetryInfo of ``retry_after_s``."""
+
+    def __init__(self, message: str, *, limit: str, retry_after_s: float) -> None:
+        super().__init__(message, reason="RATE_LIMITED", metadata={"limit": limit})
+        self.retry_after_s = retry_after_s

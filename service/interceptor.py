@@ -2,8 +2,8 @@
 
 Every service error (and any engine error that slips through) becomes a status with its code
 and ``google.rpc`` details: ``ErrorInfo`` (domain ``tute.v1``, the reason code, metadata) and,
-for malformed requests, ``BadRequest`` naming the field. Anything unexpected is logged and
-answered INTERNAL without its text.
+for malformed requests, ``BadRequest`` naming the field; for a per-caller limit, ``RetryInfo``
+(when to try again). Anything unexpected is logged and answered INTERNAL without its text.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -56,6 +57,12 @@ def to_status(exc: ServiceError) -> status_pb2.Status:
         )
         detail = any_pb2.Any()
         detail.Pack(bad)
+        status.details.append(detail)
+    if exc.retry_after_s is not None:
+        retry = error_details_pb2.RetryInfo()
+        retry.retry_delay.FromMilliseconds(max(1, math.ceil(exc.retry_after_s * 1000)))
+        detail = any_pb2.Any()
+        detail.Pack(retry)
         status.details.append(detail)
     return status
 

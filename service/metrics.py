@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from .store.base import (
+    BucketOutcome,
     CommitOutcome,
     DueItem,
     LobbyCursor,
@@ -76,6 +77,10 @@ class Metrics:
                                    ("level",), buckets=_LATENCY_BUCKETS, registry=r)
         self.store_errors = Counter(
             "tute_store_errors_total", "Store calls that failed (store unreachable).", registry=r
+        )
+        self.rate_limited = Counter(
+            "tute_rate_limited_total", "Calls refused by a per-caller limit, by limit.",
+            ("limit",), registry=r,
         )
 
     def serve(self, port: int, addr: str = "0.0.0.0") -> None:
@@ -162,8 +167,18 @@ class TimedStore(Store):
     async def count_tables(self) -> dict[str, int]:
         return await self.inner.count_tables()
 
+    async def count_bot_seats(self) -> int:
+        return await self._timed("count_bot_seats", self.inner.count_bot_seats())
+
     async def ping(self) -> None:
         await self.inner.ping()
+
+    async def take_tokens(
+        self, key: str, rate: float, burst: float, cost: float, now: float
+    ) -> BucketOutcome:
+        return await self._timed(
+            "take_tokens", self.inner.take_tokens(key, rate, burst, cost, now)
+        )
 
     async def close(self) -> None:
         await self.inner.close()

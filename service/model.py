@@ -80,6 +80,8 @@ class TableRecord:
     connected: frozenset[int] = frozenset()
     """Seats with an open WatchTable stream on some replica, when the record was loaded
     (from the store's presence; never stored in the record)."""
+    owner_token_hash: str = ""
+    """SHA-256 (hex) of the owner token CreateTable returned to the table's creator."""
 
     def free_seats(self) -> list[int]:
         return [i for i, s in enumerate(self.seats) if s.occupant == EMPTY]
@@ -115,6 +117,7 @@ def encode_record(rec: TableRecord) -> bytes:
         "forfeited": rec.forfeited_seat,
         "auto": rec.auto_played,
         "away": {str(seat): since for seat, since in rec.away.items()},
+        "owner": rec.owner_token_hash,
     }
     return json.dumps(d, separators=(",", ":")).encode()
 
@@ -141,4 +144,5 @@ def decode_record(data: bytes) -> TableRecord:
         forfeited_seat=d["forfeited"],
         auto_played=d.get("auto", 0),
         away={int(seat): since for seat, since in d.get("away", {}).items()},
+        owner_token_hash=d.get("owner", ""),
     )

@@ -1,4 +1,5 @@
-"""The gRPC servicer: thin. It reads the seat token from metadata and calls the app."""
+"""The gRPC servicer: thin. It reads the seat token from metadata, names the caller for the
+per-caller limits (:mod:`service.callers`) and calls the app."""
 
 from __future__ import annotations
 
@@ -9,10 +10,16 @@ from tute.v1 import service_pb2, service_pb2_grpc
 
 from .app import TuteApp
 from .auth import bearer_token
+from .callers import CALLER
 
 
 def _token(context: Any) -> str | None:
     return bearer_token(context.invocation_metadata())
+
+
+def _caller(app: TuteApp, context: Any) -> None:
+    """Who calls, for the per-caller limits (service.callers.CALLER)."""
+    CALLER.set(app.callers.caller(context.peer(), context.invocation_metadata()))
 
 
 class TuteServicer(service_pb2_grpc.TuteServiceServicer):
@@ -22,6 +29,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     async def CreateTable(
         self, request: service_pb2.CreateTableRequest, context: Any
     ) -> service_pb2.CreateTableResponse:
+        _caller(self.app, context)
         return await self.app.create_table(request)
 
     async def ListTables(
@@ -32,12 +40,14 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     async def JoinTable(
         self, request: service_pb2.JoinTableRequest, context: Any
     ) -> service_pb2.JoinTableResponse:
+        _caller(self.app, context)
         return await self.app.join_table(request)
 
     async def AddBot(
         self, request: service_pb2.AddBotRequest, context: Any
     ) -> service_pb2.AddBotResponse:
-        return await self.app.add_bot(request)
+        _caller(self.app, context)
+        return await self.app.add_bot(request, _token(context))
 
     async def LeaveTable(
         self, request: service_pb2.LeaveTableRequest, context: Any
@@ -57,5 +67,6 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     async def WatchTable(
         self, request: service_pb2.WatchTableRequest, context: Any
     ) -> AsyncIterator[service_pb2.WatchTableResponse]:
+        _caller(self.app, context)
         async for item in self.app.watch_table(request, _token(context)):
             yield item

@@ -72,6 +72,33 @@ class CommitOutcome:
     duplicate_response: bytes | None = None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class BucketOutcome:
+    """What :meth:`Store.take_tokens` decided: ``allowed`` (the cost was taken), else nothing
+    was taken and the bucket holds enough again in ``retry_after_s`` seconds."""
+
+    allowed: bool
+    retry_after_s: float = 0.0
+
+
+def refill_and_take(
+    held: tuple[float, float] | None, rate: float, burst: float, cost: float, now: float
+) -> tuple[tuple[float, float], BucketOutcome]:
+    """The token-bucket step of :meth:`Store.take_tokens` on a bucket's ``(tokens, last
+    refill time)`` (None: a new bucket, full): the bucket's new state and the outcome. The
+    Redis store runs the same steps in Lua."""
+    if held is None:
+        tokens, last = burst, now
+    else:
+        tokens, last = held
+        if now > last:
+            tokens = min(burst, tokens + (now - last) * rate)
+            last = now
+    if cost <= tokens:
+        return (min(burst, tokens - cost), last), BucketOutcome(True)
+    return (tokens, last), BucketOutcome(False, (cost - tokens) / rate)
+
+
 class Subscription(abc.ABC):
     """Live events of one table for one watcher, in sequence order, from subscription on."""
 
@@ -170,13 +197,14 @@ class Store(abc.ABC):
         lobby: LobbyEntry | None = None,
         due_at: float = 0.0,
         status: str = "",
+        bot_seats: int = 0,
     ) -> CommitOutcome:
         """Atomically: if ``idempotency_key`` was used, return its first response; if the
         version is not ``expected_version``, a conflict; else write ``record`` at
         ``expected_version + 1``, append ``events``, remember ``response`` under the key, set
-        the lobby entry (None: not listed), the table's due time (0: nothing due) and its
+        the lobby entry (None: not listed), the table's due time (0: nothing due), its
         status (``waiting``, ``playing``, ``finished``; a finished table gets its retention
-        TTL), and publish the events."""
+        TTL) and its number of bot seats (:meth:`count_bot_seats`), and publish the events."""
 
     @abc.abstractmethod
     async def idempotent_response(self, table_id: str, idempotency_key: str) -> bytes | None:
@@ -213,6 +241,12 @@ class Store(abc.ABC):
         """How many tables are stored, by status (for limits and metrics)."""
 
     @abc.abstractmethod
+    async def count_bot_seats(self) -> int:
+        """The bot seats of every waiting or playing table, as their last commits recorded
+        them (the server-wide budget of bots). Tables that finished or are gone count none;
+        a table that expired may count until the store notices (the scheduler's pass)."""
+
+    @abc.abstractmethod
     async def set_presence(
         self, table_id: str, watcher: str, seat: int, expires_at: float
     ) -> None:
@@ -227,6 +261,18 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def present_seats(self, table_id: str, now: float) -> frozenset[int]:
         """Seats with at least one watcher whose presence has not expired at ``now``."""
+
+    @abc.abstractmethod
+    async def take_tokens(
+        self, key: str, rate: float, burst: float, cost: float, now: float
+    ) -> BucketOutcome:
+        """One atomic step of the token bucket ``key``, shared by every replica: the bucket
+        holds at most ``burst`` tokens and gains ``rate`` (> 0) per second; a bucket never
+        used (or left alone until full, then forgotten) is full. Refill it up to ``now``,
+        then take ``cost`` (<= ``burst``) when it holds that many (allowed), else take nothing
+        and say in how many seconds it will. A negative ``cost`` gives tokens back (up to
+        ``burst``). A ``now`` before the bucket's last one (clocks of replicas a little
+        apart) refills nothing. ``now`` is the caller's clock, so a test can drive it."""
 
     @abc.abstractmethod
     async def ping(self) -> None:

@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 
 from .base import (
+    BucketOutcome,
     CommitOutcome,
     DueItem,
     LobbyCursor,
@@ -19,6 +20,7 @@ from .base import (
     Store,
     StoredEvent,
     Subscription,
+    refill_and_take,
 )
 
 QUEUE_LIMIT = 10_000
@@ -68,6 +70,11 @@ class MemoryStore(Store):
         self._due: dict[str, float] = {}
         self._finished_ttl_s = finished_ttl_s
         self._abandoned_ttl_s = abandoned_ttl_s
+        self._buckets: dict[str, tuple[float, float, float]] = {}
+        """Token buckets: key -> (tokens, last refill time, when it is full again)."""
+        self._sweep_buckets_at = 4096
+        self._bots: dict[str, int] = {}
+        """Bot seats of the waiting and playing tables that have any."""
 
     async def create(
         self, table_id: str, record: bytes, invite_code: str, lobby: LobbyEntry | None
@@ -92,6 +99,7 @@ class MemoryStore(Store):
         self._tables.pop(table_id, None)
         self._lobby.pop(table_id, None)
         self._due.pop(table_id, None)
+        self._bots.pop(table_id, None)
         for code in [c for c, t in self._invites.items() if t == table_id]:
             del self._invites[code]
 
@@ -115,6 +123,7 @@ class MemoryStore(Store):
         lobby: LobbyEntry | None = None,
         due_at: float = 0.0,
         status: str = "",
+        bot_seats: int = 0,
     ) -> CommitOutcome:
         t = self._get(table_id)
         if t is None:
@@ -142,6 +151,10 @@ class MemoryStore(Store):
             t.expires_at = time.time() + self._finished_ttl_s
         else:
             t.expires_at = time.time() + self._abandoned_ttl_s
+        if bot_seats and t.status in ("waiting", "playing"):
+            self._bots[table_id] = bot_seats
+        else:
+            self._bots.pop(table_id, None)
         for sub in list(t.subscribers):
             for e in events:
                 sub.push(e)
@@ -200,6 +213,9 @@ class MemoryStore(Store):
             counts[t.status] = counts.get(t.status, 0) + 1
         return counts
 
+    async def count_bot_seats(self) -> int:
+        return sum(n for table_id, n in list(self._bots.items()) if self._get(table_id))
+
     async def set_presence(
         self, table_id: str, watcher: str, seat: int, expires_at: float
     ) -> None:
@@ -217,6 +233,21 @@ class MemoryStore(Store):
         if t is None:
             return frozenset()
         return frozenset(seat for seat, until in t.presence.values() if until > now)
+
+    async def take_tokens(
+        self, key: str, rate: float, burst: float, cost: float, now: float
+    ) -> BucketOutcome:
+        held = self._buckets.get(key)
+        state, outcome = refill_and_take(
+            None if held is None else (held[0], held[1]), rate, burst, cost, now
+        )
+        tokens, last = state
+        self._buckets[key] = (tokens, last, last + (burst - tokens) / rate)
+        if len(self._buckets) > self._sweep_buckets_at:
+            # A bucket full again is as good as none: forget those (as Redis expires them).
+            self._buckets = {k: b for k, b in self._buckets.items() if b[2] > now}
+            self._sweep_buckets_at = max(4096, 2 * len(self._buckets))
+        return outcome
 
     async def ping(self) -> None:
         return None

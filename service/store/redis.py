@@ -17,10 +17,16 @@ they live in one slot of a Cluster::
                     c (nonce of the last commit), and the table's index state as its last
                     commit left it: l (lobby entry JSON, '' when not listed), o (its lobby
                     score), d (due time, '0' when nothing is due), i (invite code), x (when
-                    the table expires, ms since the epoch)
+                    the table expires, ms since the epoch), b (its bot seats)
     tute:{T}:x      stream: one entry per event, id ``<seq>-0``; field ``p`` holds the public
                     ``tute.v1.Event``, fields ``0``..``3`` the private variant of that seat
     tute:{T}:i      hash: idempotency key -> first response
+
+A token bucket (:meth:`RedisStore.take_tokens`, the per-caller limits) is one key of its own,
+so the one script that refills and takes from it touches one slot::
+
+    tute:rl:<key>   hash: t (tokens), l (time of the last refill, the caller's clock); it
+                    expires once it would be full again
 
 The indexes across tables share the hash tag ``{tute:g}`` (one slot, the "global slot")::
 
@@ -36,6 +42,9 @@ The indexes across tables share the hash tag ``{tute:g}`` (one slot, the "global
     {tute:g}:born       string: the indexes were built from the tables (see repair below)
     {tute:g}:rebuild    string: lease of the replica rebuilding them
     {tute:g}:claim:<n>  list: what the claim with nonce n took (kept for the claim's lease)
+    {tute:g}:bots       hash: table id -> its bot seats, for waiting and playing tables
+    {tute:g}:bots:n     string: the sum of ``bots`` (``count_bot_seats``), kept by the same
+                        script
 
 Atomicity. No script touches two slots, so every one runs on a single Redis and on a
 Cluster alike. The table hash is the truth; the indexes are derived from it.
@@ -47,9 +56,10 @@ Cluster alike. The table hash is the truth; the indexes are derived from it.
   table's index state (lobby entry, due time, status, expiry) recorded in its hash.
 - The indexes follow in a second script on the global slot, from the values the commit
   recorded: lobby entry, due-item, status set and invite set or removed. It is idempotent
-  and ordered by version: it applies a table's state only if its version is above the one
-  applied last (``ver``), so a late or repeated update never puts an older state back, and
-  it leaves a due-item alone when its due time is unchanged (a claim's lease is kept).
+  and ordered by version: it applies a table's state (bot seats included) only if its
+  version is above the one applied last (``ver``), so a late or repeated update never puts
+  an older state back, and it leaves a due-item alone when its due time is unchanged (a
+  claim's lease is kept).
 - A commit that changes the index state needs a write-ahead marker: before it, a script on
   the global slot adds ``<table id>|<nonce>`` to ``pend`` with Redis's time; the index update
   removes it. The commit script refuses a change without a marker, and a marker older than
@@ -87,9 +97,10 @@ tables, from a random place on each replica) is checked the same way on each pas
 index entry whose table vanished in another way (a Cluster node that restarted without its
 data) goes too, and an index that missed a change (a node restored from an older snapshot)
 gets it. ``count_tables``
-counts the status entries that have not expired. If the global slot itself lost its data
-(``born`` is missing), one replica scans every node for table hashes and rebuilds the
-indexes from them.
+counts the status entries that have not expired; ``count_bot_seats`` reads the sum the index
+step keeps (a table that expired counts until repair removes it, within a pass or two). If
+the global slot itself lost its data (``born`` is missing), one replica scans every node for
+table hashes and rebuilds the indexes from them.
 
 Redis Cluster. Every table's keys live on the node of its table's slot, the indexes on the
 node of the global slot. Commits of different tables go to different nodes; the lobby, the
@@ -185,6 +196,7 @@ from redis.exceptions import NoScriptError, RedisClusterException, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from .base import (
+    BucketOutcome,
     CommitOutcome,
     DueItem,
     LobbyCursor,
@@ -203,9 +215,11 @@ QUEUE_LIMIT = 10_000
 STATUSES = ("waiting", "playing", "finished")
 _UNAVAILABLE_REPLIES = ("LOADING", "READONLY", "MASTERDOWN", "MISCONF", "NOREPLICAS",
                         "CLUSTERDOWN", "TRYAGAIN")
-_STATE_FIELDS = ("l", "o", "d", "s", "i", "x")
+_STATE_FIELDS = ("l", "o", "d", "s", "i", "x", "b")
 """The index state a table's hash records (see the module doc), in the scripts' order."""
 _TRUE = ("1", "true", "yes", "on")
+_BUCKET_TTL_MS = 7 * 86_400_000
+"""A token bucket's key expires this long after its last use at the latest."""
 
 _NOW_MS = """
 local function now_ms()
@@ -225,12 +239,12 @@ _CREATE = _NOW_MS + """
 -- KEYS: 1 table (table slot only)
 -- ARGV: 1 record, 2 invite code, 3 lobby entry ('' = unlisted), 4 lobby score, 5 ttl (ms),
 --       6 marker time (ms), 7 fence (ms)
--- Returns {1, version, l, o, d, s, i, x} created (or this very call, sent again); {0} the id
--- is taken; {-3} the marker is too old.
+-- Returns {1, version, l, o, d, s, i, x, b} created (or this very call, sent again); {0} the
+-- id is taken; {-3} the marker is too old.
 local r = redis.call('HMGET', KEYS[1], 'v', 'r')
 if r[1] then
   if r[1] == '1' and r[2] == ARGV[1] then  -- this very call, sent again
-    return {1, 1, unpack(redis.call('HMGET', KEYS[1], 'l', 'o', 'd', 's', 'i', 'x'))}
+    return {1, 1, unpack(redis.call('HMGET', KEYS[1], 'l', 'o', 'd', 's', 'i', 'x', 'b'))}
   end
   return {0}
 end
@@ -238,9 +252,9 @@ local now = now_ms()
 if now - tonumber(ARGV[6]) > tonumber(ARGV[7]) then return {-3} end
 local x = now + tonumber(ARGV[5])
 redis.call('HSET', KEYS[1], 'v', 1, 'r', ARGV[1], 's', 'waiting', 'q', 0, 'l', ARGV[3],
-           'o', ARGV[4], 'd', '0', 'i', ARGV[2], 'x', x)
+           'o', ARGV[4], 'd', '0', 'i', ARGV[2], 'x', x, 'b', '0')
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
-return {1, 1, ARGV[3], ARGV[4], '0', 'waiting', ARGV[2], tostring(x)}
+return {1, 1, ARGV[3], ARGV[4], '0', 'waiting', ARGV[2], tostring(x), '0'}
 """
 
 _COMMIT = _NOW_MS + """
@@ -249,16 +263,16 @@ _COMMIT = _NOW_MS + """
 --       5 lobby entry ('' = unlisted), 6 lobby score ('0' when unlisted), 7 due at ('0' =
 --       nothing due), 8 status ('' = unchanged), 9 finished ttl (ms), 10 active ttl (ms),
 --       11 retention, 12 nonce of this call, 13 marker time (ms; '0' = no marker),
---       14 fence (ms), 15 number of events, then per event: seq, number of fields, field,
---       value, ...
--- Returns {1, version, l, o, d, s, i, x} applied; {0, version} conflict;
+--       14 fence (ms), 15 bot seats, 16 number of events, then per event: seq, number of
+--       fields, field, value, ...
+-- Returns {1, version, l, o, d, s, i, x, b} applied; {0, version} conflict;
 -- {0, version, response} duplicate; {-1, 0} no such table; {-2, version} the commit changes
 -- the index state and has no marker; {-3, version} its marker is too old.
-local t = redis.call('HMGET', KEYS[1], 'v', 's', 'q', 'c', 'l', 'o', 'd')
+local t = redis.call('HMGET', KEYS[1], 'v', 's', 'q', 'c', 'l', 'o', 'd', 'b')
 if not t[1] then return {-1, 0} end
 local version = tonumber(t[1])
 if t[4] == ARGV[12] then  -- this very call, sent again
-  return {1, version, unpack(redis.call('HMGET', KEYS[1], 'l', 'o', 'd', 's', 'i', 'x'))}
+  return {1, version, unpack(redis.call('HMGET', KEYS[1], 'l', 'o', 'd', 's', 'i', 'x', 'b'))}
 end
 local key = ARGV[3]
 if key ~= '' then
@@ -269,15 +283,16 @@ if version ~= tonumber(ARGV[1]) then return {0, version} end
 local status = ARGV[8]
 if status == '' then status = t[2] end
 local now = now_ms()
-if ARGV[5] ~= t[5] or ARGV[6] ~= t[6] or ARGV[7] ~= t[7] or status ~= t[2] then
+if ARGV[5] ~= t[5] or ARGV[6] ~= t[6] or ARGV[7] ~= t[7] or status ~= t[2]
+    or ARGV[15] ~= t[8] then
   -- the index changes: only under a fresh write-ahead marker (see the module doc)
   if ARGV[13] == '0' then return {-2, version} end
   if now - tonumber(ARGV[13]) > tonumber(ARGV[14]) then return {-3, version} end
 end
 -- check the events before writing anything: a script that fails half-way is not undone
 local last = tonumber(t[3])
-local n = tonumber(ARGV[15])
-local i = 16
+local n = tonumber(ARGV[16])
+local i = 17
 for e = 1, n do
   local seq = tonumber(ARGV[i])
   if seq <= last then
@@ -286,7 +301,7 @@ for e = 1, n do
   last = seq
   i = i + 2 + 2 * tonumber(ARGV[i + 1])
 end
-i = 16
+i = 17
 for e = 1, n do
   local nf = tonumber(ARGV[i + 1])
   local cmd = {'XADD', KEYS[2], 'MAXLEN', '~', ARGV[11], ARGV[i] .. '-0'}
@@ -299,19 +314,31 @@ if status == 'finished' then ttl = tonumber(ARGV[9]) end
 local x = now + ttl
 version = version + 1
 redis.call('HSET', KEYS[1], 'v', version, 'r', ARGV[2], 's', status, 'q', last, 'c', ARGV[12],
-           'l', ARGV[5], 'o', ARGV[6], 'd', ARGV[7], 'x', x)
+           'l', ARGV[5], 'o', ARGV[6], 'd', ARGV[7], 'x', x, 'b', ARGV[15])
 if key ~= '' then redis.call('HSET', KEYS[3], key, ARGV[4]) end
 for k = 1, 3 do redis.call('PEXPIRE', KEYS[k], ttl) end
 local invite = redis.call('HGET', KEYS[1], 'i') or ''
-return {1, version, ARGV[5], ARGV[6], ARGV[7], status, invite, tostring(x)}
+return {1, version, ARGV[5], ARGV[6], ARGV[7], status, invite, tostring(x), ARGV[15]}
 """
 
 _INDEX = """
 -- KEYS: 1 lobby, 2 lobby entries, 3 due, 4 waiting, 5 playing, 6 finished, 7 invites,
---       8 invite of table, 9 applied versions, 10 markers (global slot only)
+--       8 invite of table, 9 applied versions, 10 markers, 11 bot seats of table, 12 bot
+--       seats in all (global slot only)
 -- ARGV: 1 number of tables, then per table: id, version ('0' = the table is gone), l, o, d,
---       s, i, x (as its hash records them); then the markers to remove.
+--       s, i, x, b (as its hash records them); then the markers to remove.
 -- A table's state is applied only when its version is above the one applied last.
+local function set_bots(tid, n)  -- the bot seats a table counts for (waiting or playing)
+  local before = tonumber(redis.call('HGET', KEYS[11], tid) or '0')
+  if n ~= before then
+    if n == 0 then
+      redis.call('HDEL', KEYS[11], tid)
+    else
+      redis.call('HSET', KEYS[11], tid, n)
+    end
+    redis.call('INCRBY', KEYS[12], n - before)
+  end
+end
 local function drop(tid)
   redis.call('ZREM', KEYS[1], tid)
   redis.call('HDEL', KEYS[2], tid)
@@ -323,15 +350,16 @@ local function drop(tid)
     redis.call('HDEL', KEYS[8], tid)
   end
   redis.call('HDEL', KEYS[9], tid)
+  set_bots(tid, 0)
 end
 local names = {'waiting', 'playing', 'finished'}
 local n = tonumber(ARGV[1])
 local a = 2
 for _ = 1, n do
   local tid, version = ARGV[a], tonumber(ARGV[a + 1])
-  local lobby, score, due, status, code, x =
-    ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
-  a = a + 8
+  local lobby, score, due, status, code, x, bots =
+    ARGV[a + 2], ARGV[a + 3], ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7], ARGV[a + 8]
+  a = a + 9
   if version == 0 then
     drop(tid)
   else
@@ -366,6 +394,11 @@ for _ = 1, n do
         redis.call('HSET', KEYS[8], tid, code)
       end
       redis.call('HSET', KEYS[9], tid, version .. ':' .. due)
+      if status == 'waiting' or status == 'playing' then
+        set_bots(tid, tonumber(bots) or 0)
+      else
+        set_bots(tid, 0)
+      end
     end
   end
 end
@@ -460,6 +493,37 @@ _EVENTS = """
 local t = redis.call('HMGET', KEYS[1], 'v', 'q')
 if not t[1] then return false end
 return {t[1], t[2], redis.call('XRANGE', KEYS[2], ARGV[1], '+')}
+"""
+
+_TAKE = """
+-- KEYS: 1 bucket (hash: t tokens, l last refill time; its own slot)
+-- ARGV: 1 rate (tokens per second, > 0), 2 burst, 3 cost, 4 now (the caller's clock, s),
+--       5 longest ttl (ms)
+-- Returns {1 taken or 0 not, seconds until it would be (a string)}: Store.take_tokens, the
+-- same steps as base.refill_and_take.
+local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
+local cost, now = tonumber(ARGV[3]), tonumber(ARGV[4])
+local b = redis.call('HMGET', KEYS[1], 't', 'l')
+local tokens, last = burst, now
+if b[1] then
+  tokens, last = tonumber(b[1]), tonumber(b[2])
+  if now > last then
+    tokens = math.min(burst, tokens + (now - last) * rate)
+    last = now
+  end
+end
+local taken, wait = 0, 0
+if cost <= tokens then
+  tokens = math.min(burst, tokens - cost)
+  taken = 1
+else
+  wait = (cost - tokens) / rate
+end
+redis.call('HSET', KEYS[1], 't', string.format('%.17g', tokens), 'l', string.format('%.17g', last))
+-- a bucket left alone until it is full again is as good as none
+local ttl = math.min(math.floor((burst - tokens) / rate * 1000) + 1000, tonumber(ARGV[5]))
+redis.call('PEXPIRE', KEYS[1], string.format('%d', ttl))
+return {taken, string.format('%.17g', wait)}
 """
 
 
@@ -668,8 +732,11 @@ class RedisStore(Store):
         self._k_born = f"{g}:born"
         self._k_rebuild = f"{g}:rebuild"
         self._k_claim = f"{g}:claim"
+        self._k_bots = f"{g}:bots"
+        self._k_bots_n = f"{g}:bots:n"
         self._index_keys = [self._k_lobby, self._k_lobby_e, self._k_due, *self._k_status,
-                            self._k_inv, self._k_invof, self._k_ver, self._k_pend]
+                            self._k_inv, self._k_invof, self._k_ver, self._k_pend,
+                            self._k_bots, self._k_bots_n]
         self.finished_ttl_s = finished_ttl_s
         self.abandoned_ttl_s = abandoned_ttl_s
         self.retention = retention
@@ -693,11 +760,12 @@ class RedisStore(Store):
         self._claim = _Script(client, _CLAIM)
         self._count = _Script(client, _COUNT)
         self._events = _Script(client, _EVENTS)
+        self._take = _Script(client, _TAKE)
         self._readers: dict[str, _Reader] = {}
         # A Cluster client's pools do not wait for a free connection: calls wait here.
         self._gate = asyncio.Semaphore(max_calls) if max_calls > 0 else None
         self._gate_timeout_s = call_timeout_s
-        # table id -> (version, l, o, d, s) last seen: predicts whether a commit changes the
+        # table id -> (version, (l, o, d, s, b)) last seen: predicts whether a commit changes the
         # index (then it writes its marker first); the commit script has the last word.
         self._known: dict[str, tuple[int, tuple[bytes | None, ...]]] = {}
         self._last_repair = -float("inf")
@@ -808,6 +876,9 @@ class RedisStore(Store):
     def _k_presence(self, table_id: str) -> str:
         return f"{self._prefix}:{{{table_id}}}:p"
 
+    def _k_bucket(self, key: str) -> str:
+        return f"{self._prefix}:rl:{key}"
+
     @contextlib.asynccontextmanager
     async def _call(self) -> AsyncIterator[None]:
         """Around every call: "cannot be reached" becomes StoreUnavailable; on a Cluster, at
@@ -832,20 +903,22 @@ class RedisStore(Store):
                 self._gate.release()
 
     def _remember(self, table_id: str, version: int, state: Sequence[bytes | None]) -> None:
+        """Note a table's index state (l, o, d, s, b) at ``version``."""
         if len(self._known) >= 50_000:
             self._known.clear()
-        self._known[table_id] = (version, tuple(state[:4]))
+        self._known[table_id] = (version, tuple(state[:5]))
 
     def _index_unchanged(
-        self, table_id: str, version: int, lobby: str, score: str, due: str, status: str
+        self, table_id: str, version: int, lobby: str, score: str, due: str, status: str,
+        bots: int,
     ) -> bool:
         """Does a commit at ``version`` leave the index state as this replica last saw it?"""
         known = self._known.get(table_id)
         if known is None or known[0] != version:
             return False
-        old_lobby, old_score, old_due, old_status = known[1]
+        old_lobby, old_score, old_due, old_status, old_bots = known[1]
         return (old_lobby, old_score, old_due) == (lobby.encode(), score.encode(), due.encode()) \
-            and (not status or old_status == status.encode())
+            and (not status or old_status == status.encode()) and old_bots == str(bots).encode()
 
     # -- the index step (see "Atomicity" in the module doc) ------------------------------------
 
@@ -908,13 +981,15 @@ class RedisStore(Store):
         if int(reply[0]) == 0:
             await self._settle([], markers)
             raise ValueError("table id already used")
-        state = cast(list[bytes], reply[2:8])
-        self._remember(table_id, 1, state)
+        state = cast(list[bytes], reply[2:9])
+        self._remember(table_id, 1, [*state[:4], state[6]])
         await self._settle([(table_id, 1, state)], markers)
 
     async def load(self, table_id: str) -> tuple[int, bytes] | None:
         async with self._call():
-            found = await self._redis.hmget(self._k_table(table_id), ["v", "r", "l", "o", "d", "s"])
+            found = await self._redis.hmget(
+                self._k_table(table_id), ["v", "r", "l", "o", "d", "s", "b"]
+            )
         version, record, *state = cast(list[bytes | None], found)
         if version is None or record is None:
             self._known.pop(table_id, None)
@@ -944,6 +1019,7 @@ class RedisStore(Store):
         lobby: LobbyEntry | None = None,
         due_at: float = 0.0,
         status: str = "",
+        bot_seats: int = 0,
     ) -> CommitOutcome:
         entry, score = _encode_lobby(lobby), _lobby_score(lobby)
         due = repr(due_at) if due_at else "0"
@@ -961,13 +1037,16 @@ class RedisStore(Store):
         markers: list[str] = []
         marker_ms = 0
         try:
-            if not self._index_unchanged(table_id, expected_version, entry, score, due, status):
+            if not self._index_unchanged(
+                table_id, expected_version, entry, score, due, status, bot_seats
+            ):
                 member, marker_ms = await self._mark(table_id)
                 markers.append(member)
             for _ in range(4):
                 async with self._call():
                     reply = await self._commit(
-                        keys=keys, args=[*head, marker_ms, _ms(self.fence_s), *tail]
+                        keys=keys,
+                        args=[*head, marker_ms, _ms(self.fence_s), bot_seats, *tail],
                     )
                 if int(reply[0]) not in (-2, -3):
                     break
@@ -981,8 +1060,8 @@ class RedisStore(Store):
             raise
         applied, version = int(reply[0]), int(reply[1])
         if applied == 1:
-            state = cast(list[bytes], reply[2:8])
-            self._remember(table_id, version, state)
+            state = cast(list[bytes], reply[2:9])
+            self._remember(table_id, version, [*state[:4], state[6]])
             if markers:
                 await self._settle([(table_id, version, state)], markers)
             return CommitOutcome(True, version)
@@ -1123,6 +1202,22 @@ class RedisStore(Store):
             counts = await self._count(keys=self._k_status, args=[])
         return {s: int(n) for s, n in zip(STATUSES, counts, strict=True)}
 
+    async def count_bot_seats(self) -> int:
+        async with self._call():
+            total = await self._redis.get(self._k_bots_n)
+        return int(total or 0)
+
+    async def take_tokens(
+        self, key: str, rate: float, burst: float, cost: float, now: float
+    ) -> BucketOutcome:
+        async with self._call():
+            taken, wait = await self._take(
+                keys=[self._k_bucket(key)],
+                args=[repr(float(rate)), repr(float(burst)), repr(float(cost)), repr(now),
+                      _BUCKET_TTL_MS],
+            )
+        return BucketOutcome(int(taken) == 1, float(wait))
+
     async def ping(self) -> None:
         # A keyed read: on a Cluster it asks the node of the global slot, which the lobby,
         # the scheduler and every index change need (another node down fails the calls about
@@ -1213,7 +1308,7 @@ class RedisStore(Store):
         for table_id, (version, *state) in read.items():
             if version is None:
                 items.append((table_id, 0, [""] * len(_STATE_FIELDS)))
-            elif state[-1] is not None:
+            elif state[_STATE_FIELDS.index("x")] is not None:
                 items.append((table_id, int(version), state))
             # else: a table last written before this layout; its next commit indexes it
         done = [m for m in markers if m.rsplit("|", 1)[0] in read]

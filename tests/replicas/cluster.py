@@ -63,7 +63,10 @@ class Replica:
             sys.executable, "-m", "service.main", "--host", "127.0.0.1", "--port", "0",
             "--metrics-port", str(self.metrics_port), "--store", store_url,
             "--bot-delay-s", "0", "--scheduler-poll-s", "0.02", "--grace-s", "1",
-            "--log-format", "json", "--log-level", "warning", *extra,
+            "--log-format", "json", "--log-level", "warning",
+            # every test client calls from 127.0.0.1: no per-caller limits
+            "--create-rate-per-s", "0", "--watch-rate-per-s", "0", "--bot-rate-per-s", "0",
+            "--invite-rate-per-s", "0", "--max-streams-per-caller", "0", *extra,
         ]
         self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env,

@@ -163,7 +163,7 @@ async def test_timers_and_bots_take_effect_once(replicas: list[Replica]) -> None
         created = await fo.call("CreateTable", req)
         add = service_pb2.AddBotRequest(table_id=created.table_id)
         for _ in range(bots):
-            await fo.call("AddBot", add)
+            await fo.call("AddBot", add, token=created.owner_token)
         tables[created.table_id] = created.seat if bots < 4 else None
     watchers = {tid: ResumingWatcher(replicas, i, tid) for i, tid in enumerate(tables)}
     try:

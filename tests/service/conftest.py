@@ -20,8 +20,14 @@ FAST = Settings(
     grace_s=1.0,
     log_format="json",
     log_level="warning",
+    create_rate_per_s=0.0,
+    watch_rate_per_s=0.0,
+    max_streams_per_caller=0,
+    bot_rate_per_s=0.0,
+    invite_rate_per_s=0.0,
 )
-"""Settings for tests: loopback, port 0, bots play at once."""
+"""Settings for tests: loopback, port 0, bots play at once, no per-caller limits (every test
+client calls from 127.0.0.1; tests/service/test_limits.py sets its own)."""
 
 
 @pytest.fixture

@@ -123,7 +123,8 @@ async def test_only_the_players_without_a_stream_count() -> None:
         mine = Watcher(two, tid, created.seat_token)  # the human watches on replica two
         await mine.wait_until(lambda w: bool(w.snapshots))
         for _ in range(3):
-            await one.AddBot(service_pb2.AddBotRequest(table_id=tid))
+            await one.AddBot(service_pb2.AddBotRequest(table_id=tid),
+                             metadata=auth(created.owner_token))
         spectator = Watcher(one, tid)
         await spectator.wait_until(lambda w: bool(w.snapshots))
         await spectator.close()

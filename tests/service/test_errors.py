@@ -307,9 +307,11 @@ async def test_join_table_errors(stub) -> None:  # type: ignore[no-untyped-def]
             table_id=tid, display_name="n" * 40)), Code.INVALID_ARGUMENT, field="display_name")
         await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid, level="grandmaster")),
                      Code.INVALID_ARGUMENT, field="level")
-        await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=0)),
+        await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=0),
+                                 metadata=auth(created.owner_token)),
                      Code.FAILED_PRECONDITION, reason="SEAT_TAKEN")
-        await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=9)),
+        await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=9),
+                                 metadata=auth(tokens[0])),
                      Code.INVALID_ARGUMENT, field="seat")
         await expect(stub.AddBot(service_pb2.AddBotRequest(table_id="0123456789abcdef")),
                      Code.NOT_FOUND, reason="TABLE_NOT_FOUND")
@@ -340,7 +342,8 @@ async def test_joining_a_full_or_finished_table_fails(stub) -> None:  # type: ig
                     service_pb2.JoinTableRequest(table_id=tid, seat=1)):
             await expect(stub.JoinTable(req), Code.FAILED_PRECONDITION,
                          reason="MATCH_ALREADY_STARTED")
-        await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid)),
+        await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid),
+                                 metadata=auth(seated.tokens[0])),
                      Code.FAILED_PRECONDITION, reason="MATCH_ALREADY_STARTED")
     await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
                           metadata=auth(seated.tokens[1]))
@@ -348,7 +351,8 @@ async def test_joining_a_full_or_finished_table_fails(stub) -> None:  # type: ig
     async with unchanged(stub, tid, seated.tokens):
         await expect(stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid)),
                      Code.FAILED_PRECONDITION, reason="MATCH_OVER")
-        await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid)),
+        await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid),
+                                 metadata=auth(seated.tokens[0])),
                      Code.FAILED_PRECONDITION, reason="MATCH_OVER")
 
 

@@ -95,6 +95,9 @@ class World:
             return
         token = getattr(resp, "seat_token", "")
         invite = getattr(resp, "invite_code", "")
+        owner = getattr(resp, "owner_token", "")
+        if owner:
+            self.tokens.append(owner)  # it opens no seat, but AddBot takes it
         if table_id and table_id not in self.table_ids:
             self.table_ids.append(table_id)
         if token:
@@ -157,7 +160,8 @@ async def world(
     )
     w.learn(with_bots)
     for _ in range(2):
-        await stub.AddBot(service_pb2.AddBotRequest(table_id=with_bots.table_id))
+        await stub.AddBot(service_pb2.AddBotRequest(table_id=with_bots.table_id),
+                          metadata=auth(with_bots.seat_token))
     # finished: by a forfeit, and played to the end
     gone = await table_with_humans(stub, "corriente-8", turn_time_s=0)
     await stub.LeaveTable(
@@ -657,7 +661,8 @@ async def healthy_and_valid_afterwards(
         )
     )
     for _ in range(2):
-        await world.stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id))
+        await world.stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id),
+                                metadata=auth(created.owner_token))
     while (await server.app.load(created.table_id)).status != FINISHED:
         assert loop.time() < end + 10, "a bots' match did not finish"
         await asyncio.sleep(0.02)

@@ -535,7 +535,7 @@ async def test_bots_and_timeouts_log_no_card_and_leak_nothing(
             tokens.add(token)
             watchers = [Watcher(stub, tid, None, None), Watcher(stub, tid, 0, token)]
             for _ in range(len(created.table.seats) - 1):
-                await stub.AddBot(service_pb2.AddBotRequest(table_id=tid))
+                await stub.AddBot(service_pb2.AddBotRequest(table_id=tid), metadata=auth(token))
             timed_out = preset == "tres"  # else let the clock play one turn of the human
             while True:
                 v = (await stub.GetTable(

@@ -110,7 +110,8 @@ async def test_sigterm_ends_streams_with_unavailable_and_exits_zero() -> None:
             )
         )
         for _ in range(3):
-            await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id))
+            await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id),
+                              metadata=auth(created.owner_token))
         streams = [
             stub.WatchTable(
                 service_pb2.WatchTableRequest(table_id=created.table_id),

@@ -244,7 +244,7 @@ async def test_timeouts_bots_and_tables_by_state(server: Server, stub: Stub) -> 
     )
     tid, token = created.table_id, created.seat_token
     for _ in range(3):
-        await stub.AddBot(service_pb2.AddBotRequest(table_id=tid))
+        await stub.AddBot(service_pb2.AddBotRequest(table_id=tid), metadata=auth(token))
 
     await eventually(lambda: _eq(page(server).value("tute_timeouts_total"), 1), timeout=8)
     m = page(server)

@@ -200,7 +200,7 @@ async def test_resume_with_missed_events_made_by_bots(stub: Stub) -> None:
             )
 
     for _ in range(3):
-        await stub.AddBot(service_pb2.AddBotRequest(table_id=tid))
+        await stub.AddBot(service_pb2.AddBotRequest(table_id=tid), metadata=auth(token))
     watcher = Stream(stub, tid)
     await watcher.read()
     skip = watcher.last_seq - reference.last_seq  # events the reference saw before it began
@@ -349,7 +349,8 @@ async def test_reconnecting_again_and_again_while_bots_play(stub: Stub) -> None:
     watcher = Stream(stub, tid)
     await watcher.read()
     for _ in range(4):
-        await stub.AddBot(service_pb2.AddBotRequest(table_id=tid))
+        await stub.AddBot(service_pb2.AddBotRequest(table_id=tid),
+                          metadata=auth(created.owner_token))
     received: list[bytes] = []
     reconnections = 0
     ended = False

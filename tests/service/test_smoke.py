@@ -17,7 +17,8 @@ async def test_one_human_three_bots_finish_a_match(stub) -> None:  # type: ignor
         )
     )
     for _ in range(3):
-        await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id))
+        await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id),
+                          metadata=auth(created.owner_token))
     for _ in range(500):
         v = await view_of(stub, created.table_id, created.seat_token)
         if v.status == FINISHED:

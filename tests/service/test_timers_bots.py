@@ -128,7 +128,8 @@ async def bots_only(stub: Stub, preset: str, **options: object) -> str:
         rules=rules_pb2.Rules(preset=preset, options=rules_pb2.RuleOptions(**options))
     ))
     for i in range(len(created.table.seats)):
-        added = await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id))
+        added = await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id),
+                                  metadata=auth(created.owner_token))
         assert added.seat == i
         assert added.table.seats[i].occupant == table_pb2.OCCUPANT_KIND_BOT
         assert added.table.seats[i].bot_level == "random"

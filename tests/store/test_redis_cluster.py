@@ -117,10 +117,11 @@ async def test_a_crash_between_the_two_steps_is_repaired(
     await s.create("a", b"r1", "", listed)
     crash_before_the_index_step(s, monkeypatch)
     now = time.time()
-    # a: the last seat is taken and a bot is on turn (due now); the replica dies before the
-    # lobby, the due set and the status sets hear of it
+    # a: the last seat is taken by a third bot, one is on turn (due now); the replica dies
+    # before the lobby, the due set, the status sets and the bot count hear of it
     with pytest.raises(Crash):
-        await s.commit("a", 1, b"r2", [ev(1)], lobby=None, due_at=now - 1, status="playing")
+        await s.commit("a", 1, b"r2", [ev(1)], lobby=None, due_at=now - 1, status="playing",
+                       bot_seats=3)
     # b: created, and the replica dies before it is listed
     entry_b = LobbyEntry("b", "dos", 2, 1, 200.0)
     with pytest.raises(Crash):
@@ -134,23 +135,29 @@ async def test_a_crash_between_the_two_steps_is_repaired(
     assert await p.lobby("", 0, None, 10) == [listed]
     assert await p.find_invite("INVITE22") is None
     assert await p.count_tables() == {"waiting": 1, "playing": 0, "finished": 0}
+    assert await p.count_bot_seats() == 0
     await asyncio.sleep(p.repair_after_s + 0.1)
     claimed = await p.claim_due(time.time(), 30.0, 10)  # repairs first, then claims
     assert [(d.table_id, d.due_at) for d in claimed] == [("a", pytest.approx(now - 1))]
     assert await p.lobby("", 0, None, 10) == [entry_b]
     assert await p.find_invite("INVITE22") == "b"
     assert await p.count_tables() == {"waiting": 1, "playing": 1, "finished": 0}
+    assert await p.count_bot_seats() == 3
     assert markers(url) == 0
     # a move that keeps the index, then a repair pass that applies that state again: the
-    # claim's lease holds (the due time did not change)
-    assert (await p.commit("a", 2, b"r3", [ev(2)], due_at=now - 1, status="playing")).applied
+    # claim's lease holds (the due time did not change), the bots are counted once
+    assert (await p.commit("a", 2, b"r3", [ev(2)], due_at=now - 1, status="playing",
+                           bot_seats=3)).applied
     p.scrub_batch = 100
     await p.repair()
     assert await p.claim_due(time.time(), 30.0, 10) == []
+    assert await p.count_bot_seats() == 3
     # the table goes on as usual from any replica
-    assert (await p.commit("a", 3, b"r4", [ev(3)], due_at=0.0, status="finished")).applied
+    assert (await p.commit("a", 3, b"r4", [ev(3)], due_at=0.0, status="finished",
+                           bot_seats=3)).applied
     assert await p.next_due() is None
     assert await p.count_tables() == {"waiting": 1, "playing": 0, "finished": 1}
+    assert await p.count_bot_seats() == 0
 
 
 async def test_a_late_index_step_never_puts_an_older_state_back(
@@ -188,7 +195,7 @@ async def test_a_commit_marks_again_when_its_marker_is_stale_or_missing(
     assert len(made) == 2
     assert await p.next_due() == 123.0
     # a replica that wrongly thinks the index stays as it was sends no marker: refused too
-    s._known["t"] = (2, (b"", b"0", b"0", b"finished"))
+    s._known["t"] = (2, (b"", b"0", b"0", b"finished", b"0"))
     assert (await s.commit("t", 2, b"r3", [ev(2)], due_at=0.0, status="finished")).applied
     assert len(made) == 3
     assert await p.next_due() is None
@@ -231,13 +238,17 @@ async def test_index_entries_of_tables_that_vanished_are_removed(
     s, p = pair
     await s.create("x", b"r", "CODE3456", LobbyEntry("x", "parejas", 4, 3, 1.0))
     await s.create("y", b"r", "", None)
-    await s.commit("y", 1, b"r", [ev(1)], due_at=time.time() + 60, status="playing")
+    await s.commit("y", 1, b"r", [ev(1)], due_at=time.time() + 60, status="playing",
+                   bot_seats=2)
     await s.create("z", b"r", "", None)
+    await s.commit("z", 1, b"r", [], bot_seats=1)
+    assert await p.count_bot_seats() == 3
     with raw(url) as r:  # as a Cluster node that restarted empty would leave them
         for t in ("x", "y"):
             r.delete(f"tute:{{{t}}}", f"tute:{{{t}}}:x", f"tute:{{{t}}}:i")
     assert await p.count_tables() == {"waiting": 2, "playing": 1, "finished": 0}
     await p.repair()
+    assert await p.count_bot_seats() == 1  # z's bot alone
     assert await p.lobby("", 0, None, 10) == []
     assert await p.find_invite("CODE3456") is None
     assert await p.next_due() is None
@@ -291,10 +302,12 @@ async def test_lost_indexes_are_rebuilt_from_the_tables(
     listed = LobbyEntry(w, "parejas", 4, 3, 7.0)
     await s.create(w, b"r", "CODE7777", listed)
     await s.create(q, b"r", "", None)
-    await s.commit(q, 1, b"r", [ev(1)], due_at=time.time() - 1, status="playing")
+    await s.commit(q, 1, b"r", [ev(1)], due_at=time.time() - 1, status="playing",
+                   bot_seats=3)
     await s.create(f, b"r", "", None)
-    await s.commit(f, 1, b"r", [ev(1)], status="finished")
+    await s.commit(f, 1, b"r", [ev(1)], status="finished", bot_seats=4)
     wipe_the_global_slot(url, request)
+    assert await p.count_bot_seats() == 0
     assert await p.lobby("", 0, None, 10) == []
     assert await p.claim_due(time.time(), 5.0, 10) == []  # repair sees the loss, rebuilds
     assert p._rebuild_task is not None
@@ -303,6 +316,7 @@ async def test_lost_indexes_are_rebuilt_from_the_tables(
     assert await p.find_invite("CODE7777") == w
     assert [d.table_id for d in await p.claim_due(time.time(), 5.0, 10)] == [q]
     assert await p.count_tables() == {"waiting": 1, "playing": 1, "finished": 1}
+    assert await p.count_bot_seats() == 3
 
 
 async def test_tables_are_spread_over_every_node_of_the_cluster(

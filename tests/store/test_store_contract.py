@@ -381,3 +381,103 @@ async def test_presence_of_watchers_across_replicas(stores: Stores) -> None:
     await p.clear_presence("pr", "w3")
     await s.clear_presence("pr", "w1")
     assert await s.present_seats("pr", time.time()) == frozenset()
+
+
+# -- token buckets (per-caller limits), driven by explicit times ---------------------------------
+
+T0 = 1_800_000_000.0
+
+
+async def test_a_new_bucket_is_full_and_refills_at_its_rate(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    for _ in range(3):
+        assert (await s.take_tokens("b", 0.5, 3, 1, T0)).allowed
+    denied = await p.take_tokens("b", 0.5, 3, 1, T0)  # another replica sees the same bucket
+    assert not denied.allowed
+    assert denied.retry_after_s == pytest.approx(2.0)
+    # a second later half a token is back: still denied, one second to go
+    later = await s.take_tokens("b", 0.5, 3, 1, T0 + 1)
+    assert not later.allowed
+    assert later.retry_after_s == pytest.approx(1.0)
+    # the denials took nothing: at T0 + 2 exactly one token is there
+    assert (await p.take_tokens("b", 0.5, 3, 1, T0 + 2)).allowed
+    assert not (await s.take_tokens("b", 0.5, 3, 1, T0 + 2)).allowed
+    # a long pause fills it up to its burst, not beyond
+    for _ in range(3):
+        assert (await s.take_tokens("b", 0.5, 3, 1, T0 + 1000)).allowed
+    assert not (await p.take_tokens("b", 0.5, 3, 1, T0 + 1000)).allowed
+    # other keys are other buckets
+    assert (await p.take_tokens("other", 0.5, 3, 3, T0 + 1000)).allowed
+
+
+async def test_a_bucket_takes_a_cost_whole_or_not_at_all(stores: Stores) -> None:
+    s = stores.store
+    assert (await s.take_tokens("c", 1.0, 10, 7, T0)).allowed
+    denied = await s.take_tokens("c", 1.0, 10, 4, T0)  # 3 left, 4 wanted
+    assert not denied.allowed
+    assert denied.retry_after_s == pytest.approx(1.0)
+    assert (await s.take_tokens("c", 1.0, 10, 3, T0)).allowed
+    assert (await s.take_tokens("c", 1.0, 10, 0.25, T0 + 0.25)).allowed
+
+
+async def test_a_negative_cost_gives_tokens_back_up_to_the_burst(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    assert (await s.take_tokens("r", 0.01, 2, 1, T0)).allowed
+    assert (await s.take_tokens("r", 0.01, 2, 1, T0)).allowed
+    assert not (await p.take_tokens("r", 0.01, 2, 1, T0)).allowed
+    assert (await p.take_tokens("r", 0.01, 2, -1, T0)).allowed  # one back
+    assert (await s.take_tokens("r", 0.01, 2, -5, T0)).allowed  # never above the burst
+    assert (await s.take_tokens("r", 0.01, 2, 1, T0)).allowed
+    assert (await s.take_tokens("r", 0.01, 2, 1, T0)).allowed
+    assert not (await s.take_tokens("r", 0.01, 2, 1, T0)).allowed
+
+
+async def test_a_bucket_never_refills_for_a_clock_that_went_back(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    assert (await s.take_tokens("k", 1.0, 1, 1, T0 + 10)).allowed
+    # a replica whose clock is 10 s behind: no refill, and the bucket keeps its later time
+    behind = await p.take_tokens("k", 1.0, 1, 1, T0)
+    assert not behind.allowed
+    assert behind.retry_after_s == pytest.approx(1.0)
+    half = await s.take_tokens("k", 1.0, 1, 1, T0 + 10.5)
+    assert not half.allowed
+    assert half.retry_after_s == pytest.approx(0.5)
+    assert (await p.take_tokens("k", 1.0, 1, 1, T0 + 11)).allowed
+
+
+async def test_concurrent_takes_on_two_replicas_never_overdraw(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    outcomes = await asyncio.gather(
+        *(
+            (s if i % 2 else p).take_tokens("race", 0.001, 5, 1, T0 + i * 1e-6)
+            for i in range(40)
+        )
+    )
+    assert sum(o.allowed for o in outcomes) == 5
+    assert all(o.retry_after_s > 0 for o in outcomes if not o.allowed)
+
+
+async def test_bot_seats_are_counted_for_waiting_and_playing_tables(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    assert await p.count_bot_seats() == 0
+    for t in ("b1", "b2", "b3"):
+        await s.create(t, b"r", "", None)
+    assert (await s.commit("b1", 1, b"r", [], bot_seats=2)).applied
+    assert (await p.commit("b2", 1, b"r", [], status="playing", bot_seats=3)).applied
+    assert (await s.commit("b3", 1, b"r", [], bot_seats=1)).applied
+    assert await p.count_bot_seats() == 6
+    assert (await p.commit("b1", 2, b"r", [], bot_seats=3)).applied  # one bot more
+    assert await s.count_bot_seats() == 7
+    # a lost compare-and-set and a repeated idempotency key count nothing
+    assert not (await s.commit("b3", 1, b"r", [], bot_seats=4)).applied
+    assert (await s.commit("b3", 2, b"r", [], idempotency_key="k", bot_seats=1)).applied
+    again = await p.commit("b3", 3, b"r", [], idempotency_key="k", bot_seats=4)
+    assert again.duplicate_response == b""
+    assert await p.count_bot_seats() == 7
+    # a finished table's bots count no more; a seat freed counts no more
+    assert (await p.commit("b2", 2, b"r", [], status="finished", bot_seats=3)).applied
+    assert (await s.commit("b1", 3, b"r", [], bot_seats=2)).applied
+    assert await p.count_bot_seats() == 3
+    assert (await s.commit("b1", 4, b"r", [], status="playing", bot_seats=2)).applied
+    assert (await s.commit("b1", 5, b"r", [], status="playing", bot_seats=2)).applied
+    assert await s.count_bot_seats() == 3

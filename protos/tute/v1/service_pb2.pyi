@@ -26,18 +26,20 @@ class CreateTableRequest(_message.Message):
     def __init__(self, rules: _Optional[_Union[_rules_pb2.Rules, _Mapping]] = ..., visibility: _Optional[_Union[_table_pb2.Visibility, str]] = ..., take_seat: _Optional[bool] = ..., seat: _Optional[int] = ..., display_name: _Optional[str] = ...) -> None: ...
 
 class CreateTableResponse(_message.Message):
-    __slots__ = ("table_id", "table", "invite_code", "seat", "seat_token")
+    __slots__ = ("table_id", "table", "invite_code", "seat", "seat_token", "owner_token")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     TABLE_FIELD_NUMBER: _ClassVar[int]
     INVITE_CODE_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     SEAT_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    OWNER_TOKEN_FIELD_NUMBER: _ClassVar[int]
     table_id: str
     table: _table_pb2.Table
     invite_code: str
     seat: int
     seat_token: str
-    def __init__(self, table_id: _Optional[str] = ..., table: _Optional[_Union[_table_pb2.Table, _Mapping]] = ..., invite_code: _Optional[str] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ...) -> None: ...
+    owner_token: str
+    def __init__(self, table_id: _Optional[str] = ..., table: _Optional[_Union[_table_pb2.Table, _Mapping]] = ..., invite_code: _Optional[str] = ..., seat: _Optional[int] = ..., seat_token: _Optional[str] = ..., owner_token: _Optional[str] = ...) -> None: ...
 
 class ListTablesRequest(_message.Message):
     __slots__ = ("preset", "players", "page_size", "page_token")

@@ -33,6 +33,16 @@ class TuteServiceStub:
     every later call about that table as gRPC metadata `authorization: Bearer <seat_token>`.
     A call without the header is a spectator's: it sees no private card and cannot act. A token
     opens only its own seat at its own table. Tokens are secrets: keep them like passwords.
+    CreateTable also returns an owner token to the table's creator: it lets AddBot fill the
+    table's seats with bots (so does a seat token of that table).
+
+    Per-caller limits: CreateTable, AddBot, JoinTable with an unknown invite code and
+    WatchTable stream opens are limited per caller (by the connection's address, or the address
+    a trusted proxy passes on; WatchTable with a seat token: per seat token), as token buckets
+    that refill over time and hold across every server of a deployment. A client playing
+    normally never meets them. Past one: RESOURCE_EXHAUSTED, reason RATE_LIMITED, ErrorInfo
+    metadata "limit" (create_table, add_bot, invite, watch) and a google.rpc.RetryInfo detail
+    whose retry_delay says when to try again.
 
     Errors (gRPC status codes; details travel as google.rpc rich status in the
     `grpc-status-details-bin` trailer):
@@ -46,11 +56,14 @@ class TuteServiceStub:
     MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, NOT_YOUR_TURN, CANTE_NOT_ALLOWED, MATCH_OVER) or a
     table code (for example TABLE_FULL, SEAT_TAKEN, MATCH_NOT_STARTED, ALREADY_SEATED).
     - NOT_FOUND: unknown table id or invite code.
-    - UNAUTHENTICATED: the call needs a seat token and none (or a malformed one) was sent.
-    - PERMISSION_DENIED: the token sent does not open a seat at this table.
+    - UNAUTHENTICATED: the call needs a seat token and none (or a malformed one) was sent
+    (reason TOKEN_REQUIRED when none was sent).
+    - PERMISSION_DENIED: the token sent does not open a seat at this table (reason NOT_SEATED).
     - ABORTED: expected_version did not match the table's current version (someone acted first);
     ErrorInfo reason STALE_VERSION, metadata "current_version". Refresh and retry.
-    - RESOURCE_EXHAUSTED: a server limit (tables, open streams) was reached; retry later.
+    - RESOURCE_EXHAUSTED: a server limit was reached; retry later. Reasons: TOO_MANY_TABLES,
+    TOO_MANY_STREAMS, TOO_MANY_BOTS (the server-wide budget of bot seats), RATE_LIMITED (a
+    per-caller limit, with a google.rpc.RetryInfo detail).
     - UNAVAILABLE: the server is shutting down or overloaded; retry (streams: resume elsewhere).
     A rejected request never changes any state. Error messages never contain hidden cards.
     """
@@ -111,6 +124,16 @@ class TuteServiceServicer:
     every later call about that table as gRPC metadata `authorization: Bearer <seat_token>`.
     A call without the header is a spectator's: it sees no private card and cannot act. A token
     opens only its own seat at its own table. Tokens are secrets: keep them like passwords.
+    CreateTable also returns an owner token to the table's creator: it lets AddBot fill the
+    table's seats with bots (so does a seat token of that table).
+
+    Per-caller limits: CreateTable, AddBot, JoinTable with an unknown invite code and
+    WatchTable stream opens are limited per caller (by the connection's address, or the address
+    a trusted proxy passes on; WatchTable with a seat token: per seat token), as token buckets
+    that refill over time and hold across every server of a deployment. A client playing
+    normally never meets them. Past one: RESOURCE_EXHAUSTED, reason RATE_LIMITED, ErrorInfo
+    metadata "limit" (create_table, add_bot, invite, watch) and a google.rpc.RetryInfo detail
+    whose retry_delay says when to try again.
 
     Errors (gRPC status codes; details travel as google.rpc rich status in the
     `grpc-status-details-bin` trailer):
@@ -124,19 +147,24 @@ class TuteServiceServicer:
     MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, NOT_YOUR_TURN, CANTE_NOT_ALLOWED, MATCH_OVER) or a
     table code (for example TABLE_FULL, SEAT_TAKEN, MATCH_NOT_STARTED, ALREADY_SEATED).
     - NOT_FOUND: unknown table id or invite code.
-    - UNAUTHENTICATED: the call needs a seat token and none (or a malformed one) was sent.
-    - PERMISSION_DENIED: the token sent does not open a seat at this table.
+    - UNAUTHENTICATED: the call needs a seat token and none (or a malformed one) was sent
+    (reason TOKEN_REQUIRED when none was sent).
+    - PERMISSION_DENIED: the token sent does not open a seat at this table (reason NOT_SEATED).
     - ABORTED: expected_version did not match the table's current version (someone acted first);
     ErrorInfo reason STALE_VERSION, metadata "current_version". Refresh and retry.
-    - RESOURCE_EXHAUSTED: a server limit (tables, open streams) was reached; retry later.
+    - RESOURCE_EXHAUSTED: a server limit was reached; retry later. Reasons: TOO_MANY_TABLES,
+    TOO_MANY_STREAMS, TOO_MANY_BOTS (the server-wide budget of bot seats), RATE_LIMITED (a
+    per-caller limit, with a google.rpc.RetryInfo detail).
     - UNAVAILABLE: the server is shutting down or overloaded; retry (streams: resume elsewhere).
     A rejected request never changes any state. Error messages never contain hidden cards.
     """
 
     def CreateTable(self, request, context):
-        """Creates a table with the given rules and visibility. The creator may take a seat at once.
+        """Creates a table with the given rules and visibility. The creator may take a seat at once,
+        and gets the table's owner token (for AddBot).
         Errors: INVALID_ARGUMENT (bad preset, option value or seat; the field is named),
-        RESOURCE_EXHAUSTED (too many tables).
+        RESOURCE_EXHAUSTED (TOO_MANY_TABLES; RATE_LIMITED: this caller created too many tables
+        lately, see RetryInfo).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -156,17 +184,24 @@ class TuteServiceServicer:
         tables), and returns the seat token. The match starts when the last seat is filled.
         Errors: INVALID_ARGUMENT (no target, bad seat, empty or oversized display_name),
         NOT_FOUND (unknown table or invite code), PERMISSION_DENIED (a private table joined by id),
-        FAILED_PRECONDITION (TABLE_FULL, SEAT_TAKEN, MATCH_ALREADY_STARTED, MATCH_OVER).
+        FAILED_PRECONDITION (TABLE_FULL, SEAT_TAKEN, MATCH_ALREADY_STARTED, MATCH_OVER),
+        RESOURCE_EXHAUSTED (RATE_LIMITED: this caller tried too many unknown invite codes lately;
+        every invite code attempt is refused until RetryInfo's delay has passed).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def AddBot(self, request, context):
-        """Puts a server-side bot in a free seat of a waiting table. No seat token is needed: anyone
-        who knows the table id may add a bot. The match starts when the last seat is filled.
+        """Puts a server-side bot in a free seat of a waiting table (public or private). The call
+        needs `authorization: Bearer <token>` with the table's owner token (from CreateTable) or
+        the seat token of a seat at this table. The match starts when the last seat is filled.
         Errors: INVALID_ARGUMENT (unknown level, bad seat), NOT_FOUND,
-        FAILED_PRECONDITION (TABLE_FULL, SEAT_TAKEN, MATCH_ALREADY_STARTED, MATCH_OVER).
+        UNAUTHENTICATED (TOKEN_REQUIRED: no token sent), PERMISSION_DENIED (NOT_SEATED: the token
+        is neither this table's owner token nor one of its seat tokens),
+        FAILED_PRECONDITION (TABLE_FULL, SEAT_TAKEN, MATCH_ALREADY_STARTED, MATCH_OVER),
+        RESOURCE_EXHAUSTED (TOO_MANY_BOTS: the server plays as many bots as it can, try later;
+        RATE_LIMITED: this caller added too many bots lately, see RetryInfo).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -212,7 +247,10 @@ class TuteServiceServicer:
         the server may close it with OK some time later, and closes it with UNAVAILABLE when it
         shuts down: reconnect (to any server) with resume_after = the last sequence you handled.
         Errors: INVALID_ARGUMENT (empty table_id, resume_after beyond the last event), NOT_FOUND,
-        PERMISSION_DENIED (bad token), RESOURCE_EXHAUSTED (too many open streams).
+        PERMISSION_DENIED (bad token), RESOURCE_EXHAUSTED (TOO_MANY_STREAMS: too many open streams
+        on this server, on this table, or from this caller; RATE_LIMITED: this caller opened too
+        many streams lately, see RetryInfo). Streams opened with a seat token count for that seat,
+        apart from spectators' streams from the same address.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -277,6 +315,16 @@ class TuteService:
     every later call about that table as gRPC metadata `authorization: Bearer <seat_token>`.
     A call without the header is a spectator's: it sees no private card and cannot act. A token
     opens only its own seat at its own table. Tokens are secrets: keep them like passwords.
+    CreateTable also returns an owner token to the table's creator: it lets AddBot fill the
+    table's seats with bots (so does a seat token of that table).
+
+    Per-caller limits: CreateTable, AddBot, JoinTable with an unknown invite code and
+    WatchTable stream opens are limited per caller (by the connection's address, or the address
+    a trusted proxy passes on; WatchTable with a seat token: per seat token), as token buckets
+    that refill over time and hold across every server of a deployment. A client playing
+    normally never meets them. Past one: RESOURCE_EXHAUSTED, reason RATE_LIMITED, ErrorInfo
+    metadata "limit" (create_table, add_bot, invite, watch) and a google.rpc.RetryInfo detail
+    whose retry_delay says when to try again.
 
     Errors (gRPC status codes; details travel as google.rpc rich status in the
     `grpc-status-details-bin` trailer):
@@ -290,11 +338,14 @@ class TuteService:
     MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, NOT_YOUR_TURN, CANTE_NOT_ALLOWED, MATCH_OVER) or a
     table code (for example TABLE_FULL, SEAT_TAKEN, MATCH_NOT_STARTED, ALREADY_SEATED).
     - NOT_FOUND: unknown table id or invite code.
-    - UNAUTHENTICATED: the call needs a seat token and none (or a malformed one) was sent.
-    - PERMISSION_DENIED: the token sent does not open a seat at this table.
+    - UNAUTHENTICATED: the call needs a seat token and none (or a malformed one) was sent
+    (reason TOKEN_REQUIRED when none was sent).
+    - PERMISSION_DENIED: the token sent does not open a seat at this table (reason NOT_SEATED).
     - ABORTED: expected_version did not match the table's current version (someone acted first);
     ErrorInfo reason STALE_VERSION, metadata "current_version". Refresh and retry.
-    - RESOURCE_EXHAUSTED: a server limit (tables, open streams) was reached; retry later.
+    - RESOURCE_EXHAUSTED: a server limit was reached; retry later. Reasons: TOO_MANY_TABLES,
+    TOO_MANY_STREAMS, TOO_MANY_BOTS (the server-wide budget of bot seats), RATE_LIMITED (a
+    per-caller limit, with a google.rpc.RetryInfo detail).
     - UNAVAILABLE: the server is shutting down or overloaded; retry (streams: resume elsewhere).
     A rejected request never changes any state. Error messages never contain hidden cards.
     """
