@@ -73,6 +73,7 @@ from service.model import (
     WAITING,
     TableRecord,
 )
+from service.reasons import Reason, from_engine
 from tute.v1 import (
     action_pb2,
     card_pb2,
@@ -108,12 +109,15 @@ __all__ = [
 class BadField(Exception):
     """Malformed request content. ``field`` is its path in the request, such as
     ``rules.options.players`` or ``action.play_card.rank``; ``description`` says what is
-    wrong (it never names a hidden card)."""
+    wrong (it never names a hidden card); ``reason`` is the ErrorInfo reason to send."""
 
-    def __init__(self, field: str, description: str) -> None:
+    def __init__(
+        self, field: str, description: str, reason: Reason = Reason.INVALID_ARGUMENT
+    ) -> None:
         super().__init__(f"{field}: {description}")
         self.field = field
         self.description = description
+        self.reason = reason
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,7 +274,9 @@ def rules_from_proto(msg: rules_pb2.Rules, field: str = "rules") -> tuple[str, e
         base = engine.PRESETS.get(preset)
         if base is None:
             raise BadField(
-                f"{field}.preset", "unknown preset; known: " + ", ".join(sorted(engine.PRESETS))
+                f"{field}.preset",
+                "unknown preset; known: " + ", ".join(sorted(engine.PRESETS)),
+                Reason.INVALID_OPTION,
             )
     else:
         base = _DEFAULT_RULES
@@ -285,14 +291,18 @@ def rules_from_proto(msg: rules_pb2.Rules, field: str = "rules") -> tuple[str, e
             continue
         member = table.get(value)
         if member is None:
-            raise BadField(f"{field}.options.{name}", f"unknown value {value}")
+            raise BadField(
+                f"{field}.options.{name}", f"unknown value {value}", Reason.INVALID_OPTION
+            )
         overrides[name] = member
     if not overrides:
         return preset, base
     try:
         rules = engine.Rules.from_options(overrides, base=base)
     except engine.InvalidOption as e:
-        raise BadField(f"{field}.options.{e.option}", e.message) from None
+        raise BadField(
+            f"{field}.options.{e.option}", e.message, from_engine(e.reason)
+        ) from None
     return preset, rules
 
 

@@ -1,16 +1,19 @@
 """Errors of the service, each with its gRPC status code; the interceptor turns them (and the
 engine's errors) into statuses with ``google.rpc`` details (see :mod:`service.interceptor`).
 
-Messages never contain a hidden card, a seat token or a stored secret.
+Every error has a reason of the registry (:class:`service.reasons.Reason`), sent as the
+``ErrorInfo`` reason. Messages never contain a hidden card, a seat token or a stored secret.
 """
 
 from __future__ import annotations
 
 import grpc
 
+from .reasons import Reason
+
 
 class ServiceError(Exception):
-    """An error with a gRPC code, a message, and optionally a reason (ErrorInfo) or field."""
+    """An error with a gRPC code, a message, a reason (ErrorInfo) and optionally a field."""
 
     code = grpc.StatusCode.UNKNOWN
 
@@ -18,7 +21,7 @@ class ServiceError(Exception):
         self,
         message: str,
         *,
-        reason: str = "",
+        reason: Reason,
         field: str = "",
         metadata: dict[str, str] | None = None,
     ) -> None:
@@ -30,9 +33,20 @@ class ServiceError(Exception):
 
 
 class InvalidArgument(ServiceError):
-    """A malformed request; ``field`` names the offending field (google.rpc.BadRequest)."""
+    """A malformed request; ``field`` names the offending field (google.rpc.BadRequest). The
+    reason is ``INVALID_ARGUMENT`` unless a more precise one is given."""
 
     code = grpc.StatusCode.INVALID_ARGUMENT
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str = "",
+        reason: Reason = Reason.INVALID_ARGUMENT,
+        metadata: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message, reason=reason, field=field, metadata=metadata)
 
 
 class NotFound(ServiceError):
@@ -65,3 +79,9 @@ class ResourceExhausted(ServiceError):
 
 class Unavailable(ServiceError):
     code = grpc.StatusCode.UNAVAILABLE
+
+
+class Internal(ServiceError):
+    """An unexpected error, answered without its text (the interceptor logs it)."""
+
+    code = grpc.StatusCode.INTERNAL
