@@ -205,7 +205,8 @@ class TuteApp:
                         reason=Reason.STALE_VERSION,
                         metadata={"current_version": str(rec.version)},
                     )
-                turn_before = rec.state.turn_id if rec.state is not None else -1
+                state_before = rec.state
+                turn_before = state_before.turn_id if state_before is not None else -1
                 variants = change(rec)
             except ServiceError:
                 # A repeat whose first call committed since the caller looked: the first answer.
@@ -219,9 +220,11 @@ class TuteApp:
                 turn_time = rec.rules.turn_time_s
                 rec.deadline = now + turn_time if turn_time else 0.0
                 rec.turn_started = now
-                variants.append(
-                    convert.EventVariants(convert.turn_started_event(state, rec.deadline), {})
-                )
+                variants.append(self._turn_started(rec, state))
+            elif rec.status == PLAYING and state is not None and state is not state_before:
+                # A move that kept the turn (a cante, an exchange): the seat on turn gets its
+                # new legal actions in a fresh TurnStarted.
+                variants.append(self._turn_started(rec, state))
             elif rec.status != PLAYING:
                 rec.deadline = 0.0
             if rec.status != PLAYING:
@@ -252,6 +255,13 @@ class TuteApp:
                     metadata={"current_version": str(outcome.version)},
                 )
         raise Aborted("the table is too busy; try again", reason=Reason.CONTENTION)
+
+    @staticmethod
+    def _turn_started(rec: TableRecord, state: engine.State) -> convert.EventVariants:
+        """TurnStarted for the seat on turn, with its legal actions in its own copy (a bot's
+        copy would reach nobody: none is made)."""
+        human = rec.seats[state.turn].occupant == HUMAN
+        return convert.turn_started_variants(state, rec.deadline, with_legal=human)
 
     async def _first_response(self, table_id: str, idempotency_key: str) -> bytes | None:
         """The response stored under an idempotency key (None: no key, or not used yet)."""

@@ -102,6 +102,7 @@ __all__ = [
     "suit_to_proto",
     "table_to_proto",
     "turn_started_event",
+    "turn_started_variants",
     "view_to_proto",
 ]
 
@@ -803,6 +804,22 @@ def turn_started_event(state: engine.State, deadline: float) -> event_pb2.Event:
     if deadline > 0:
         msg.deadline.CopyFrom(_timestamp(deadline))
     return event_pb2.Event(turn_started=msg)
+
+
+def turn_started_variants(
+    state: engine.State, deadline: float, *, with_legal: bool = True
+) -> EventVariants:
+    """``TurnStarted`` as :func:`turn_started_event`, and (``with_legal``) a private copy for
+    the seat on turn that lists its legal actions (they show its cards: nobody else's copy
+    has them)."""
+    public = turn_started_event(state, deadline)
+    if not with_legal:
+        return EventVariants(public)
+    seat = state.turn
+    mine = event_pb2.Event()
+    mine.CopyFrom(public)
+    mine.turn_started.legal_actions.extend([_ACTION[a] for a in engine.legal_actions(state, seat)])
+    return EventVariants(public, {seat: mine})
 
 
 # ---------------------------------------------------------------------------------------------

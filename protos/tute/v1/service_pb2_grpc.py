@@ -252,6 +252,8 @@ class TuteServiceServicer:
         instead (replace all local state with it). The stream stays open after the match ends;
         the server may close it with OK some time later, and closes it with UNAVAILABLE when it
         shuts down: reconnect (to any server) with resume_after = the last sequence you handled.
+        A seat can play from its stream alone: the copy of TurnStarted it receives for its own
+        turn lists its legal actions (and a fresh one follows when they change during the turn).
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id, resume_after beyond the last
         event), NOT_FOUND (TABLE_NOT_FOUND), PERMISSION_DENIED (NOT_SEATED: bad token; SEAT_LOST
         ends an open stream whose token stopped opening its seat), RESOURCE_EXHAUSTED
