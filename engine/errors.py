@@ -56,3 +56,16 @@ REASONS: tuple[str, ...] = (
     "unknown_action",
 )
 """Every reason code an :class:`IllegalAction` may carry."""
+
+INPUT_REASONS: tuple[str, ...] = (
+    "invalid_option",
+    "bad_action",
+    "bad_action_text",
+    "bad_card_text",
+    "bad_suit_text",
+    "bad_deck",
+    "bad_seat",
+    "bad_state_bytes",
+)
+"""Every other reason code the engine raises: :class:`InvalidInput`'s and :class:`InvalidOption`'s
+(``unknown_action``, an :class:`InvalidInput`'s too, is in :data:`REASONS`)."""

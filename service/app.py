@@ -64,6 +64,7 @@ from .model import (
     decode_record,
     encode_record,
 )
+from .reasons import Reason, from_engine
 from .store.base import LobbyEntry, Store, StoredEvent, StoreUnavailable, SubscriptionEnded
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ class TuteApp:
         self.check_table_id(table_id)
         found = await self.store.load(table_id)
         if found is None:
-            raise NotFound("no such table", reason="TABLE_NOT_FOUND")
+            raise NotFound("no such table", reason=Reason.TABLE_NOT_FOUND)
         version, data = found
         rec = decode_record(data)
         rec.version = version
@@ -163,7 +164,7 @@ class TuteApp:
         seat = rec.seat_of_token_hash(hash_token(token))
         if seat is None:
             raise PermissionDenied(
-                "this seat token does not open a seat at this table", reason="NOT_SEATED"
+                "this seat token does not open a seat at this table", reason=Reason.NOT_SEATED
             )
         return seat
 
@@ -171,7 +172,7 @@ class TuteApp:
         if token is None:
             raise Unauthenticated(
                 "this call needs the seat token as 'authorization: Bearer <token>' metadata",
-                reason="TOKEN_REQUIRED",
+                reason=Reason.TOKEN_REQUIRED,
             )
         seat = self.seat_of(rec, token)
         assert seat is not None
@@ -206,10 +207,11 @@ class TuteApp:
                 if expected_version is not None and rec.version != expected_version:
                     raise Aborted(
                         f"the table is at version {rec.version}, not {expected_version}",
-                        reason="STALE_VERSION",
+                        reason=Reason.STALE_VERSION,
                         metadata={"current_version": str(rec.version)},
                     )
-                turn_before = rec.state.turn_id if rec.state is not None else -1
+                state_before = rec.state
+                turn_before = state_before.turn_id if state_before is not None else -1
                 variants = change(rec)
             except ServiceError:
                 # A repeat whose first call committed since the caller looked: the first answer.
@@ -223,9 +225,11 @@ class TuteApp:
                 turn_time = rec.rules.turn_time_s
                 rec.deadline = now + turn_time if turn_time else 0.0
                 rec.turn_started = now
-                variants.append(
-                    convert.EventVariants(convert.turn_started_event(state, rec.deadline), {})
-                )
+                variants.append(self._turn_started(rec, state))
+            elif rec.status == PLAYING and state is not None and state is not state_before:
+                # A move that kept the turn (a cante, an exchange): the seat on turn gets its
+                # new legal actions in a fresh TurnStarted.
+                variants.append(self._turn_started(rec, state))
             elif rec.status != PLAYING:
                 rec.deadline = 0.0
             if rec.status != PLAYING:
@@ -253,10 +257,17 @@ class TuteApp:
             if expected_version is not None:
                 raise Aborted(
                     "the table changed during this request",
-                    reason="STALE_VERSION",
+                    reason=Reason.STALE_VERSION,
                     metadata={"current_version": str(outcome.version)},
                 )
-        raise Aborted("the table is too busy; try again", reason="CONTENTION")
+        raise Aborted("the table is too busy; try again", reason=Reason.CONTENTION)
+
+    @staticmethod
+    def _turn_started(rec: TableRecord, state: engine.State) -> convert.EventVariants:
+        """TurnStarted for the seat on turn, with its legal actions in its own copy (a bot's
+        copy would reach nobody: none is made)."""
+        human = rec.seats[state.turn].occupant == HUMAN
+        return convert.turn_started_variants(state, rec.deadline, with_legal=human)
 
     async def _first_response(self, table_id: str, idempotency_key: str) -> bytes | None:
         """The response stored under an idempotency key (None: no key, or not used yet)."""
@@ -314,14 +325,18 @@ class TuteApp:
         """``engine.apply`` on the record; engine errors become service errors."""
         before = rec.state
         if before is None or rec.status == WAITING:
-            raise FailedPrecondition("the match has not started", reason="MATCH_NOT_STARTED")
+            raise FailedPrecondition(
+                "the match has not started", reason=Reason.MATCH_NOT_STARTED
+            )
         try:
             after, events = engine.apply(before, seat, action)
         except engine.IllegalAction as exc:
             self.metrics.actions.labels(_action_kind(action), exc.reason).inc()
-            raise FailedPrecondition(exc.message, reason=exc.reason.upper()) from None
+            raise FailedPrecondition(exc.message, reason=from_engine(exc.reason)) from None
         except engine.InvalidInput as exc:
-            raise InvalidArgument(exc.message, field="action", reason=exc.reason.upper()) from None
+            raise InvalidArgument(
+                exc.message, field="action", reason=from_engine(exc.reason)
+            ) from None
         rec.state = after
         tute = any(isinstance(e, TuteDeclared) for e in events)
         for e in events:
@@ -367,7 +382,7 @@ class TuteApp:
         try:
             preset, rules = convert.rules_from_proto(req.rules)
         except convert.BadField as exc:
-            raise InvalidArgument(exc.description, field=exc.field) from None
+            raise InvalidArgument(exc.description, field=exc.field, reason=exc.reason) from None
         if req.visibility not in (
             table_pb2.VISIBILITY_UNSPECIFIED,
             table_pb2.VISIBILITY_PUBLIC,
@@ -389,7 +404,7 @@ class TuteApp:
         counts = await self.store.count_tables()
         if counts.get(WAITING, 0) + counts.get(PLAYING, 0) >= self.settings.max_tables:
             raise ResourceExhausted("too many open tables on this server; try later",
-                                    reason="TOO_MANY_TABLES")
+                                    reason=Reason.TOO_MANY_TABLES)
         table_id = secrets.token_hex(8)
         invite = "".join(secrets.choice(INVITE_ALPHABET) for _ in range(8)) if private else ""
         owner_token, owner_hash = new_token()
@@ -426,20 +441,20 @@ class TuteApp:
     ) -> list[convert.EventVariants]:
         """Put someone in a seat (a given one or the first free); start the match when full."""
         if rec.status == FINISHED:
-            raise FailedPrecondition("the match is over", reason="MATCH_OVER")
+            raise FailedPrecondition("the match is over", reason=Reason.MATCH_OVER)
         if rec.status != WAITING:
             raise FailedPrecondition(
-                "the match has already started", reason="MATCH_ALREADY_STARTED"
+                "the match has already started", reason=Reason.MATCH_ALREADY_STARTED
             )
         if seat is None:
             free = rec.free_seats()
-            if not free:
-                raise FailedPrecondition("the table is full", reason="TABLE_FULL")
+            # the match starts as the last seat is filled: a waiting table has a free seat
+            assert free, "a waiting table without a free seat"
             seat = free[0]
         elif seat >= len(rec.seats):
             raise InvalidArgument(f"seat must be from 0 to {len(rec.seats) - 1}", field="seat")
         elif rec.seats[seat].occupant != EMPTY:
-            raise FailedPrecondition("that seat is taken", reason="SEAT_TAKEN")
+            raise FailedPrecondition("that seat is taken", reason=Reason.SEAT_TAKEN)
         rec.seats[seat] = SeatInfo(occupant, name, token_hash, level)
         joined = convert.seat_joined_event(rec, seat, connected=rec.connected)
         variants = [convert.EventVariants(joined, {})]
@@ -471,7 +486,12 @@ class TuteApp:
             resp.next_page_token = _page_token(last.created_at, last.table_id)
         return resp
 
-    async def join_table(self, req: service_pb2.JoinTableRequest) -> service_pb2.JoinTableResponse:
+    async def join_table(
+        self, req: service_pb2.JoinTableRequest, token: str | None = None
+    ) -> service_pb2.JoinTableResponse:
+        """Take a seat. ``token``: the caller's seat token, if it sent one; one that opens a
+        seat at this table already is FAILED_PRECONDITION ALREADY_SEATED (any other is
+        ignored: a player may sit at several tables)."""
         target = req.WhichOneof("target")
         if target is None:
             raise InvalidArgument("give table_id or invite_code", field="table_id")
@@ -482,7 +502,9 @@ class TuteApp:
             await self.limits.invite_attempt()
             found = await self.store.find_invite(code)
             if found is None:
-                raise NotFound("no table has this invite code", reason="INVITE_NOT_FOUND")
+                raise NotFound(
+                    "no table has this invite code", reason=Reason.INVITE_NOT_FOUND
+                )
             await self.limits.invite_found()
             table_id = found
         else:
@@ -490,15 +512,22 @@ class TuteApp:
             rec = await self.load(table_id)
             if rec.visibility == PRIVATE:
                 raise PermissionDenied(
-                    "this table is private: join it with its invite code", reason="PRIVATE_TABLE"
+                    "this table is private: join it with its invite code",
+                    reason=Reason.PRIVATE_TABLE,
                 )
         seat = req.seat if req.HasField("seat") else None
         name = _display_name(req.display_name, seat)
+        caller_hash = hash_token(token) if token is not None else ""
         token, token_hash = new_token()
         structlog.contextvars.bind_contextvars(table_id=table_id)
         holder: dict[str, int] = {}
 
         def change(r: TableRecord) -> list[convert.EventVariants]:
+            if caller_hash and r.seat_of_token_hash(caller_hash) is not None:
+                raise FailedPrecondition(
+                    "this seat token already opens a seat at this table",
+                    reason=Reason.ALREADY_SEATED,
+                )
             variants = self._seat(r, seat, HUMAN, name, token_hash, "")
             holder["seat"] = r.seat_of_token_hash(token_hash) or 0
             return variants
@@ -526,7 +555,7 @@ class TuteApp:
         budget = self.settings.max_bot_seats
         if budget > 0 and await self.store.count_bot_seats() >= budget:
             raise ResourceExhausted(
-                "the server has as many bots as it can play; try later", reason="TOO_MANY_BOTS"
+                "the server has as many bots as it can play; try later", reason=Reason.TOO_MANY_BOTS
             )
         holder: dict[str, int] = {}
 
@@ -547,7 +576,7 @@ class TuteApp:
             raise Unauthenticated(
                 "adding a bot needs the table's owner token or a seat token of this table as "
                 "'authorization: Bearer <token>' metadata",
-                reason="TOKEN_REQUIRED",
+                reason=Reason.TOKEN_REQUIRED,
             )
         token_hash = hash_token(token)
         owner = bool(rec.owner_token_hash) and hmac.compare_digest(
@@ -556,7 +585,7 @@ class TuteApp:
         if not owner and rec.seat_of_token_hash(token_hash) is None:
             raise PermissionDenied(
                 "this token is neither the owner token nor a seat token of this table",
-                reason="NOT_SEATED",
+                reason=Reason.NOT_SEATED,
             )
 
     async def leave_table(
@@ -569,7 +598,7 @@ class TuteApp:
 
         def change(r: TableRecord) -> list[convert.EventVariants]:
             if r.status == FINISHED:
-                raise FailedPrecondition("the match is over", reason="MATCH_OVER")
+                raise FailedPrecondition("the match is over", reason=Reason.MATCH_OVER)
             if r.status == WAITING:
                 r.seats[seat] = SeatInfo()
                 return [convert.EventVariants(convert.seat_left_event(seat), {})]
@@ -652,21 +681,23 @@ class TuteApp:
         """A snapshot (or the missed events after ``resume_after``), then live events."""
         table_id = self.check_table_id(req.table_id)
         if self._closing:
-            raise Unavailable("the server is shutting down; reconnect", reason="SHUTTING_DOWN")
+            raise Unavailable(
+                "the server is shutting down; reconnect", reason=Reason.SHUTTING_DOWN
+            )
         rec = await self.load(table_id)
         seat = self.seat_of(rec, token)
         caller = self.limits.stream_caller(token if seat is not None else None)
         await self.limits.open_stream(caller)
         if sum(self._streams_per_table.values()) >= self.settings.max_streams:
             raise ResourceExhausted("too many open streams on this server",
-                                    reason="TOO_MANY_STREAMS")
+                                    reason=Reason.TOO_MANY_STREAMS)
         if self._streams_per_table[table_id] >= self.settings.max_streams_per_table:
             raise ResourceExhausted("too many open streams on this table",
-                                    reason="TOO_MANY_STREAMS")
+                                    reason=Reason.TOO_MANY_STREAMS)
         try:
             sub = await self.store.subscribe(table_id)
         except KeyError:
-            raise NotFound("no such table", reason="TABLE_NOT_FOUND") from None
+            raise NotFound("no such table", reason=Reason.TABLE_NOT_FOUND) from None
         self._subs.add(sub)
         self._streams_per_table[table_id] += 1
         self.limits.streams[caller] += 1
@@ -722,16 +753,17 @@ class TuteApp:
             if exc.reason == "shutdown":
                 raise Unavailable(
                     "the server is shutting down; resume on another replica with resume_after",
-                    reason="SHUTTING_DOWN",
+                    reason=Reason.SHUTTING_DOWN,
                 ) from None
             if exc.reason == "unavailable":
                 self.metrics.store_errors.inc()
                 raise Unavailable(
                     "the table store is unreachable; resume with resume_after when it is back",
-                    reason="STORE_UNAVAILABLE",
+                    reason=Reason.STORE_UNAVAILABLE,
                 ) from None
             raise Unavailable(
-                "this stream fell behind; reconnect with resume_after", reason="STREAM_BEHIND"
+                "this stream fell behind; reconnect with resume_after",
+                reason=Reason.STREAM_BEHIND,
             ) from None
         finally:
             self._subs.discard(sub)
@@ -848,7 +880,7 @@ class TuteApp:
 
         def change(r: TableRecord) -> list[convert.EventVariants]:
             if r.state is None or r.state.turn_id != turn_id:
-                raise Aborted("the turn moved on", reason="STALE_TURN")
+                raise _NoChange  # the turn moved on (another replica, or the player)
             variants = self._apply(r, seat, action)
             if kind == "timeout" and grace > 0 and seat not in r.connected:
                 # Gone without closing its stream (say, with a crashed replica): away from now.
@@ -857,7 +889,7 @@ class TuteApp:
 
         try:
             await self._mutate(table_id, change, expected_version=rec.version, loaded=rec)
-        except Aborted:
+        except (Aborted, _NoChange):
             return  # another replica (or the player) acted first: nothing to do
         self.metrics.actions.labels(kind, "applied").inc()
         if kind == "timeout":
@@ -894,7 +926,8 @@ class TuteApp:
 
 
 class _NoChange(Exception):
-    """A presence mark that is already recorded (or does not apply): no commit."""
+    """A change that does not apply (a presence mark already recorded, a due turn that moved
+    on): no commit."""
 
 
 def _stamp(ev: event_pb2.Event, seq: int, version: int, ts: timestamp_pb2.Timestamp) -> bytes:

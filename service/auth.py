@@ -11,6 +11,7 @@ import secrets
 from collections.abc import Iterable
 
 from .errors import Unauthenticated
+from .reasons import Reason
 
 TOKEN_BYTES = 24
 _MAX_HEADER = 256
@@ -38,6 +39,9 @@ def bearer_token(metadata: Iterable[tuple[str, str | bytes]] | None) -> str | No
         scheme, _, token = text.strip().partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer" or not token or len(token) > _MAX_HEADER:
-            raise Unauthenticated("the authorization header must be 'Bearer <seat token>'")
+            raise Unauthenticated(
+                "the authorization header must be 'Bearer <seat token>'",
+                reason=Reason.MALFORMED_AUTHORIZATION,
+            )
         return token
     return None

@@ -73,6 +73,7 @@ from service.model import (
     WAITING,
     TableRecord,
 )
+from service.reasons import Reason, from_engine
 from tute.v1 import (
     action_pb2,
     card_pb2,
@@ -101,6 +102,7 @@ __all__ = [
     "suit_to_proto",
     "table_to_proto",
     "turn_started_event",
+    "turn_started_variants",
     "view_to_proto",
 ]
 
@@ -108,12 +110,15 @@ __all__ = [
 class BadField(Exception):
     """Malformed request content. ``field`` is its path in the request, such as
     ``rules.options.players`` or ``action.play_card.rank``; ``description`` says what is
-    wrong (it never names a hidden card)."""
+    wrong (it never names a hidden card); ``reason`` is the ErrorInfo reason to send."""
 
-    def __init__(self, field: str, description: str) -> None:
+    def __init__(
+        self, field: str, description: str, reason: Reason = Reason.INVALID_ARGUMENT
+    ) -> None:
         super().__init__(f"{field}: {description}")
         self.field = field
         self.description = description
+        self.reason = reason
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,7 +275,9 @@ def rules_from_proto(msg: rules_pb2.Rules, field: str = "rules") -> tuple[str, e
         base = engine.PRESETS.get(preset)
         if base is None:
             raise BadField(
-                f"{field}.preset", "unknown preset; known: " + ", ".join(sorted(engine.PRESETS))
+                f"{field}.preset",
+                "unknown preset; known: " + ", ".join(sorted(engine.PRESETS)),
+                Reason.INVALID_OPTION,
             )
     else:
         base = _DEFAULT_RULES
@@ -285,14 +292,18 @@ def rules_from_proto(msg: rules_pb2.Rules, field: str = "rules") -> tuple[str, e
             continue
         member = table.get(value)
         if member is None:
-            raise BadField(f"{field}.options.{name}", f"unknown value {value}")
+            raise BadField(
+                f"{field}.options.{name}", f"unknown value {value}", Reason.INVALID_OPTION
+            )
         overrides[name] = member
     if not overrides:
         return preset, base
     try:
         rules = engine.Rules.from_options(overrides, base=base)
     except engine.InvalidOption as e:
-        raise BadField(f"{field}.options.{e.option}", e.message) from None
+        raise BadField(
+            f"{field}.options.{e.option}", e.message, from_engine(e.reason)
+        ) from None
     return preset, rules
 
 
@@ -458,13 +469,25 @@ def _hand_result_msg(rules: engine.Rules, res: HandResult) -> score_pb2.HandResu
     return out
 
 
+def _side_cante_points(players: int, cantes: Sequence[tuple[int, int, int, int]]) -> list[int]:
+    """Per side: the points of the cantes sung (``(seat, suit, points, trick)`` each)."""
+    side = _SIDE[players]
+    out = [0] * len(_SIDE_SEATS[players])
+    for cante in cantes:
+        out[side[cante[0]]] += cante[2]
+    return out
+
+
 def _standing(
     players: int,
     game_scores: Sequence[int],
     games_won: Sequence[int],
     match_points: Sequence[int],
+    hand_card_points: Sequence[int],
+    hand_cante_points: Sequence[int],
+    hand_tricks_won: Sequence[int],
 ) -> list[score_pb2.SideScore]:
-    """Per side: the standing only (the ``hand_*`` fields 0), as events carry it."""
+    """Per side: the standing and a hand's tally (the ``hand_*`` fields)."""
     seats = _SIDE_SEATS[players]
     return [
         score_pb2.SideScore(
@@ -473,9 +496,26 @@ def _standing(
             game_score=game_scores[s],
             games_won=games_won[s],
             match_points=match_points[s],
+            hand_card_points=hand_card_points[s],
+            hand_cante_points=hand_cante_points[s],
+            hand_tricks_won=hand_tricks_won[s],
         )
         for s in range(len(seats))
     ]
+
+
+def _final_standing(players: int, state: engine.State) -> list[score_pb2.SideScore]:
+    """The standing of a finished match, with the tally of its last hand (the state keeps it:
+    the hand scored last, or the one a forfeit cut short, as far as it went)."""
+    return _standing(
+        players,
+        state.game_scores,
+        state.games_won,
+        state.match_points,
+        state.won_points,
+        _side_cante_points(players, state.cantes),
+        state.tricks_won,
+    )
 
 
 def _match_result_msg(
@@ -634,11 +674,18 @@ def engine_events_to_proto(
             )
             append(EventVariants(event_pb2.Event(trump_exchanged=exchanged)))
         elif isinstance(ev, HandEnded):
-            result = _hand_result_msg(rules, ev.result)
+            res = ev.result
+            result = _hand_result_msg(rules, res)
             game_scores = game_ended.scores if game_ended is not None else after.game_scores
+            # The hand's tally as it ended: a tute counts no card points (the result has 0s),
+            # but the tricks it cut short were won all the same.
+            card_points = before.won_points if res.tute_seat >= 0 else res.card_points
             scored = event_pb2.HandScored(
                 result=result,
-                scores=_standing(n, game_scores, after.games_won, after.match_points),
+                scores=_standing(
+                    n, game_scores, after.games_won, after.match_points,
+                    card_points, res.cante_points, res.tricks_won,
+                ),
             )
             append(EventVariants(event_pb2.Event(hand_scored=scored)))
         elif isinstance(ev, GameEnded):
@@ -650,8 +697,8 @@ def engine_events_to_proto(
             forfeit = event_pb2.PlayerForfeited(seat=ev.seat, reason=forfeit_reason)
             append(EventVariants(event_pb2.Event(player_forfeited=forfeit)))
         elif isinstance(ev, MatchEnded):
-            scores = _standing(n, after.game_scores, after.games_won, after.match_points)
-            match = _match_result_msg(n, ev.winners, ev.reason, forfeited, scores)
+            final = _final_standing(n, after)
+            match = _match_result_msg(n, ev.winners, ev.reason, forfeited, final)
             append(EventVariants(event_pb2.Event(match_ended=event_pb2.MatchEnded(result=match))))
         else:  # pragma: no cover - a new engine event must get a conversion here
             raise TypeError(f"no conversion for engine event {type(ev).__name__}")
@@ -757,6 +804,22 @@ def turn_started_event(state: engine.State, deadline: float) -> event_pb2.Event:
     if deadline > 0:
         msg.deadline.CopyFrom(_timestamp(deadline))
     return event_pb2.Event(turn_started=msg)
+
+
+def turn_started_variants(
+    state: engine.State, deadline: float, *, with_legal: bool = True
+) -> EventVariants:
+    """``TurnStarted`` as :func:`turn_started_event`, and (``with_legal``) a private copy for
+    the seat on turn that lists its legal actions (they show its cards: nobody else's copy
+    has them)."""
+    public = turn_started_event(state, deadline)
+    if not with_legal:
+        return EventVariants(public)
+    seat = state.turn
+    mine = event_pb2.Event()
+    mine.CopyFrom(public)
+    mine.turn_started.legal_actions.extend([_ACTION[a] for a in engine.legal_actions(state, seat)])
+    return EventVariants(public, {seat: mine})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -898,8 +961,9 @@ def view_to_proto(
         out.last_hand_result.CopyFrom(_hand_result_msg(rules, res))
 
     if not playing:
-        scores = _standing(n, v.game_scores, v.games_won, v.match_points)
         out.match_result.CopyFrom(
-            _match_result_msg(n, v.winners, v.end_reason, record.forfeited_seat, scores)
+            _match_result_msg(
+                n, v.winners, v.end_reason, record.forfeited_seat, _final_standing(n, state)
+            )
         )
     return out

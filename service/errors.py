@@ -1,16 +1,19 @@
 """Errors of the service, each with its gRPC status code; the interceptor turns them (and the
 engine's errors) into statuses with ``google.rpc`` details (see :mod:`service.interceptor`).
 
-Messages never contain a hidden card, a seat token or a stored secret.
+Every error has a reason of the registry (:class:`service.reasons.Reason`), sent as the
+``ErrorInfo`` reason. Messages never contain a hidden card, a seat token or a stored secret.
 """
 
 from __future__ import annotations
 
 import grpc
 
+from .reasons import Reason
+
 
 class ServiceError(Exception):
-    """An error with a gRPC code, a message, and optionally a reason (ErrorInfo) or field."""
+    """An error with a gRPC code, a message, a reason (ErrorInfo) and optionally a field."""
 
     code = grpc.StatusCode.UNKNOWN
     retry_after_s: float | None = None
@@ -20,7 +23,7 @@ class ServiceError(Exception):
         self,
         message: str,
         *,
-        reason: str = "",
+        reason: Reason,
         field: str = "",
         metadata: dict[str, str] | None = None,
     ) -> None:
@@ -32,9 +35,20 @@ class ServiceError(Exception):
 
 
 class InvalidArgument(ServiceError):
-    """A malformed request; ``field`` names the offending field (google.rpc.BadRequest)."""
+    """A malformed request; ``field`` names the offending field (google.rpc.BadRequest). The
+    reason is ``INVALID_ARGUMENT`` unless a more precise one is given."""
 
     code = grpc.StatusCode.INVALID_ARGUMENT
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str = "",
+        reason: Reason = Reason.INVALID_ARGUMENT,
+        metadata: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message, reason=reason, field=field, metadata=metadata)
 
 
 class NotFound(ServiceError):
@@ -74,5 +88,11 @@ class RateLimited(ResourceExhausted):
     google.rpc.RetryInfo of ``retry_after_s``."""
 
     def __init__(self, message: str, *, limit: str, retry_after_s: float) -> None:
-        super().__init__(message, reason="RATE_LIMITED", metadata={"limit": limit})
+        super().__init__(message, reason=Reason.RATE_LIMITED, metadata={"limit": limit})
         self.retry_after_s = retry_after_s
+
+
+class Internal(ServiceError):
+    """An unexpected error, answered without its text (the interceptor logs it)."""
+
+    code = grpc.StatusCode.INTERNAL

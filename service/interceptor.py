@@ -3,7 +3,10 @@
 Every service error (and any engine error that slips through) becomes a status with its code
 and ``google.rpc`` details: ``ErrorInfo`` (domain ``tute.v1``, the reason code, metadata) and,
 for malformed requests, ``BadRequest`` naming the field; for a per-caller limit, ``RetryInfo``
-(when to try again). Anything unexpected is logged and answered INTERNAL without its text.
+(when to try again). Anything unexpected is logged and
+answered INTERNAL (reason ``INTERNAL``) without its text. Every reason sent is a member of
+:class:`service.reasons.Reason` with its status code (:data:`service.reasons.STATUS`); an
+error that breaks that (a bug) is logged and answered INTERNAL too.
 """
 
 from __future__ import annotations
@@ -20,33 +23,43 @@ import grpc
 import structlog
 from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError
-from google.rpc import code_pb2, error_details_pb2, status_pb2
+from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 import engine
 
 from .errors import (
     FailedPrecondition,
+    Internal,
     InvalidArgument,
     ServiceError,
     Unavailable,
 )
 from .metrics import Metrics
+from .reasons import STATUS, Reason, from_engine
 from .store.base import StoreUnavailable
 
 log = structlog.get_logger("tute.rpc")
 DOMAIN = "tute.v1"
 
 
+def registered(exc: ServiceError) -> bool:
+    """Whether the error's reason is a registered one, with its own status code."""
+    try:
+        reason = Reason(exc.reason)
+    except ValueError:
+        return False
+    return STATUS[reason] == exc.code
+
+
 def to_status(exc: ServiceError) -> status_pb2.Status:
-    """The rich status of a service error."""
+    """The rich status of a service error (whose reason is :func:`registered`)."""
     status = status_pb2.Status(code=exc.code.value[0], message=exc.message)
-    if exc.reason:
-        info = error_details_pb2.ErrorInfo(reason=exc.reason, domain=DOMAIN)
-        info.metadata.update(exc.metadata)
-        detail = any_pb2.Any()
-        detail.Pack(info)
-        status.details.append(detail)
+    info = error_details_pb2.ErrorInfo(reason=exc.reason, domain=DOMAIN)
+    info.metadata.update(exc.metadata)
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    status.details.append(detail)
     if exc.field:
         bad = error_details_pb2.BadRequest(
             field_violations=[
@@ -68,15 +81,27 @@ def to_status(exc: ServiceError) -> status_pb2.Status:
 
 
 def as_service_error(exc: BaseException) -> ServiceError | None:
+    """The service error an exception is sent as; None for one answered INTERNAL (an
+    unexpected error, or one whose reason is not registered)."""
+    err: ServiceError
     if isinstance(exc, ServiceError):
-        return exc
-    if isinstance(exc, StoreUnavailable):
-        return Unavailable(f"the table store is unreachable: {exc}", reason="STORE_UNAVAILABLE")
-    if isinstance(exc, engine.IllegalAction):
-        return FailedPrecondition(exc.message, reason=exc.reason.upper())
-    if isinstance(exc, engine.TuteError):
-        return InvalidArgument(exc.message, reason=exc.reason.upper())
-    return None
+        err = exc
+    elif isinstance(exc, StoreUnavailable):
+        err = Unavailable(
+            f"the table store is unreachable: {exc}", reason=Reason.STORE_UNAVAILABLE
+        )
+    elif isinstance(exc, engine.TuteError):
+        try:
+            reason = from_engine(exc.reason)
+        except LookupError:
+            return None
+        if isinstance(exc, engine.IllegalAction):
+            err = FailedPrecondition(exc.message, reason=reason)
+        else:
+            err = InvalidArgument(exc.message, reason=reason)
+    else:
+        return None
+    return err if registered(err) else None
 
 
 class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
@@ -121,9 +146,10 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
     async def _fail(self, exc: BaseException, context: Any) -> str:
         err = as_service_error(exc)
         if err is None:
-            log.exception("internal_error")
-            err_status = status_pb2.Status(
-                code=code_pb2.INTERNAL, message="internal error; it has been logged"
+            # an unexpected exception, or an error whose reason is not registered (a bug)
+            log.exception("internal_error", reason=str(getattr(exc, "reason", "")))
+            err_status = to_status(
+                Internal("internal error; it has been logged", reason=Reason.INTERNAL)
             )
             code = "INTERNAL"
         else:
@@ -201,5 +227,5 @@ def _decode(decode: Callable[[bytes], Any] | None, raw: Any) -> Any:
     except DecodeError:
         raise InvalidArgument(
             "the request body is not a valid message for this method",
-            reason="MALFORMED_REQUEST",
+            reason=Reason.MALFORMED_REQUEST,
         ) from None

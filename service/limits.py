@@ -26,6 +26,7 @@ from .callers import CALLER
 from .config import Settings
 from .errors import RateLimited, ResourceExhausted
 from .metrics import Metrics
+from .reasons import Reason
 from .store.base import Store
 
 
@@ -90,7 +91,7 @@ class Limits:
         if cap > 0 and self.streams[who] >= cap:
             raise ResourceExhausted(
                 f"too many open streams from this caller (at most {cap} per server)",
-                reason="TOO_MANY_STREAMS",
+                reason=Reason.TOO_MANY_STREAMS,
             )
         await self._take("watch", who, s.watch_rate_per_s, s.watch_burst, 1)
 

@@ -15,7 +15,6 @@ from typing import Any
 import grpc
 import structlog
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from tute.v1 import service_pb2, service_pb2_grpc
 
@@ -23,6 +22,7 @@ from .app import TuteApp
 from .config import Settings
 from .interceptor import CallInterceptor
 from .metrics import Metrics, TimedStore
+from .reflection import enable_server_reflection
 from .servicer import TuteServicer
 from .store import Store, StoreUnavailable, open_store
 
@@ -136,9 +136,7 @@ async def create_server(settings: Settings, store: Store | None = None) -> Serve
     health_servicer = _HealthServicer()
     await health_servicer.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, grpc_server)
-    reflection.enable_server_reflection(
-        (SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), grpc_server
-    )
+    enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME), grpc_server)
     port = grpc_server.add_insecure_port(f"{settings.host}:{settings.port}")
     if port == 0:
         raise OSError(f"cannot listen on {settings.host}:{settings.port}")

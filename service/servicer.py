@@ -41,7 +41,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         self, request: service_pb2.JoinTableRequest, context: Any
     ) -> service_pb2.JoinTableResponse:
         _caller(self.app, context)
-        return await self.app.join_table(request)
+        return await self.app.join_table(request, _token(context))
 
     async def AddBot(
         self, request: service_pb2.AddBotRequest, context: Any

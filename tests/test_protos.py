@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -190,3 +191,97 @@ def test_rule_options_cover_rules_md_section_12() -> None:
         options = set(re.findall(r"^\| `([a-z0-9_]+)` \|", section, flags=re.MULTILINE))
         assert len(options) >= 20
         assert fields == options
+
+
+# --- the error reasons: one list, documented with their status codes --------------------------
+
+_STATUS_NAMES = (
+    "INVALID_ARGUMENT|FAILED_PRECONDITION|NOT_FOUND|UNAUTHENTICATED|PERMISSION_DENIED|ABORTED|"
+    "RESOURCE_EXHAUSTED|UNAVAILABLE|INTERNAL"
+)
+
+
+def _file(fds: descriptor_pb2.FileDescriptorSet, name: str) -> descriptor_pb2.FileDescriptorProto:
+    return next(fd for fd in fds.file if fd.name == name)
+
+
+def _comments(fd: descriptor_pb2.FileDescriptorProto) -> dict[tuple[int, ...], str]:
+    return {tuple(loc.path): loc.leading_comments for loc in fd.source_code_info.location}
+
+
+def test_error_reasons_are_the_servers_registry(
+    descriptor_set: descriptor_pb2.FileDescriptorSet,
+) -> None:
+    """tute.v1.ErrorReason lists exactly the server's reasons (service.reasons.Reason), each
+    value's comment opening with the status code the reason travels with."""
+    from service.reasons import STATUS, Reason
+
+    fd = _file(descriptor_set, "tute/v1/errors.proto")
+    (enum,) = [e for e in fd.enum_type if e.name == "ErrorReason"]
+    comments = _comments(fd)
+    assert enum.value[0].name == "ERROR_REASON_UNSPECIFIED" and enum.value[0].number == 0
+    documented: dict[str, str] = {}
+    for i, value in enumerate(enum.value[1:], start=1):
+        assert value.name.startswith("ERROR_REASON_"), value.name
+        comment = comments[(_FILE_ENUM, 0, _ENUM_VALUE, i)].strip()
+        match = re.match(rf"({_STATUS_NAMES}): \S", comment)
+        assert match, f"{value.name}: the comment does not open with a status code: {comment!r}"
+        documented[value.name.removeprefix("ERROR_REASON_")] = match.group(1)
+    assert set(documented) == {r.value for r in Reason}
+    assert documented == {r.value: code.name for r, code in STATUS.items()}
+
+
+def _reason_groups(text: str) -> Iterator[tuple[str, list[str]]]:
+    """Every "STATUS_CODE (REASON, REASON: words; REASON ...)" group of a comment, as the
+    code and the reason-like words inside its parentheses."""
+    flat = " ".join(line.strip() for line in text.splitlines())
+    for match in re.finditer(rf"\b({_STATUS_NAMES}) \(([^()]*)\)", flat):
+        yield match.group(1), re.findall(r"\b[A-Z][A-Z0-9_]{3,}\b", match.group(2))
+
+
+def test_service_comments_name_registered_reasons_under_their_codes(
+    descriptor_set: descriptor_pb2.FileDescriptorSet,
+) -> None:
+    """The TuteService comment lists every reason under its status code, and every reason an
+    RPC's "Errors:" line names is registered under the code it is listed with."""
+    from service.reasons import STATUS, Reason
+
+    fd = _file(descriptor_set, "tute/v1/service.proto")
+    comments = _comments(fd)
+    service_comment = comments[(_FILE_SERVICE, 0)]
+    by_code: dict[str, set[str]] = {}
+    for code, reasons in _reason_groups(service_comment.split("Errors:", 1)[1]):
+        by_code.setdefault(code, set()).update(reasons)
+    expected: dict[str, set[str]] = {}
+    for reason, status in STATUS.items():
+        if reason.startswith("BAD_") or reason == Reason.UNKNOWN_ACTION:
+            continue  # the engine's own input codes: listed in errors.proto only
+        expected.setdefault(status.name, set()).add(reason.value)
+    assert by_code == expected
+    named = 0
+    for j, method in enumerate(fd.service[0].method):
+        text = comments[(_FILE_SERVICE, 0, _SERVICE_METHOD, j)]
+        assert "Errors:" in text, f"{method.name} lists no errors"
+        for code, reasons in _reason_groups(text):
+            for reason in reasons:
+                named += 1
+                assert reason in Reason.__members__, f"{method.name}: unknown reason {reason}"
+                assert STATUS[Reason(reason)].name == code, f"{method.name}: {reason} under {code}"
+    assert named > 30
+
+
+def test_buf_generate_writes_the_committed_code(tmp_path: Path) -> None:
+    """buf.gen.yaml (grpcio-tools' generators behind protos/grpc_tools_plugin.py) reproduces
+    the committed generated files byte for byte, as `make proto` does."""
+    bindir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run(
+        [str(bindir / "buf"), "generate", "--template", "buf.gen.yaml", "-o", str(tmp_path)],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+    )
+    assert proc.returncode == 0, f"buf generate failed:\n{proc.stdout}\n{proc.stderr}"
+    fresh = _generated(tmp_path / "protos" / "tute" / "v1")
+    committed = _generated(PROTO_DIR)
+    assert sorted(fresh) == sorted(committed)
+    stale = [name for name in fresh if fresh[name] != committed[name]]
+    assert not stale, f"buf generate differs from the committed files: {stale}"

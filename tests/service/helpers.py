@@ -13,9 +13,10 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from service.config import Settings
+from service.reasons import STATUS, Reason
 from service.server import Server, create_server
 from service.store.memory import MemoryStore
-from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc, view_pb2
+from tute.v1 import errors_pb2, rules_pb2, service_pb2, service_pb2_grpc, view_pb2
 
 from .conftest import FAST
 
@@ -121,3 +122,32 @@ def bad_request_fields(err: grpc.aio.AioRpcError) -> list[str]:
             detail.Unpack(bad)
             fields += [v.field for v in bad.field_violations]
     return fields
+
+
+LIBRARY_CODES = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNIMPLEMENTED)
+"""Codes the gRPC library answers by itself (a message or metadata over its size limit, an
+unknown method), before the server sees the call: no rich status (errors.proto says so)."""
+
+
+def registered_reason(err: grpc.aio.AioRpcError, *, library: bool = False) -> str:
+    """The ErrorInfo reason of a failed call, checked against the contract: the status has
+    exactly one ErrorInfo, of domain "tute.v1", whose reason is a value of the proto enum
+    tute.v1.ErrorReason and of the server's registry, sent with that reason's status code.
+
+    With ``library``, a status without any rich status of a :data:`LIBRARY_CODES` code (the
+    gRPC library's own) is allowed too; its reason is ``""``."""
+    status = rpc_status.from_call(err)  # type: ignore[arg-type]
+    if status is None and library and err.code() in LIBRARY_CODES:
+        return ""
+    assert status is not None, f"{err.code().name} without a rich status: {err.details()!r}"
+    infos = [d for d in status.details if d.Is(error_details_pb2.ErrorInfo.DESCRIPTOR)]
+    assert len(infos) == 1, f"{err.code().name} with {len(infos)} ErrorInfo: {err.details()!r}"
+    info = error_details_pb2.ErrorInfo()
+    infos[0].Unpack(info)
+    assert info.domain == "tute.v1", info
+    names = errors_pb2.ErrorReason.keys()
+    assert f"ERROR_REASON_{info.reason}" in names, f"reason {info.reason!r} is not documented"
+    assert info.reason in Reason.__members__, f"reason {info.reason!r} is not registered"
+    expected = STATUS[Reason(info.reason)]
+    assert err.code() == expected, f"{info.reason} sent with {err.code().name}, not {expected.name}"
+    return info.reason

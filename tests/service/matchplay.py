@@ -122,6 +122,56 @@ def assert_gap_free(events: Sequence[event_pb2.Event], first: int, last: int) ->
 
 
 # ---------------------------------------------------------------------------------------------
+# The hand's tally, from the events
+# ---------------------------------------------------------------------------------------------
+
+
+class HandTally:
+    """Per side, the tally of the hand being played as the public events tell it (card points
+    and number of the tricks taken, points of the cantes sung, since the last HandDealt); it
+    checks the ``hand_*`` fields of every HandScored and MatchEnded against it."""
+
+    def __init__(self, players: int) -> None:
+        self.sides = 2 if players == 4 else players
+        self.checked = 0
+        self.last: list[tuple[int, int, int]] = []
+        """The tally last checked, per side: (card points, cante points, tricks)."""
+        self._reset()
+
+    def _reset(self) -> None:
+        self.points = [0] * self.sides
+        self.cantes = [0] * self.sides
+        self.tricks = [0] * self.sides
+
+    def see(self, ev: event_pb2.Event) -> None:
+        k = kind(ev)
+        if k == "hand_dealt":
+            self._reset()
+        elif k == "trick_taken":
+            side = ev.trick_taken.winner_side
+            self.points[side] += ev.trick_taken.trick.points
+            self.tricks[side] += 1
+        elif k == "cante_sung":
+            self.cantes[ev.cante_sung.cante.side] += ev.cante_sung.cante.points
+        elif k == "hand_scored":
+            result = ev.hand_scored.result
+            self.check(ev.hand_scored.scores, f"HandScored of hand {result.hand_number}")
+            for total in result.totals:  # a played-out hand: its totals agree
+                assert total.card_points == self.points[total.side]
+                assert total.cante_points == self.cantes[total.side]
+                assert total.tricks_won == self.tricks[total.side]
+        elif k == "match_ended":
+            self.check(ev.match_ended.result.scores, "MatchEnded")
+
+    def check(self, scores: Sequence[score_pb2.SideScore], where: str) -> None:
+        got = [(s.hand_card_points, s.hand_cante_points, s.hand_tricks_won) for s in scores]
+        want = list(zip(self.points, self.cantes, self.tricks, strict=True))
+        assert got == want, f"{where}: hand tally {got}, the events say {want}"
+        self.checked += 1
+        self.last = want
+
+
+# ---------------------------------------------------------------------------------------------
 # Playing
 # ---------------------------------------------------------------------------------------------
 

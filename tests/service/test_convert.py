@@ -44,6 +44,8 @@ from service.model import (
 )
 from tute.v1 import action_pb2, card_pb2, event_pb2, rules_pb2, score_pb2, table_pb2, view_pb2
 
+from .matchplay import HandTally
+
 PRESET_NAMES = sorted(engine.PRESETS)
 OPTION_FIELDS: list[Any] = list(rules_pb2.RuleOptions.DESCRIPTOR.fields)
 
@@ -714,6 +716,50 @@ def test_timeout_events_flag_the_card() -> None:
     cards = variants[2].public.trick_taken.trick.cards
     assert [c.timed_out for c in cards] == [False, False, False, True]
     assert [c.seat for c in cards] == [(before.leader + i) % 4 for i in range(4)]
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_scores_of_hand_and_match_ends_carry_the_hands_tally(preset: str) -> None:
+    """HandScored.scores and MatchEnded.result.scores fill the hand_* fields with the tally of
+    the hand that ended (a forfeit's included), as the events before them tell it; the
+    finished table's view shows the same."""
+    rules = Rules.preset(preset, target_points=120, target_match_points=3)
+    reasons: set[str] = set()
+    checked = 0
+    for seed in range(12):
+        tally = HandTally(rules.players)
+        forfeit_at = 30 + seed if seed % 3 == 0 else None
+        for before, after, events in random_match(rules, seed, forfeit_at):
+            for v in convert.engine_events_to_proto(before, after, events):
+                tally.see(wire(v.public))
+        assert after.over
+        checked += tally.checked
+        reasons.add(after.end_reason)
+        view = convert.view_to_proto(make_record(after, rules, preset), None)
+        tally.check(view.match_result.scores, "the final view's match_result")
+        tally.check(view.scores, "the final view's scores")
+    assert {"forfeit", "score"} <= reasons, reasons
+    assert checked >= 12 + 8  # every MatchEnded, and most matches score hands first
+
+
+def test_a_tute_hands_scores_carry_its_tally() -> None:
+    """A hand ended by a tute counts no totals, but its tally says what was won before it."""
+    for games_to_win, ends_match in ((1, True), (2, False)):
+        rules = Rules.preset("parejas", first_dealer=3, games_to_win=games_to_win)
+        state = engine.new_match(rules, 1, decks=[_tute_deck(rules)])
+        tally = HandTally(4)
+        steps = [(0, parse_card("1O"))] + [(-1, -1)] * 3 + [(0, TUTE_12)]
+        for seat, action in steps:
+            if seat < 0:
+                seat, action = state.turn, engine.legal_actions(state, state.turn)[0]
+            before = state
+            state, events = engine.apply(state, seat, action)
+            for v in convert.engine_events_to_proto(before, state, events):
+                tally.see(wire(v.public))
+        assert tally.checked == (2 if ends_match else 1)
+        # the first trick (1O led, worth 11 or more) was won before the tute
+        assert sum(p for p, _, _ in tally.last) >= 11 and sum(t for _, _, t in tally.last) == 1
+        assert state.over == ends_match
 
 
 # ---------------------------------------------------------------------------------------------

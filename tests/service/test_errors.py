@@ -21,6 +21,7 @@ from .helpers import (
     auth,
     bad_request_fields,
     error_info,
+    registered_reason,
     table_with_humans,
     view_of,
 )
@@ -37,11 +38,13 @@ async def expect(
     reason: str | None = None,
     field: str | None = None,
 ) -> grpc.aio.AioRpcError:
-    """Await a call that must fail with ``code`` (and the ErrorInfo reason / BadRequest field)."""
+    """Await a call that must fail with ``code`` (and the ErrorInfo reason / BadRequest field);
+    every failure carries a registered reason of its code."""
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await call
     err = caught.value
     assert err.code() == code, (err.code(), err.details())
+    registered_reason(err)
     info = error_info(err)
     if reason is not None:
         assert info is not None, f"no ErrorInfo in {err.details()!r}"

@@ -5,10 +5,11 @@ and bots). Each RPC gets random and mutated requests: real, mutated, random, hug
 byte-garbage ids, tokens, invite codes, request ids and display names; unknown enum numbers;
 missing fields and unset oneofs; random actions; random ``authorization`` metadata (anything a
 gRPC client can send: printable ASCII); random ``resume_after``; and raw request bodies that are
-random or mutated bytes. Whatever happens, the answer is never INTERNAL or UNKNOWN, an
-INVALID_ARGUMENT names the field (or says the body is malformed), and no error echoes a huge
-input. Afterwards the server is SERVING, no stream is left open, and every table's stored state
-is valid: records decode, the engine's cards are conserved, events are gap-free and parse.
+random or mutated bytes. Whatever happens, the answer is never INTERNAL or UNKNOWN, every
+error carries a documented ErrorInfo reason of its status code, an INVALID_ARGUMENT names the
+field (or says the body is malformed), and no error echoes a huge input. Afterwards the server
+is SERVING, no stream is left open, and every table's stored state is valid: records decode,
+the engine's cards are conserved, events are gap-free and parse.
 """
 
 from __future__ import annotations
@@ -42,7 +43,14 @@ from tute.v1 import (
     table_pb2,
 )
 
-from .helpers import Stub, auth, bad_request_fields, error_info, table_with_humans
+from .helpers import (
+    Stub,
+    auth,
+    bad_request_fields,
+    error_info,
+    registered_reason,
+    table_with_humans,
+)
 
 FUZZ = settings(
     max_examples=120,
@@ -81,6 +89,8 @@ class World:
     requests: list[bytes] = dataclasses.field(default_factory=list)
     calls: int = 0
     codes: dict[str, int] = dataclasses.field(default_factory=dict)
+    reasons: set[str] = dataclasses.field(default_factory=set)
+    """Every ErrorInfo reason the fuzz received (each one registered: see judge)."""
 
     created: list[str] = dataclasses.field(default_factory=list)
     """Tables the fuzz itself created (checked at the end; not drawn from: the pools stay
@@ -339,6 +349,7 @@ def judge(w: World, err: grpc.aio.AioRpcError | None) -> None:
         return
     details = err.details() or ""
     assert code not in NEVER, f"{code.name}: {details}"
+    w.reasons.add(registered_reason(err, library=True))  # huge metadata: the library's own
     assert len(details) < MAX_ERROR_TEXT, f"a {len(details)}-character error message"
     if code == grpc.StatusCode.INVALID_ARGUMENT:
         info = error_info(err)

@@ -15,6 +15,7 @@ import contextlib
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import grpc
 import pytest
@@ -24,6 +25,7 @@ from grpc_status import rpc_status
 import engine
 from engine.cards import BIT, SUIT_OF, card_of, card_text, cards_of
 from engine.game import pack_for
+from service import convert
 from service.server import Server
 from tute.v1 import (
     action_pb2,
@@ -481,6 +483,7 @@ async def run_matches(
     assert stats.matches == len(jobs)
     # the checks ran on something
     assert oracle.cards_checked > 1000 * len(jobs)
+    assert oracle.turns_checked > 20 * len(jobs), "few TurnStarted of a seat's own checked"
     for kind in ("sing", "card_played", "hand_dealt", "card_drawn", "hand_scored"):
         assert stats.kinds.get(kind), f"no {kind} seen in {len(jobs)} matches"
     assert stats.rejected > len(jobs)
@@ -595,6 +598,49 @@ async def test_oracle_catches_hands_shown_as_public_cards(
     monkeypatch.setattr(engine, "view", leaky)
     runner = MatchRunner(stub, oracle, random.Random(6), Stats(), "parejas")
     with pytest.raises(AssertionError, match=r"public_cards\[\d+\] shows .*a hidden card"):
+        await runner.play()
+    for w in runner.watchers:
+        w.task.cancel()
+
+
+async def test_oracle_catches_legal_actions_shown_to_everybody(
+    server: Server, stub: Stub, oracle: Oracle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = convert.turn_started_variants
+
+    def leaky(state: engine.State, deadline: float, *, with_legal: bool = True) -> Any:
+        out = real(state, deadline, with_legal=with_legal)
+        return convert.EventVariants(out.private.get(state.turn, out.public))
+
+    monkeypatch.setattr(convert, "turn_started_variants", leaky)
+    runner = MatchRunner(stub, oracle, random.Random(7), Stats(), "tres")
+    with pytest.raises(
+        AssertionError,
+        match=r"legal_actions\[\d+\]\.play_card shows .*a hidden card|legal actions shown to",
+    ):
+        await runner.play()
+    for w in runner.watchers:
+        w.task.cancel()
+
+
+async def test_oracle_catches_legal_actions_of_the_wrong_state(
+    server: Server, stub: Stub, oracle: Oracle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = convert.turn_started_variants
+
+    def stale(state: engine.State, deadline: float, *, with_legal: bool = True) -> Any:
+        """One action too many: a card of the hand that the rules forbid now."""
+        out = real(state, deadline, with_legal=with_legal)
+        legal = engine.legal_actions(state, state.turn)
+        illegal = [c for c in cards_of(state.hands[state.turn]) if c not in legal]
+        for ev in out.private.values():
+            if illegal:
+                ev.turn_started.legal_actions.append(_play(illegal[0]))
+        return out
+
+    monkeypatch.setattr(convert, "turn_started_variants", stale)
+    runner = MatchRunner(stub, oracle, random.Random(8), Stats(), "parejas")
+    with pytest.raises(AssertionError, match=r"legal actions \[.*the rules say"):
         await runner.play()
     for w in runner.watchers:
         w.task.cancel()

@@ -15,6 +15,10 @@ up against the version it was built from (``TableView.version``, ``Event.table_v
 events of a change that come before its ``HandDealt`` (the end of the old hand: the last card,
 ``TrickTaken``, ``HandScored``) against the old hand, the rest against the new hand, and every
 ``HandResult`` against the final knowledge of its own hand.
+
+A seat's legal actions show its cards: a ``TurnStarted`` lists them only in the copy of the
+seat on turn (where they must be exactly the rules' legal actions in that version's state);
+every other audience's copy lists none.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import engine
 from engine.cards import BIT, RANKS, card_of, card_text, cards_of
 from engine.game import pack_for
 from service.model import decode_record
-from tute.v1 import card_pb2, event_pb2, view_pb2
+from tute.v1 import action_pb2, card_pb2, event_pb2, view_pb2
 
 Audience = int | None
 """A seat, or None for a spectator."""
@@ -220,6 +224,8 @@ class Oracle:
         self.tables: dict[str, TableTruth] = {}
         self.cards_checked = 0
         self.messages_checked = 0
+        self.turns_checked = 0
+        """TurnStarted events whose legal actions were checked in the copy of the seat on turn."""
 
     def install(self, monkeypatch: Any, store: Any) -> None:
         """Hook ``store.create`` and ``store.commit`` to record every committed record."""
@@ -302,6 +308,8 @@ class Oracle:
                 continue
             allowed = (vt.new if dealt or not vt.hand_changed else vt.old)[audience]
             self._check_cards(ev, allowed, w, skip=("hand_scored.result",))
+            if kind == "turn_started":
+                self._check_turn(ev.turn_started, vt.state, audience, w)
             if kind == "hand_scored":
                 self._check_result(truth, ev.hand_scored.result, audience, w)
             if kind == "hand_dealt":
@@ -311,8 +319,35 @@ class Oracle:
                     shown |= BIT[card_id(c)]
                 assert shown == own, f"{w}: dealt {_text(shown)}, holds {_text(own)}"
 
+    def _check_turn(
+        self, turn: event_pb2.TurnStarted, state: engine.State, audience: Audience, where: str
+    ) -> None:
+        got = sorted(action_id(a) for a in turn.legal_actions)
+        if audience is None or audience != turn.seat:
+            assert not got, f"{where}: seat {turn.seat}'s legal actions shown to {audience}"
+            return
+        assert turn.seat == state.turn, f"{where}: TurnStarted for seat {turn.seat} off turn"
+        want = sorted(engine.legal_actions(state, turn.seat))
+        assert got == want, f"{where}: legal actions {got}, the rules say {want}"
+        self.turns_checked += 1
+
     def hidden_texts(self, table_id: str, audience: Audience) -> set[str]:
         return {card_text(c) for c in cards_of(self.tables[table_id].hidden_now(audience))}
+
+
+def action_id(msg: action_pb2.Action) -> int:
+    """The engine action of a wire action (a player's: card, cante, tute or exchange)."""
+    kind = msg.WhichOneof("kind")
+    if kind == "play_card":
+        return card_id(msg.play_card)
+    if kind == "sing":
+        assert 1 <= msg.sing <= 4, msg
+        return engine.SING + msg.sing - 1
+    if kind == "declare_tute":
+        assert msg.declare_tute.rank in (11, 12), msg
+        return engine.TUTE_12 if msg.declare_tute.rank == 12 else engine.TUTE_11
+    assert kind == "exchange_trump", msg
+    return engine.EXCHANGE
 
 
 def _text(mask: int) -> str:

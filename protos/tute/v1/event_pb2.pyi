@@ -1,6 +1,7 @@
 import datetime
 
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from tute.v1 import action_pb2 as _action_pb2
 from tute.v1 import card_pb2 as _card_pb2
 from tute.v1 import rules_pb2 as _rules_pb2
 from tute.v1 import score_pb2 as _score_pb2
@@ -108,16 +109,18 @@ class HandDealt(_message.Message):
     def __init__(self, game_number: _Optional[int] = ..., hand_number: _Optional[int] = ..., dealer: _Optional[int] = ..., trump_suit: _Optional[_Union[_card_pb2.Suit, str]] = ..., trump_card: _Optional[_Union[_card_pb2.Card, _Mapping]] = ..., hand: _Optional[_Iterable[_Union[_card_pb2.Card, _Mapping]]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., stock_size: _Optional[int] = ...) -> None: ...
 
 class TurnStarted(_message.Message):
-    __slots__ = ("seat", "kind", "trick_number", "deadline")
+    __slots__ = ("seat", "kind", "trick_number", "deadline", "legal_actions")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     TRICK_NUMBER_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     seat: int
     kind: _table_pb2.TurnKind
     trick_number: int
     deadline: _timestamp_pb2.Timestamp
-    def __init__(self, seat: _Optional[int] = ..., kind: _Optional[_Union[_table_pb2.TurnKind, str]] = ..., trick_number: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ...) -> None: ...
+    legal_actions: _containers.RepeatedCompositeFieldContainer[_action_pb2.Action]
+    def __init__(self, seat: _Optional[int] = ..., kind: _Optional[_Union[_table_pb2.TurnKind, str]] = ..., trick_number: _Optional[int] = ..., deadline: _Optional[_Union[datetime.datetime, _timestamp_pb2.Timestamp, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[_action_pb2.Action, _Mapping]]] = ...) -> None: ...
 
 class CardPlayed(_message.Message):
     __slots__ = ("seat", "card", "trick_number", "timed_out")

@@ -44,28 +44,40 @@ class TuteServiceStub:
     metadata "limit" (create_table, add_bot, invite, watch) and a google.rpc.RetryInfo detail
     whose retry_delay says when to try again.
 
-    Errors (gRPC status codes; details travel as google.rpc rich status in the
-    `grpc-status-details-bin` trailer):
-    - INVALID_ARGUMENT: a malformed request (missing or out-of-range field, unknown enum value,
-    bad card, oversized string). A google.rpc.BadRequest detail names the field, for example
-    "rules.options.players" or "action.play_card.rank".
-    - FAILED_PRECONDITION: the request is well formed but the game does not allow it now: an
-    illegal move, not your turn, the match has not started or is over, the table is full, the
-    seat is taken. A google.rpc.ErrorInfo detail (domain "tute.v1") carries the reason code in
-    upper snake case: the engine's rule code for illegal moves (for example MUST_FOLLOW_SUIT,
-    MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, NOT_YOUR_TURN, CANTE_NOT_ALLOWED, MATCH_OVER) or a
-    table code (for example TABLE_FULL, SEAT_TAKEN, MATCH_NOT_STARTED, ALREADY_SEATED).
-    - NOT_FOUND: unknown table id or invite code.
-    - UNAUTHENTICATED: the call needs a seat token and none (or a malformed one) was sent
-    (reason TOKEN_REQUIRED when none was sent).
-    - PERMISSION_DENIED: the token sent does not open a seat at this table (reason NOT_SEATED).
-    - ABORTED: expected_version did not match the table's current version (someone acted first);
-    ErrorInfo reason STALE_VERSION, metadata "current_version". Refresh and retry.
-    - RESOURCE_EXHAUSTED: a server limit was reached; retry later. Reasons: TOO_MANY_TABLES,
-    TOO_MANY_STREAMS, TOO_MANY_BOTS (the server-wide budget of bot seats), RATE_LIMITED (a
-    per-caller limit, with a google.rpc.RetryInfo detail).
-    - UNAVAILABLE: the server is shutting down or overloaded; retry (streams: resume elsewhere).
-    A rejected request never changes any state. Error messages never contain hidden cards.
+    Errors: every error carries, in its rich status (google.rpc.Status in the
+    `grpc-status-details-bin` trailer), a google.rpc.ErrorInfo with domain "tute.v1" whose reason
+    is one of tute.v1.ErrorReason (errors.proto; the value name without its "ERROR_REASON_"
+    prefix), and each reason always comes with the same status code. By status code, with the
+    reasons each one carries:
+    - INVALID_ARGUMENT (INVALID_ARGUMENT, INVALID_OPTION, MALFORMED_REQUEST): a malformed
+    request (missing or out-of-range field, unknown enum value, bad card, oversized string; a
+    rules preset or option outside its values; a body that does not parse). A
+    google.rpc.BadRequest detail names the field, for example "rules.options.players" or
+    "action.play_card.rank".
+    - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
+    MATCH_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+    MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
+    EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
+    the seat or table state, or an illegal move (the rule it breaks).
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND): unknown table id or invite code.
+    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
+    none was sent, or the `authorization` metadata is not "Bearer <token>".
+    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE): the token sent does not open a
+    seat at this table (a stream whose token stops opening its seat ends with SEAT_LOST), or
+    a private table was joined by id.
+    - ABORTED (STALE_VERSION, CONTENTION): expected_version did not match the table's current
+    version (someone acted first; ErrorInfo metadata "current_version"), or the table kept
+    changing under the server's retries. Refresh and retry.
+    - RESOURCE_EXHAUSTED (TOO_MANY_TABLES, TOO_MANY_STREAMS, TOO_MANY_BOTS, RATE_LIMITED): a
+    server limit was reached, or a per-caller limit (with a google.rpc.RetryInfo detail);
+    retry later.
+    - UNAVAILABLE (SHUTTING_DOWN, STORE_UNAVAILABLE, STREAM_BEHIND): the server is shutting
+    down, cannot reach its store, or a stream fell behind; retry (streams: resume, on any
+    server, with resume_after).
+    - INTERNAL (INTERNAL): an unexpected server error (logged by the server).
+    Any RPC may also answer MALFORMED_REQUEST, MALFORMED_AUTHORIZATION, STORE_UNAVAILABLE and
+    INTERNAL; the RPCs below list their other reasons. A rejected request never changes any
+    state. Error messages never contain hidden cards.
     """
 
     def __init__(self, channel):
@@ -135,34 +147,47 @@ class TuteServiceServicer:
     metadata "limit" (create_table, add_bot, invite, watch) and a google.rpc.RetryInfo detail
     whose retry_delay says when to try again.
 
-    Errors (gRPC status codes; details travel as google.rpc rich status in the
-    `grpc-status-details-bin` trailer):
-    - INVALID_ARGUMENT: a malformed request (missing or out-of-range field, unknown enum value,
-    bad card, oversized string). A google.rpc.BadRequest detail names the field, for example
-    "rules.options.players" or "action.play_card.rank".
-    - FAILED_PRECONDITION: the request is well formed but the game does not allow it now: an
-    illegal move, not your turn, the match has not started or is over, the table is full, the
-    seat is taken. A google.rpc.ErrorInfo detail (domain "tute.v1") carries the reason code in
-    upper snake case: the engine's rule code for illegal moves (for example MUST_FOLLOW_SUIT,
-    MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, NOT_YOUR_TURN, CANTE_NOT_ALLOWED, MATCH_OVER) or a
-    table code (for example TABLE_FULL, SEAT_TAKEN, MATCH_NOT_STARTED, ALREADY_SEATED).
-    - NOT_FOUND: unknown table id or invite code.
-    - UNAUTHENTICATED: the call needs a seat token and none (or a malformed one) was sent
-    (reason TOKEN_REQUIRED when none was sent).
-    - PERMISSION_DENIED: the token sent does not open a seat at this table (reason NOT_SEATED).
-    - ABORTED: expected_version did not match the table's current version (someone acted first);
-    ErrorInfo reason STALE_VERSION, metadata "current_version". Refresh and retry.
-    - RESOURCE_EXHAUSTED: a server limit was reached; retry later. Reasons: TOO_MANY_TABLES,
-    TOO_MANY_STREAMS, TOO_MANY_BOTS (the server-wide budget of bot seats), RATE_LIMITED (a
-    per-caller limit, with a google.rpc.RetryInfo detail).
-    - UNAVAILABLE: the server is shutting down or overloaded; retry (streams: resume elsewhere).
-    A rejected request never changes any state. Error messages never contain hidden cards.
+    Errors: every error carries, in its rich status (google.rpc.Status in the
+    `grpc-status-details-bin` trailer), a google.rpc.ErrorInfo with domain "tute.v1" whose reason
+    is one of tute.v1.ErrorReason (errors.proto; the value name without its "ERROR_REASON_"
+    prefix), and each reason always comes with the same status code. By status code, with the
+    reasons each one carries:
+    - INVALID_ARGUMENT (INVALID_ARGUMENT, INVALID_OPTION, MALFORMED_REQUEST): a malformed
+    request (missing or out-of-range field, unknown enum value, bad card, oversized string; a
+    rules preset or option outside its values; a body that does not parse). A
+    google.rpc.BadRequest detail names the field, for example "rules.options.players" or
+    "action.play_card.rank".
+    - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
+    MATCH_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+    MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
+    EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
+    the seat or table state, or an illegal move (the rule it breaks).
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND): unknown table id or invite code.
+    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
+    none was sent, or the `authorization` metadata is not "Bearer <token>".
+    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE): the token sent does not open a
+    seat at this table (a stream whose token stops opening its seat ends with SEAT_LOST), or
+    a private table was joined by id.
+    - ABORTED (STALE_VERSION, CONTENTION): expected_version did not match the table's current
+    version (someone acted first; ErrorInfo metadata "current_version"), or the table kept
+    changing under the server's retries. Refresh and retry.
+    - RESOURCE_EXHAUSTED (TOO_MANY_TABLES, TOO_MANY_STREAMS, TOO_MANY_BOTS, RATE_LIMITED): a
+    server limit was reached, or a per-caller limit (with a google.rpc.RetryInfo detail);
+    retry later.
+    - UNAVAILABLE (SHUTTING_DOWN, STORE_UNAVAILABLE, STREAM_BEHIND): the server is shutting
+    down, cannot reach its store, or a stream fell behind; retry (streams: resume, on any
+    server, with resume_after).
+    - INTERNAL (INTERNAL): an unexpected server error (logged by the server).
+    Any RPC may also answer MALFORMED_REQUEST, MALFORMED_AUTHORIZATION, STORE_UNAVAILABLE and
+    INTERNAL; the RPCs below list their other reasons. A rejected request never changes any
+    state. Error messages never contain hidden cards.
     """
 
     def CreateTable(self, request, context):
         """Creates a table with the given rules and visibility. The creator may take a seat at once,
         and gets the table's owner token (for AddBot).
-        Errors: INVALID_ARGUMENT (bad preset, option value or seat; the field is named),
+        Errors: INVALID_ARGUMENT (INVALID_OPTION: bad preset or option value; INVALID_ARGUMENT:
+        bad visibility, seat or display_name; the field is named),
         RESOURCE_EXHAUSTED (TOO_MANY_TABLES; RATE_LIMITED: this caller created too many tables
         lately, see RetryInfo).
         """
@@ -173,7 +198,8 @@ class TuteServiceServicer:
     def ListTables(self, request, context):
         """Lists the lobby: public tables in TABLE_STATUS_WAITING with at least one free seat, newest
         first, optionally filtered by preset and player count, paginated.
-        Errors: INVALID_ARGUMENT (negative page_size, unknown page_token or players value).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: negative page_size, unknown page_token, preset
+        or players value).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -182,9 +208,12 @@ class TuteServiceServicer:
     def JoinTable(self, request, context):
         """Takes a seat at a waiting table, by table id (public tables) or invite code (private
         tables), and returns the seat token. The match starts when the last seat is filled.
-        Errors: INVALID_ARGUMENT (no target, bad seat, empty or oversized display_name),
-        NOT_FOUND (unknown table or invite code), PERMISSION_DENIED (a private table joined by id),
-        FAILED_PRECONDITION (TABLE_FULL, SEAT_TAKEN, MATCH_ALREADY_STARTED, MATCH_OVER),
+        A caller that sends a seat token (`authorization: Bearer <token>`) which already opens a
+        seat at this table is refused (ALREADY_SEATED); any other token is ignored.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: no target, bad seat, empty or oversized
+        display_name), NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND),
+        PERMISSION_DENIED (PRIVATE_TABLE: a private table joined by id),
+        FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_ALREADY_STARTED, MATCH_OVER),
         RESOURCE_EXHAUSTED (RATE_LIMITED: this caller tried too many unknown invite codes lately;
         every invite code attempt is refused until RetryInfo's delay has passed).
         """
@@ -196,10 +225,11 @@ class TuteServiceServicer:
         """Puts a server-side bot in a free seat of a waiting table (public or private). The call
         needs `authorization: Bearer <token>` with the table's owner token (from CreateTable) or
         the seat token of a seat at this table. The match starts when the last seat is filled.
-        Errors: INVALID_ARGUMENT (unknown level, bad seat), NOT_FOUND,
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: unknown level, bad seat),
+        NOT_FOUND (TABLE_NOT_FOUND),
         UNAUTHENTICATED (TOKEN_REQUIRED: no token sent), PERMISSION_DENIED (NOT_SEATED: the token
         is neither this table's owner token nor one of its seat tokens),
-        FAILED_PRECONDITION (TABLE_FULL, SEAT_TAKEN, MATCH_ALREADY_STARTED, MATCH_OVER),
+        FAILED_PRECONDITION (SEAT_TAKEN, MATCH_ALREADY_STARTED, MATCH_OVER),
         RESOURCE_EXHAUSTED (TOO_MANY_BOTS: the server plays as many bots as it can, try later;
         RATE_LIMITED: this caller added too many bots lately, see RetryInfo).
         """
@@ -211,7 +241,9 @@ class TuteServiceServicer:
         """Leaves the caller's seat (seat token required). Before the match starts the seat becomes
         free and the token stops working. During the match leaving forfeits it: the caller's side
         loses at once and every other side wins (docs/rules.md §11).
-        Errors: UNAUTHENTICATED, PERMISSION_DENIED, NOT_FOUND, FAILED_PRECONDITION (MATCH_OVER).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), UNAUTHENTICATED
+        (TOKEN_REQUIRED), PERMISSION_DENIED (NOT_SEATED), NOT_FOUND (TABLE_NOT_FOUND),
+        FAILED_PRECONDITION (MATCH_OVER).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -220,8 +252,8 @@ class TuteServiceServicer:
     def GetTable(self, request, context):
         """Returns the caller's view of a table: its own hand and legal actions when a seat token is
         sent, the spectator's view otherwise.
-        Errors: INVALID_ARGUMENT (empty table_id), NOT_FOUND, PERMISSION_DENIED (token of another
-        table or of a seat that left).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND),
+        PERMISSION_DENIED (NOT_SEATED: token of another table or of a seat that left).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -230,9 +262,12 @@ class TuteServiceServicer:
     def SubmitAction(self, request, context):
         """Submits an action for the caller's seat (seat token required). The action must be one of
         TableView.legal_actions. Safe to retry with the same request_id.
-        Errors: INVALID_ARGUMENT (missing or malformed action), UNAUTHENTICATED, PERMISSION_DENIED,
-        NOT_FOUND, FAILED_PRECONDITION (illegal move, with the rule's reason code),
-        ABORTED (stale expected_version).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: missing or malformed action, oversized
+        request_id), UNAUTHENTICATED (TOKEN_REQUIRED), PERMISSION_DENIED (NOT_SEATED),
+        NOT_FOUND (TABLE_NOT_FOUND), FAILED_PRECONDITION (MATCH_NOT_STARTED, MATCH_OVER, or an
+        illegal move with the rule's reason: NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+        MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
+        EXCHANGE_NOT_ALLOWED), ABORTED (STALE_VERSION: stale expected_version; CONTENTION).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -246,11 +281,16 @@ class TuteServiceServicer:
         instead (replace all local state with it). The stream stays open after the match ends;
         the server may close it with OK some time later, and closes it with UNAVAILABLE when it
         shuts down: reconnect (to any server) with resume_after = the last sequence you handled.
-        Errors: INVALID_ARGUMENT (empty table_id, resume_after beyond the last event), NOT_FOUND,
-        PERMISSION_DENIED (bad token), RESOURCE_EXHAUSTED (TOO_MANY_STREAMS: too many open streams
-        on this server, on this table, or from this caller; RATE_LIMITED: this caller opened too
-        many streams lately, see RetryInfo). Streams opened with a seat token count for that seat,
-        apart from spectators' streams from the same address.
+        A seat can play from its stream alone: the copy of TurnStarted it receives for its own
+        turn lists its legal actions (and a fresh one follows when they change during the turn).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id, resume_after beyond the last
+        event), NOT_FOUND (TABLE_NOT_FOUND), PERMISSION_DENIED (NOT_SEATED: bad token; SEAT_LOST
+        ends an open stream whose token stopped opening its seat), RESOURCE_EXHAUSTED
+        (TOO_MANY_STREAMS: too many open streams on this server, on this table, or from this
+        caller; RATE_LIMITED: this caller opened too many streams lately, see RetryInfo),
+        UNAVAILABLE (SHUTTING_DOWN, STREAM_BEHIND: reconnect with resume_after). Streams opened
+        with a seat token count for that seat, apart from spectators' streams from the same
+        address.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -326,28 +366,40 @@ class TuteService:
     metadata "limit" (create_table, add_bot, invite, watch) and a google.rpc.RetryInfo detail
     whose retry_delay says when to try again.
 
-    Errors (gRPC status codes; details travel as google.rpc rich status in the
-    `grpc-status-details-bin` trailer):
-    - INVALID_ARGUMENT: a malformed request (missing or out-of-range field, unknown enum value,
-    bad card, oversized string). A google.rpc.BadRequest detail names the field, for example
-    "rules.options.players" or "action.play_card.rank".
-    - FAILED_PRECONDITION: the request is well formed but the game does not allow it now: an
-    illegal move, not your turn, the match has not started or is over, the table is full, the
-    seat is taken. A google.rpc.ErrorInfo detail (domain "tute.v1") carries the reason code in
-    upper snake case: the engine's rule code for illegal moves (for example MUST_FOLLOW_SUIT,
-    MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, NOT_YOUR_TURN, CANTE_NOT_ALLOWED, MATCH_OVER) or a
-    table code (for example TABLE_FULL, SEAT_TAKEN, MATCH_NOT_STARTED, ALREADY_SEATED).
-    - NOT_FOUND: unknown table id or invite code.
-    - UNAUTHENTICATED: the call needs a seat token and none (or a malformed one) was sent
-    (reason TOKEN_REQUIRED when none was sent).
-    - PERMISSION_DENIED: the token sent does not open a seat at this table (reason NOT_SEATED).
-    - ABORTED: expected_version did not match the table's current version (someone acted first);
-    ErrorInfo reason STALE_VERSION, metadata "current_version". Refresh and retry.
-    - RESOURCE_EXHAUSTED: a server limit was reached; retry later. Reasons: TOO_MANY_TABLES,
-    TOO_MANY_STREAMS, TOO_MANY_BOTS (the server-wide budget of bot seats), RATE_LIMITED (a
-    per-caller limit, with a google.rpc.RetryInfo detail).
-    - UNAVAILABLE: the server is shutting down or overloaded; retry (streams: resume elsewhere).
-    A rejected request never changes any state. Error messages never contain hidden cards.
+    Errors: every error carries, in its rich status (google.rpc.Status in the
+    `grpc-status-details-bin` trailer), a google.rpc.ErrorInfo with domain "tute.v1" whose reason
+    is one of tute.v1.ErrorReason (errors.proto; the value name without its "ERROR_REASON_"
+    prefix), and each reason always comes with the same status code. By status code, with the
+    reasons each one carries:
+    - INVALID_ARGUMENT (INVALID_ARGUMENT, INVALID_OPTION, MALFORMED_REQUEST): a malformed
+    request (missing or out-of-range field, unknown enum value, bad card, oversized string; a
+    rules preset or option outside its values; a body that does not parse). A
+    google.rpc.BadRequest detail names the field, for example "rules.options.players" or
+    "action.play_card.rank".
+    - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
+    MATCH_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+    MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
+    EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
+    the seat or table state, or an illegal move (the rule it breaks).
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND): unknown table id or invite code.
+    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
+    none was sent, or the `authorization` metadata is not "Bearer <token>".
+    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE): the token sent does not open a
+    seat at this table (a stream whose token stops opening its seat ends with SEAT_LOST), or
+    a private table was joined by id.
+    - ABORTED (STALE_VERSION, CONTENTION): expected_version did not match the table's current
+    version (someone acted first; ErrorInfo metadata "current_version"), or the table kept
+    changing under the server's retries. Refresh and retry.
+    - RESOURCE_EXHAUSTED (TOO_MANY_TABLES, TOO_MANY_STREAMS, TOO_MANY_BOTS, RATE_LIMITED): a
+    server limit was reached, or a per-caller limit (with a google.rpc.RetryInfo detail);
+    retry later.
+    - UNAVAILABLE (SHUTTING_DOWN, STORE_UNAVAILABLE, STREAM_BEHIND): the server is shutting
+    down, cannot reach its store, or a stream fell behind; retry (streams: resume, on any
+    server, with resume_after).
+    - INTERNAL (INTERNAL): an unexpected server error (logged by the server).
+    Any RPC may also answer MALFORMED_REQUEST, MALFORMED_AUTHORIZATION, STORE_UNAVAILABLE and
+    INTERNAL; the RPCs below list their other reasons. A rejected request never changes any
+    state. Error messages never contain hidden cards.
     """
 
     @staticmethod
