@@ -287,6 +287,8 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
                       Code.FAILED_PRECONDITION, Reason.MATCH_ALREADY_STARTED)
         await stub.LeaveTable(S.LeaveTableRequest(table_id=tid), metadata=mine)  # forfeits
         await c.fails(stub.AddBot(S.AddBotRequest(table_id=tid)),
+                      Code.UNAUTHENTICATED, Reason.TOKEN_REQUIRED)
+        await c.fails(stub.AddBot(S.AddBotRequest(table_id=tid), metadata=auth(tres.owner_token)),
                       Code.FAILED_PRECONDITION, Reason.MATCH_OVER)
 
         # moves, on the rigged deal: seat 0 leads, seats 1, 2 and 3 follow
@@ -348,13 +350,22 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
         monkeypatch.setattr(memory, "QUEUE_LIMIT", 10_000)
 
     # server limits, and a server shutting down
-    limited = await create_server(dataclasses.replace(FAST, max_tables=1,
-                                                      max_streams_per_table=1))
+    limited = await create_server(dataclasses.replace(
+        FAST, max_tables=1, max_streams_per_table=1, max_bot_seats=1,
+        invite_rate_per_s=0.001, invite_burst=1))
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{limited.port}") as channel:
             stub = service_pb2_grpc.TuteServiceStub(channel)
             lc = Caller(stub, c.seen)
             one = await stub.CreateTable(service_pb2.CreateTableRequest(rules=_rules("tres")))
+            owner = auth(one.owner_token)
+            await stub.AddBot(service_pb2.AddBotRequest(table_id=one.table_id), metadata=owner)
+            await lc.fails(stub.AddBot(service_pb2.AddBotRequest(table_id=one.table_id),
+                                       metadata=owner),
+                           Code.RESOURCE_EXHAUSTED, Reason.TOO_MANY_BOTS)
+            unknown = service_pb2.JoinTableRequest(invite_code="ZZZZZZZZ")
+            await lc.fails(stub.JoinTable(unknown), Code.NOT_FOUND, Reason.INVITE_NOT_FOUND)
+            await lc.fails(stub.JoinTable(unknown), Code.RESOURCE_EXHAUSTED, Reason.RATE_LIMITED)
             await lc.fails(stub.CreateTable(service_pb2.CreateTableRequest()),
                            Code.RESOURCE_EXHAUSTED, Reason.TOO_MANY_TABLES)
             watch = stub.WatchTable(service_pb2.WatchTableRequest(table_id=one.table_id))
