@@ -27,7 +27,7 @@ PROTOC := $(PY) -m grpc_tools.protoc -Iprotos --python_out=protos --pyi_out=prot
 # The engine compiled with mypyc (same source, standard library only) into build/mypyc: what
 # `make run` serves with and `make bench` measures beside the pure-Python engine (which the
 # tests import); `make test` runs the engine tests against it too (test-compiled).
-ENGINE_MODULES := cards errors rules actions events state game view codec bots
+ENGINE_MODULES := cards errors rules actions events state game view codec determinize search bots
 MYPYC_DIR := build/mypyc
 MYPYC_STAMP := $(MYPYC_DIR)/.stamp
 
