@@ -43,6 +43,11 @@ class Settings:
     """>0: during a match, a seated player with no open WatchTable stream (on any replica)
     for this many seconds forfeits it (RULES.md §11); 0: never (the turn clock still plays
     for an idle player). Clients that only poll GetTable should leave it at 0."""
+    bot_workers: int = os.cpu_count() or 1
+    """Worker processes computing server-side bots' moves (default: the machine's cores)."""
+    bot_budget_scale: float = 1.0
+    """Scales every bot level's search budget (samples and think time); below 1 is quicker
+    and weaker."""
 
 
 _HELP = {
@@ -63,6 +68,8 @@ _HELP = {
     "max_connection_age_s": "close client connections after this many seconds (0: never)",
     "disconnect_forfeit_s": "seconds a seated player may go without a WatchTable stream during "
     "a match before forfeiting it (0: never)",
+    "bot_workers": "worker processes computing server-side bots' moves",
+    "bot_budget_scale": "scale of every bot level's search budget (samples and think time)",
 }
 
 

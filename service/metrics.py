@@ -72,6 +72,7 @@ class Metrics:
         )
         self.bot_moves = Counter("tute_bot_moves_total", "Moves made by server bots.",
                                  registry=r)
+        self.bot_think = Histogram("tute_bot_think_seconds", "Time a bot took to choose its move.", ("level",), buckets=_LATENCY_BUCKETS, registry=r)  # noqa: E501
         self.store_errors = Counter(
             "tute_store_errors_total", "Store calls that failed (store unreachable).", registry=r
         )
