@@ -33,7 +33,7 @@ MYPYC_STAMP := $(MYPYC_DIR)/.stamp
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help venv run test test-compiled test-all lint compile bench bench-redis proto system-deps clean
+.PHONY: help venv run test test-compiled test-all lint compile bench bench-redis bench-bots proto system-deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -86,6 +86,9 @@ bench: $(STAMP) $(MYPYC_STAMP) ## engine benchmark: pure and compiled engine bes
 
 bench-redis: $(STAMP) system-deps ## Redis store: 2 replicas on Redis beside the memory store and bare Redis baselines (~2 min)
 	$(PY) -m benchmarks.redis_bench
+
+bench-bots: $(STAMP) $(MYPYC_STAMP) ## bot tournament, short form (< 5 min; `.venv/bin/python -m benchmarks.bots --full` for the long one)
+	PYTHONPATH=$(abspath $(MYPYC_DIR)) $(PY) -m benchmarks.bots --deals 2 --scale 0.5
 
 proto: $(STAMP) ## regenerate the Python code and .pyi stubs of protos/tute/v1
 	rm -f protos/tute/v1/*_pb2.py protos/tute/v1/*_pb2.pyi protos/tute/v1/*_pb2_grpc.py
