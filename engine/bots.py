@@ -355,7 +355,7 @@ def _solved_utility(rules: Rules, margin: int) -> float:
     return 0.0
 
 
-MEDIUM: Final = Budget(samples=20, solve_cards=0, node_limit=0, time_s=0.1)
+MEDIUM: Final = Budget(samples=14, solve_cards=0, node_limit=0, time_s=0.1)
 HARD: Final = Budget(samples=60, solve_cards=16, node_limit=30_000, time_s=0.8)
 
 BOTS: dict[str, Bot] = {
