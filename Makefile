@@ -27,13 +27,13 @@ PROTOC := $(PY) -m grpc_tools.protoc -Iprotos --python_out=protos --pyi_out=prot
 # The engine compiled with mypyc (same source, standard library only) into build/mypyc: what
 # `make run` serves with and `make bench` measures beside the pure-Python engine (which the
 # tests import); `make test` runs the engine tests against it too (test-compiled).
-ENGINE_MODULES := cards errors rules actions events state game view codec bots
+ENGINE_MODULES := cards errors rules actions events state game view codec determinize search bots
 MYPYC_DIR := build/mypyc
 MYPYC_STAMP := $(MYPYC_DIR)/.stamp
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help venv run test test-compiled test-all lint compile bench bench-redis proto system-deps clean image bench-abuse
+.PHONY: help venv run test test-compiled test-all lint compile bench bench-redis proto system-deps clean image bench-abuse bench-bots
 
 # The container image `make image` builds: tute:<version in pyproject.toml>.
 IMAGE ?= tute:$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
@@ -93,6 +93,9 @@ bench-redis: $(STAMP) system-deps ## Redis store: 2 replicas on Redis beside the
 
 bench-abuse: $(STAMP) ## one hostile client against the limits (and without them): a legit player's GetTable p99 (~80 s)
 	$(PY) -m benchmarks.abuse_bench
+
+bench-bots: $(STAMP) $(MYPYC_STAMP) ## bot tournament, short form (< 5 min; `.venv/bin/python -m benchmarks.bots --full` for the long one)
+	PYTHONPATH=$(abspath $(MYPYC_DIR)) $(PY) -m benchmarks.bots --deals 2 --scale 0.5
 
 proto: $(STAMP) ## regenerate the Python code and .pyi stubs of protos/tute/v1
 	rm -f protos/tute/v1/*_pb2.py protos/tute/v1/*_pb2.pyi protos/tute/v1/*_pb2_grpc.py

@@ -1,26 +1,371 @@
-"""Bots: pure functions of a :class:`~engine.view.View` and a random generator.
+"""Bots: pure functions of the table's rules, one seat's :class:`~engine.view.View` and a
+random generator. A bot sees exactly what its seat may see, never the hidden hands.
 
-A bot sees exactly what its seat may see (the view), never the hidden hands.
+The levels (``BOTS``) are budgets of one search, weakest first:
 
 - ``random``: a uniformly random legal action.
+- ``easy``: rules of thumb, no search: declare a tute, take the turned trump card, sing the
+  40 before a 20; win tricks that hold points with the cheapest winning card; throw points on
+  a partner's trick that is safe; never overtrump a partner who is winning when the rules let
+  it choose; keep the rey and caballo of a suit together until it can sing them; keep a low
+  trump for las diez de últimas; otherwise play the cheapest card.
+- ``medium``: determinized Monte Carlo: over a few dozen deals sampled consistently with the
+  view (:mod:`engine.determinize`), each legal card is played out to the end of the hand by
+  the ``easy`` policy on the real engine; the card with the best mean outcome is played.
+- ``hard``: the same search with more samples, and once few cards are left (or, in 2p, once
+  the stock is gone: then the deal is known) the exact endgame solver of
+  :mod:`engine.search` scores each card on each sample instead of a playout.
+
+Every level makes the same declarations as ``easy`` (a tute, the exchange, the best cante:
+none of them ever costs anything), then chooses its card. A level's think time is bounded by
+its ``time_s``; below that bound the choice depends only on the view and the generator, so the
+same view and seed give the same move.
 """
 
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable
+from typing import Final, NamedTuple
 
-from .view import View
+from .actions import EXCHANGE, SING, TUTE_11, TUTE_12
+from .cards import BIT, POINTS, STRENGTH, STRONGER, SUIT_MASK, SUIT_OF, Card, Mask, cards_of
+from .determinize import knowledge, sample_from, to_state
+from .events import HandResult
+from .game import apply, pack_for
+from .rules import Rules, Scoring
+from .search import solve, trick_winner
+from .state import PLAYING, State
+from .view import View, view
 
-Bot = Callable[[View, random.Random], int]
+Bot = Callable[[Rules, View, random.Random], int]
+
+_PAIR: Final = tuple(BIT[s * 10 + 9] | BIT[s * 10 + 8] for s in range(4))
 
 
-def random_bot(v: View, rng: random.Random) -> int:
+def random_bot(rules: Rules, v: View, rng: random.Random) -> int:
     """Any legal action, uniformly."""
     if not v.legal:
         raise ValueError("the bot's seat has no legal action now")
     return rng.choice(v.legal)
 
 
-BOTS: dict[str, Bot] = {"random": random_bot}
-"""Bot levels by name."""
+# ---------------------------------------------------------------------------------------------
+# easy: rules of thumb
+# ---------------------------------------------------------------------------------------------
+
+
+def declaration(v: View) -> int:
+    """The declaration every level above ``random`` makes now, or -1 (play a card)."""
+    legal = v.legal
+    for a in (TUTE_12, TUTE_11, EXCHANGE):
+        if a in legal:
+            return a
+    sings = [a for a in legal if SING <= a < SING + 4]
+    if not sings:
+        return -1
+    trump_sing = SING + v.trump
+    return trump_sing if trump_sing in sings else sings[0]
+
+
+def _cost(c: Card, trump: int, keep: Mask) -> int:
+    """How much playing ``c`` gives away: points, trumps, strength, a pair kept for a cante."""
+    cost = POINTS[c] * 16 + STRENGTH[c]
+    if SUIT_OF[c] == trump:
+        cost += 60
+    if keep & BIT[c]:
+        cost += 80
+    return cost
+
+
+def _cheapest(cards: Mask, trump: int, keep: Mask) -> Card:
+    best = -1
+    best_cost = 0
+    for c in cards_of(cards):
+        k = _cost(c, trump, keep)
+        if best < 0 or k < best_cost:
+            best, best_cost = c, k
+    return best
+
+
+def _beats(c: Card, w: Card, trump: int) -> bool:
+    """Whether ``c`` beats the winning card ``w`` of a trick."""
+    if SUIT_OF[c] == SUIT_OF[w]:
+        return STRENGTH[c] > STRENGTH[w]
+    return SUIT_OF[c] == trump
+
+
+def easy_card(rules: Rules, v: View) -> Card:
+    """The card the rules of thumb choose (the view's seat is on turn)."""
+    me = v.seat
+    assert me is not None
+    n = v.players
+    trump = v.trump
+    hand = v.hand
+    legal = 0
+    for a in v.legal:
+        if a < 40:
+            legal |= BIT[a]
+    if legal & (legal - 1) == 0:
+        return (legal & -legal).bit_length() - 1
+    played = 0
+    for _, done, _ in v.history:
+        for c in done:
+            played |= BIT[c]
+    for _, c in v.trick:
+        played |= BIT[c]
+    unseen = 0
+    for c in pack_for(rules):
+        unseen |= BIT[c]
+    unseen &= ~(played | hand)
+    # Pairs that can still be sung: keep them together.
+    keep = 0
+    sung = 0
+    for _, s, _, _ in v.cantes:
+        sung |= 1 << s
+    can_sing = not (n == 2 and rules.cantes_only_with_stock and v.stock_size == 0)
+    if can_sing:
+        for s in range(4):
+            if hand & _PAIR[s] == _PAIR[s] and not sung >> s & 1:
+                keep |= _PAIR[s]
+    # A low trump for the last trick: the weakest trump, while other cards remain.
+    trumps = hand & SUIT_MASK[trump]
+    if trumps and hand.bit_count() > 2:
+        low = (trumps & -trumps).bit_length() - 1
+        for c in cards_of(trumps):
+            if STRENGTH[c] < STRENGTH[low]:
+                low = c
+        keep |= BIT[low]
+    if not v.trick:
+        # Lead a master card of a plain suit (nobody can head it; an ace wins its 11 points).
+        best = -1
+        for c in cards_of(legal & ~SUIT_MASK[trump] & ~keep):
+            master = not STRONGER[c] & unseen
+            if master and POINTS[c] >= 10 and (best < 0 or POINTS[c] > POINTS[best]):
+                best = c
+        if best >= 0:
+            return best
+        return _cheapest(legal, trump, keep)
+    cards = [c for _, c in v.trick]
+    win_pos = trick_winner(cards, trump)
+    win_card = cards[win_pos]
+    my_pos = len(cards)
+    last = my_pos == n - 1
+    at_stake = 0
+    for c in cards:
+        at_stake += POINTS[c]
+    partner_wins = n == 4 and my_pos - win_pos == 2
+    if partner_wins:
+        # Safe: nobody after me can head it (a plain master may still be trumped; accepted).
+        safe = last or not STRONGER[win_card] & unseen
+        plain = legal & ~SUIT_MASK[trump]
+        choices = plain if plain else legal
+        if safe:
+            # Throw points: the card with most points that is not kept.
+            best = -1
+            for c in cards_of(choices & ~keep):
+                if best < 0 or POINTS[c] > POINTS[best] or (
+                    POINTS[c] == POINTS[best] and STRENGTH[c] < STRENGTH[best]
+                ):
+                    best = c
+            if best >= 0:
+                return best
+        return _cheapest(choices, trump, keep)
+    winners = 0
+    for c in cards_of(legal):
+        if _beats(c, win_card, trump):
+            winners |= BIT[c]
+    if winners:
+        if last:
+            c = _cheapest(winners, trump, keep)
+            if at_stake + POINTS[c] > 0 or SUIT_OF[c] != trump:
+                return c
+        else:
+            masters = 0
+            for c in cards_of(winners):
+                safe_suit = SUIT_OF[c] == trump or not SUIT_MASK[trump] & unseen
+                if not STRONGER[c] & unseen and safe_suit:
+                    masters |= BIT[c]
+            if masters:
+                return _cheapest(masters, trump, keep)
+            if at_stake >= 10:
+                return _cheapest(winners, trump, keep)
+    return _cheapest(legal, trump, keep)
+
+
+def easy_bot(rules: Rules, v: View, rng: random.Random) -> int:
+    """Rules of thumb (see the module's documentation)."""
+    if not v.legal:
+        raise ValueError("the bot's seat has no legal action now")
+    d = declaration(v)
+    if d >= 0:
+        return d
+    if not any(a < 40 for a in v.legal):
+        return v.legal[0]
+    return easy_card(rules, v)
+
+
+# ---------------------------------------------------------------------------------------------
+# medium and hard: determinized search
+# ---------------------------------------------------------------------------------------------
+
+
+class Budget(NamedTuple):
+    """What one search may spend."""
+
+    samples: int
+    """Deals sampled (each legal card is scored on each)."""
+    solve_cards: int
+    """Use the exact solver once at most this many cards are left in the hands (0: never);
+    in 2p the solver takes over as soon as the stock is gone whatever this says."""
+    node_limit: int
+    """Cards the solver may try per sample before falling back to a playout."""
+    time_s: float
+    """Stop sampling after this long (the first sample always completes)."""
+
+
+def _side(n: int, seat: int) -> int:
+    return seat % 2 if n == 4 else seat
+
+
+def utility(rules: Rules, result: HandResult, side: int) -> float:
+    """How good a finished hand is for ``side``: its margin over the best other side, plus a
+    bonus for winning the hand (which is what counts under ``scoring = hands``)."""
+    if result.tute_seat >= 0:
+        return 150.0 if result.winner == side else -150.0
+    totals = result.totals
+    mine = totals[side]
+    other = max(totals[s] for s in range(len(totals)) if s != side)
+    bonus = 30.0 if rules.scoring is Scoring.HANDS else 10.0
+    if result.capote and rules.scoring is Scoring.HANDS:
+        bonus *= 2
+    if result.winner == side:
+        return mine - other + bonus
+    if result.winner < 0:
+        return float(mine - other)
+    return mine - other - bonus
+
+
+def playout(state: State, side: int) -> float:
+    """Play the hand out with the ``easy`` policy for every seat; its utility for ``side``."""
+    rules = state.rules
+    hand_no = state.hand_no
+    rng = _NO_RNG
+    while state.status == PLAYING and state.hand_no == hand_no:
+        seat = state.turn
+        a = easy_bot(rules, view(state, seat), rng)
+        state, _ = apply(state, seat, a)
+    result = state.last_result
+    assert result is not None
+    return utility(rules, result, side)
+
+
+_NO_RNG: Final = random.Random(0)
+"""The easy policy draws nothing; playouts pass this one for the signature's sake."""
+
+
+def _current_margin(state: State, side: int) -> int:
+    n = state.rules.players
+    pts = list(state.won_points)
+    for seat, _, p, _ in state.cantes:
+        pts[_side(n, seat)] += p
+    mine = pts[side]
+    return mine - sum(pts[s] for s in range(len(pts)) if s != side) if n == 3 else (
+        mine - pts[1 - side])
+
+
+class SearchBot:
+    """Determinized search with a budget: ``medium`` and ``hard``."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+
+    def __call__(self, rules: Rules, v: View, rng: random.Random) -> int:
+        if not v.legal:
+            raise ValueError("the bot's seat has no legal action now")
+        d = declaration(v)
+        if d >= 0:
+            return d
+        cards = [a for a in v.legal if a < 40]
+        if not cards:
+            return v.legal[0]
+        if len(cards) == 1:
+            return cards[0]
+        return self.choose(rules, v, rng, cards)
+
+    def scores(
+        self, rules: Rules, v: View, rng: random.Random, cards: list[Card]
+    ) -> list[float]:
+        """The mean value of each card over the samples."""
+        budget = self.budget
+        me = v.seat
+        assert me is not None
+        n = v.players
+        side = _side(n, me)
+        deadline = time.perf_counter() + budget.time_s
+        k = knowledge(rules, v)
+        left = sum(v.hand_sizes)
+        exact = v.stock_size == 0 and (
+            (n == 2 and budget.solve_cards > 0) or left <= budget.solve_cards
+        )
+        known = k.hidden == 0 or (n == 2 and v.stock_size == 0)
+        totals = [0.0] * len(cards)
+        for i in range(budget.samples):
+            state = to_state(rules, v, sample_from(k, rng))
+            values: dict[Card, int] | None = None
+            if exact:
+                values = solve(state, side, budget.node_limit)
+                exact = values is not None  # too big for the budget: playouts from now on
+            if values is not None:
+                base = _current_margin(state, side)
+                for j, c in enumerate(cards):
+                    totals[j] += _solved_utility(rules, base + values[c])
+                if known:
+                    return totals
+            else:
+                for j, c in enumerate(cards):
+                    after, _ = apply(state, me, c)
+                    if after.status == PLAYING and after.hand_no == state.hand_no:
+                        totals[j] += playout(after, side)
+                    else:
+                        result = after.last_result
+                        assert result is not None
+                        totals[j] += utility(rules, result, side)
+            if i + 1 < budget.samples and time.perf_counter() > deadline:
+                break
+        return totals
+
+    def choose(self, rules: Rules, v: View, rng: random.Random, cards: list[Card]) -> Card:
+        totals = self.scores(rules, v, rng, cards)
+        best = 0
+        for j in range(1, len(cards)):
+            if totals[j] > totals[best]:
+                best = j
+        return cards[best]
+
+
+def _solved_utility(rules: Rules, margin: int) -> float:
+    """The utility of a final margin found by the solver (the hand's winner by its sign)."""
+    bonus = 30.0 if rules.scoring is Scoring.HANDS else 10.0
+    if margin > 0:
+        return margin + bonus
+    if margin < 0:
+        return margin - bonus
+    return 0.0
+
+
+MEDIUM: Final = Budget(samples=14, solve_cards=0, node_limit=0, time_s=0.1)
+HARD: Final = Budget(samples=60, solve_cards=16, node_limit=30_000, time_s=0.8)
+
+BOTS: dict[str, Bot] = {
+    "random": random_bot,
+    "easy": easy_bot,
+    "medium": SearchBot(MEDIUM),
+    "hard": SearchBot(HARD),
+}
+"""Bot levels by name, weakest first."""
+
+TIME_BUDGET_S: dict[str, float] = {"random": 0.0, "easy": 0.0, "medium": MEDIUM.time_s,
+                                   "hard": HARD.time_s}
+"""The longest a level thinks for one move (beyond a first sample's work)."""

@@ -34,6 +34,7 @@ from tute.v1 import event_pb2, service_pb2, table_pb2, view_pb2
 
 from . import convert
 from .auth import hash_token, new_token
+from .bots import BotPool
 from .callers import CallerResolver
 from .config import Settings
 from .errors import (
@@ -123,6 +124,10 @@ class TuteApp:
         self.healthy = True
         self.limits = Limits(store, settings, metrics, lambda: self.clock())
         self.callers = CallerResolver(settings.trusted_proxy_header, settings.trusted_proxies)
+        self.bots = BotPool(settings.bot_workers, settings.bot_budget_scale)
+        """Worker processes for the bots' moves (see :mod:`service.bots`)."""
+        self._thinking: dict[str, asyncio.Task[None]] = {}
+        """Tables whose bot on turn is thinking on this replica."""
 
     # ------------------------------------------------------------------------------------
     # reading
@@ -865,24 +870,21 @@ class TuteApp:
             return
         seat = state.turn
         if rec.seats[seat].occupant == BOT:
-            level = rec.seats[seat].bot_level or "random"
-            view = engine.view(state, seat)
-            t0 = time.perf_counter()
-            action = BOTS[level](view, self._rng)
-            self.metrics.bot_think.labels(level).observe(time.perf_counter() - t0)
-            kind = "bot"
-        elif rec.deadline and now >= rec.deadline:
-            action = engine.TIMEOUT
-            kind = "timeout"
-        else:
+            if table_id not in self._thinking:
+                level = rec.seats[seat].bot_level or "random"
+                task = asyncio.create_task(self._bot_turn(rec, seat, level))
+                self._thinking[table_id] = task
+                task.add_done_callback(lambda _: self._thinking.pop(table_id, None))
+            return
+        if not (rec.deadline and now >= rec.deadline):
             return
         turn_id = state.turn_id
 
         def change(r: TableRecord) -> list[convert.EventVariants]:
             if r.state is None or r.state.turn_id != turn_id:
                 raise _NoChange  # the turn moved on (another replica, or the player)
-            variants = self._apply(r, seat, action)
-            if kind == "timeout" and grace > 0 and seat not in r.connected:
+            variants = self._apply(r, seat, engine.TIMEOUT)
+            if grace > 0 and seat not in r.connected:
                 # Gone without closing its stream (say, with a crashed replica): away from now.
                 r.away.setdefault(seat, now)
             return variants
@@ -891,12 +893,53 @@ class TuteApp:
             await self._mutate(table_id, change, expected_version=rec.version, loaded=rec)
         except (Aborted, _NoChange):
             return  # another replica (or the player) acted first: nothing to do
-        self.metrics.actions.labels(kind, "applied").inc()
-        if kind == "timeout":
-            self.metrics.timeouts.inc()
-            log.info("turn_timed_out", table_id=table_id, seat=seat)
-        else:
-            self.metrics.bot_moves.inc()
+        self.metrics.actions.labels("timeout", "applied").inc()
+        self.metrics.timeouts.inc()
+        log.info("turn_timed_out", table_id=table_id, seat=seat)
+
+    async def _bot_turn(self, rec: TableRecord, seat: int, level: str) -> None:
+        """Think in the bot pool (off the event loop), then play the move, unless the table
+        moved on meanwhile. Without an answer in time the bot plays its cheapest card."""
+        state = rec.state
+        assert state is not None
+        seen = engine.view(state, seat)
+        try:
+            action, took = await self.bots.choose(level, rec.rules, seen, self._rng.getrandbits(64))
+        except Exception:
+            log.exception("bot_think_failed", table_id=rec.table_id, level=level)
+            action, took = None, 0.0
+        self.metrics.bot_think.labels(level).observe(took)
+        if action is None:
+            action = engine.cheapest_card(state, seat)
+        try:
+            await self.play_bot_move(rec.table_id, seat, seen, action)
+        except ServiceError as exc:
+            log.debug("bot_move_skipped", table_id=rec.table_id, error=exc.message)
+
+    async def play_bot_move(self, table_id: str, seat: int, seen: engine.View, action: int) -> bool:
+        """Apply a bot's ``action`` chosen on view ``seen``, exactly once; a move for a table
+        that has changed since (the seat's view is not ``seen`` any more) is dropped. True
+        when applied."""
+
+        def change(r: TableRecord) -> list[convert.EventVariants]:
+            if r.state is None or r.status != PLAYING or engine.view(r.state, seat) != seen:
+                raise _NoChange  # the table moved on
+            return self._apply(r, seat, action)
+
+        try:
+            await self._mutate(table_id, change)
+        except (Aborted, _NoChange):
+            self.metrics.actions.labels("bot", "stale").inc()
+            return False  # another replica (or a player) changed the table first
+        self.metrics.actions.labels("bot", "applied").inc()
+        self.metrics.bot_moves.inc()
+        return True
+
+    def close_bots(self) -> None:
+        """Stop thinking: cancel the bots' moves in flight and stop the worker processes."""
+        for task in list(self._thinking.values()):
+            task.cancel()
+        self.bots.close()
 
     async def _forfeit_away(self, rec: TableRecord, now: float, grace: float) -> bool:
         """Forfeit the match for the seat away longest, once beyond the grace period and still

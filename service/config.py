@@ -78,6 +78,11 @@ class Settings:
     it: RESOURCE_EXHAUSTED, reason TOO_MANY_BOTS (0: no limit). Size it to the bots the
     replicas can play beside their players (``make bench-abuse`` with ``--botnet`` measures
     a player's latency with the budget full)."""
+    bot_workers: int = os.cpu_count() or 1
+    """Worker processes computing server-side bots' moves (default: the machine's cores)."""
+    bot_budget_scale: float = 1.0
+    """Scales every bot level's search budget (samples and think time); below 1 is quicker
+    and weaker."""
 
 
 _HELP = {
@@ -116,6 +121,8 @@ _HELP = {
     "once",
     "max_bot_seats": "bot seats in waiting and playing tables across every replica; AddBot past "
     "it is refused (0: no limit)",
+    "bot_workers": "worker processes computing server-side bots' moves",
+    "bot_budget_scale": "scale of every bot level's search budget (samples and think time)",
 }
 
 

@@ -74,8 +74,14 @@ class Server:
         for task in self.tasks:
             task.cancel()
         for task in self.tasks:
+            # Python 3.11's wait_for drops a cancellation that lands as its awaitable
+            # finishes (the scheduler's wake-up set by a bot's move): cancel until done.
+            while not task.done():
+                await asyncio.wait({task}, timeout=0.05)
+                task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        self.app.close_bots()
         # Drain: for a moment keep answering (new streams get UNAVAILABLE from the app) while
         # load balancers and clients see NOT_SERVING, so that calls arriving now are not cut
         # off by the transport (CANCELLED) but answered; then stop within the rest of the grace.

@@ -1,0 +1,258 @@
+"""Exact endgame solver: alpha-beta over bit masks with a transposition table.
+
+Once no card is left to draw (3p and 4p always; 2p once the stock is gone) the play of a
+known deal is a game of perfect information. :func:`solve` gives, for each legal card of the
+seat on turn, the best point margin its side can force from now to the end of the hand,
+against the other sides playing to minimise it (in 3p the two others count as one side:
+"paranoid" search). The margin counts card points, las diez de últimas and cantes: a trick's
+winner sings at once the best cante the rules allow it (the 40 first; one per trick under
+``cantes_per_trick = one``), which never costs anything in a game of perfect information.
+Tutes are left out (they are decided before a card is played).
+
+The obligations of play are RULES.md §5 exactly as :func:`engine.game._follow_cards` applies
+them without a stock; the tests check the solver against a brute force over the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from .cards import BIT, POINTS, STRENGTH, STRONGER, SUIT_MASK, SUIT_OF, Card, Mask, cards_of
+from .rules import CannotOvertrump, CantesPerTrick, FortyBeforeTwenty, Rules
+from .state import State
+
+_PAIR: Final = tuple(BIT[s * 10 + 9] | BIT[s * 10 + 8] for s in range(4))
+_EXACT: Final = 0
+_LOWER: Final = 1
+_UPPER: Final = 2
+_ORDER_KEY: Final = tuple(STRENGTH[c] * 4 + POINTS[c] for c in range(40))
+
+
+def follow_mask(
+    rules: Rules, hand: Mask, trick: Sequence[Card], trump: int, seat_pos: int
+) -> Mask:
+    """The cards of ``hand`` its holder may play to ``trick`` with no stock left (§5)."""
+    led = trick[0]
+    led_suit = SUIT_OF[led]
+    win = led
+    best_led = led
+    win_pos = 0
+    trumped = False
+    for pos in range(1, len(trick)):
+        c = trick[pos]
+        s = SUIT_OF[c]
+        if s == led_suit:
+            if STRENGTH[c] > STRENGTH[best_led]:
+                best_led = c
+            if SUIT_OF[win] == led_suit and STRENGTH[c] > STRENGTH[win]:
+                win, win_pos = c, pos
+        elif s == trump:
+            trumped = True
+            if SUIT_OF[win] != trump or STRENGTH[c] > STRENGTH[win]:
+                win, win_pos = c, pos
+    in_led = hand & SUIT_MASK[led_suit]
+    if rules.partner_relief and rules.players == 4 and seat_pos - win_pos == 2:
+        return in_led if in_led else hand
+    if in_led:
+        if led_suit == trump or not trumped or rules.head_led_suit_when_trumped:
+            beat = in_led & STRONGER[win if led_suit == trump else best_led]
+            if beat:
+                return beat
+        return in_led
+    trumps = hand & SUIT_MASK[trump]
+    if not trumps:
+        return hand
+    if not trumped:
+        return trumps
+    over = trumps & STRONGER[win]
+    if over:
+        return over
+    if rules.cannot_overtrump is CannotOvertrump.MUST_TRUMP:
+        return trumps
+    return hand
+
+
+def trick_winner(trick: Sequence[Card], trump: int) -> int:
+    """Position in ``trick`` of the winning card (§4.4)."""
+    led_suit = SUIT_OF[trick[0]]
+    win = 0
+    for pos in range(1, len(trick)):
+        c = trick[pos]
+        w = trick[win]
+        s = SUIT_OF[c]
+        if s == SUIT_OF[w]:
+            if STRENGTH[c] > STRENGTH[w]:
+                win = pos
+        elif s == trump or (s == led_suit and SUIT_OF[w] != trump):
+            win = pos
+    return win
+
+
+class Solver:
+    """One position's search; ``nodes`` counts the cards tried (for budgets and figures)."""
+
+    def __init__(self, state: State, max_side: int, node_limit: int = 0) -> None:
+        rules = state.rules
+        self.rules = rules
+        self.n = rules.players
+        self.trump = state.trump
+        self.max_side = max_side
+        self.hands = list(state.hands)
+        self.trick = list(state.trick)
+        self.leader = state.leader
+        self.sung = state.sung_suits
+        self.sang_twenty = state.sang_twenty
+        self.tt: dict[tuple[int, ...], tuple[int, int]] = {}
+        self.nodes = 0
+        self.node_limit = node_limit
+        self.aborted = False
+        self.sings = rules.players != 2 or not rules.cantes_only_with_stock
+        self.one_cante = rules.cantes_per_trick is CantesPerTrick.ONE
+
+    def side(self, seat: int) -> int:
+        if self.n == 4:
+            return seat % 2
+        return seat
+
+    def _sign(self, seat: int) -> int:
+        return 1 if self.side(seat) == self.max_side else -1
+
+    def _cantes(self, winner: int) -> int:
+        """Sing what the winner may (it is the leader of the next trick): the points sung."""
+        if not self.sings:
+            return 0
+        hand = self.hands[winner]
+        trump = self.trump
+        fbt = self.rules.forty_before_twenty
+        got = 0
+        while True:
+            pick = -1
+            tp = _PAIR[trump]
+            strict_barred = fbt is FortyBeforeTwenty.STRICT and self.sang_twenty >> winner & 1
+            forty_open = hand & tp == tp and not self.sung >> trump & 1
+            if forty_open and not strict_barred:
+                pick = trump
+            else:
+                # No 40 to sing now: a 20 is open (a 40 barred by strict bars no 20).
+                for s in range(4):
+                    if s != trump and hand & _PAIR[s] == _PAIR[s] and not self.sung >> s & 1:
+                        pick = s
+                        break
+            if pick < 0:
+                return got
+            self.sung |= 1 << pick
+            if pick == trump:
+                got += 40
+            else:
+                got += 20
+                self.sang_twenty |= 1 << winner
+            if self.one_cante:
+                return got
+
+    def moves(self) -> Mask:
+        seat = (self.leader + len(self.trick)) % self.n
+        hand = self.hands[seat]
+        if not self.trick:
+            return hand
+        return follow_mask(self.rules, hand, self.trick, self.trump, len(self.trick))
+
+    def value_of(self, card: Card) -> int:
+        """The margin the max side can force after the seat on turn plays ``card``."""
+        return self._play(card, -10_000, 10_000)
+
+    def root_values(self) -> dict[Card, int]:
+        """Every legal card of the seat on turn with its exact value."""
+        return {c: self.value_of(c) for c in cards_of(self.moves())}
+
+    def _play(self, card: Card, alpha: int, beta: int) -> int:
+        n = self.n
+        seat = (self.leader + len(self.trick)) % n
+        bit = BIT[card]
+        self.nodes += 1
+        self.hands[seat] &= ~bit
+        self.trick.append(card)
+        if len(self.trick) < n:
+            val = self._search(alpha, beta)
+        else:
+            trick = self.trick
+            winner = (self.leader + trick_winner(trick, self.trump)) % n
+            pts = 0
+            for c in trick:
+                pts += POINTS[c]
+            leader, sung, sang = self.leader, self.sung, self.sang_twenty
+            self.trick = []
+            self.leader = winner
+            left = False
+            for h in self.hands:
+                if h:
+                    left = True
+                    break
+            if left:
+                pts += self._cantes(winner)
+            else:
+                pts += 10
+            gain = pts * self._sign(winner)
+            val = gain + (self._search(alpha - gain, beta - gain) if left else 0)
+            self.trick = trick
+            self.leader, self.sung, self.sang_twenty = leader, sung, sang
+        self.trick.pop()
+        self.hands[seat] |= bit
+        return val
+
+    def _search(self, alpha: int, beta: int) -> int:
+        if self.node_limit and self.nodes > self.node_limit:
+            self.aborted = True
+            return 0
+        key: tuple[int, ...] = ()
+        if not self.trick:
+            key = (*self.hands, self.leader, self.sung, self.sang_twenty)
+            hit = self.tt.get(key)
+            if hit is not None:
+                value, flag = hit
+                if flag == _EXACT:
+                    return value
+                if flag == _LOWER and value >= beta:
+                    return value
+                if flag == _UPPER and value <= alpha:
+                    return value
+        seat = (self.leader + len(self.trick)) % self.n
+        maximizing = self.side(seat) == self.max_side
+        cards = sorted(cards_of(self.moves()), key=_ORDER_KEY.__getitem__, reverse=True)
+        a0, b0 = alpha, beta
+        best = -100_000 if maximizing else 100_000
+        for c in cards:
+            v = self._play(c, alpha, beta)
+            if maximizing:
+                if v > best:
+                    best = v
+                if best > alpha:
+                    alpha = best
+            else:
+                if v < best:
+                    best = v
+                if best < beta:
+                    beta = best
+            if alpha >= beta:
+                break
+        if key and not self.aborted:
+            if best <= a0:
+                self.tt[key] = (best, _UPPER)
+            elif best >= b0:
+                self.tt[key] = (best, _LOWER)
+            else:
+                self.tt[key] = (best, _EXACT)
+        return best
+
+
+def solve(state: State, max_side: int, node_limit: int = 0) -> dict[Card, int] | None:
+    """Each legal card of the seat on turn with the margin (for ``max_side``) it forces.
+
+    ``state`` must be a card play with no stock left. ``None`` when ``node_limit`` (> 0)
+    cards were tried before the answer was known.
+    """
+    solver = Solver(state, max_side, node_limit)
+    values = solver.root_values()
+    if solver.aborted:
+        return None
+    return values

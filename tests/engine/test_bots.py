@@ -1,0 +1,195 @@
+"""Bots: legal moves only, the same move for the same view and seed, and an exact solver.
+
+The solver is checked against a brute force over the real engine: every action (cards and
+cantes) tried at every node, the final margin read from the engine's own hand result.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import PRESETS, Rules, State, apply, legal_actions, new_match, view
+from engine.bots import BOTS, HARD, MEDIUM, SearchBot, easy_bot
+from engine.determinize import determinize
+from engine.game import _follow_cards
+from engine.search import follow_mask, solve
+from engine.state import PLAYING
+
+from .positions import legal, position, texts
+
+FAST = {
+    "random": BOTS["random"],
+    "easy": BOTS["easy"],
+    "medium": SearchBot(MEDIUM._replace(samples=3)),
+    "hard": SearchBot(HARD._replace(samples=3, solve_cards=8, node_limit=3000)),
+}
+"""The levels with small budgets: the same code paths, quicker."""
+
+
+def play_match(rules: Rules, levels: list[str], seed: int, max_moves: int = 400) -> State:
+    rng = random.Random(seed)
+    s = new_match(rules, rng)
+    for _ in range(max_moves):
+        if s.over:
+            break
+        seat = s.turn
+        v = view(s, seat)
+        a = FAST[levels[seat % len(levels)]](rules, v, rng)
+        assert a in v.legal, (levels[seat % len(levels)], a, v.legal)
+        s, _ = apply(s, seat, a)
+    return s
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_every_level_plays_only_legal_actions(preset: str) -> None:
+    rules = PRESETS[preset]
+    for seed in range(2):
+        play_match(rules, ["random", "easy", "medium", "hard"][: rules.players] or ["hard"],
+                   seed, max_moves=120)
+        play_match(rules, ["hard", "medium", "easy", "random"], seed + 10, max_moves=120)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**32), steps=st.integers(0, 60),
+       preset=st.sampled_from(sorted(PRESETS)), level=st.sampled_from(sorted(FAST)))
+def test_the_same_view_and_seed_give_the_same_move(
+    seed: int, steps: int, preset: str, level: str
+) -> None:
+    rules = PRESETS[preset]
+    rng = random.Random(seed)
+    s = new_match(rules, rng)
+    for _ in range(steps):
+        if s.over:
+            return
+        acts = legal_actions(s, s.turn)
+        s, _ = apply(s, s.turn, rng.choice(acts))
+    if s.over:
+        return
+    v = view(s, s.turn)
+    bot = FAST[level]
+    moves = {bot(rules, v, random.Random(seed)) for _ in range(3)}
+    assert len(moves) == 1
+    assert moves <= set(v.legal)
+
+
+def _margin_now(state: State, side: int) -> int:
+    n = state.rules.players
+    pts = list(state.won_points)
+    for seat, _, p, _ in state.cantes:
+        pts[seat % 2 if n == 4 else seat] += p
+    return pts[side] - sum(pts[s] for s in range(len(pts)) if s != side)
+
+
+def brute(state: State, side: int) -> int:
+    """The final margin for ``side`` under best play, over every card and cante."""
+    n = state.rules.players
+    if state.status != PLAYING or state.trick_no == 0 or state.hand_no != HAND_NO[0]:
+        r = state.last_result
+        assert r is not None
+        return r.totals[side] - sum(r.totals[s] for s in range(len(r.totals)) if s != side)
+    seat = state.turn
+    acts = [a for a in legal_actions(state, seat) if a < 44]
+    mover = seat % 2 if n == 4 else seat
+    vals = [brute(apply(state, seat, a)[0], side) for a in acts]
+    return max(vals) if mover == side else min(vals)
+
+
+HAND_NO = [0]
+
+
+def endgame(rules: Rules, seed: int, cards_left: int) -> State | None:
+    rng = random.Random(seed)
+    s = new_match(rules, rng)
+    while not s.over:
+        if not s.stock and sum(h.bit_count() for h in s.hands) <= cards_left:
+            return s
+        acts = legal_actions(s, s.turn)
+        decl = [a for a in acts if 40 <= a < 44]
+        s, _ = apply(s, s.turn, decl[0] if decl else rng.choice([a for a in acts if a < 40]))
+    return None
+
+
+@pytest.mark.parametrize(("preset", "left"), [("parejas", 9), ("tres", 8), ("corriente-8", 8),
+                                               ("parejas-mejor-de-3", 9), ("corriente-6", 7)])
+def test_the_solver_agrees_with_brute_force_on_small_endgames(preset: str, left: int) -> None:
+    rules = PRESETS[preset]
+    checked = 0
+    for seed in range(12):
+        s = endgame(rules, seed, left)
+        if s is None:
+            continue
+        HAND_NO[0] = s.hand_no
+        seat = s.turn
+        side = seat % 2 if rules.players == 4 else seat
+        values = solve(s, side)
+        assert values is not None
+        cards = [a for a in legal_actions(s, seat) if a < 40]
+        assert sorted(values) == cards
+        base = _margin_now(s, side)
+        for c in cards:
+            assert base + values[c] == brute(apply(s, seat, c)[0], side), (preset, seed, c)
+        checked += 1
+    assert checked >= 6
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**32), steps=st.integers(1, 80),
+       preset=st.sampled_from(sorted(PRESETS)))
+def test_the_solvers_obligations_are_the_engines(seed: int, steps: int, preset: str) -> None:
+    rules = PRESETS[preset]
+    rng = random.Random(seed)
+    s = new_match(rules, rng)
+    for _ in range(steps):
+        if s.over:
+            return
+        s, _ = apply(s, s.turn, rng.choice([a for a in legal_actions(s, s.turn) if a < 40]))
+        if s.trick and not s.stock:
+            seat = s.turn
+            assert follow_mask(rules, s.hands[seat], s.trick, s.trump, len(s.trick)) == (
+                _follow_cards(s, seat)[0])
+
+
+def test_bots_read_only_the_view() -> None:
+    """A bot's move depends on the view alone: two deals that look the same to the seat
+    (a determinized twin of the real one) get the same move with the same seed."""
+    rules = PRESETS["parejas"]
+    rng = random.Random(3)
+    s = new_match(rules, rng)
+    for _ in range(9):
+        s, _ = apply(s, s.turn, rng.choice([a for a in legal_actions(s, s.turn) if a < 40]))
+    seat = s.turn
+    twin = determinize(rules, view(s, seat), random.Random(1))
+    assert view(twin, seat).hand == view(s, seat).hand
+    for name, bot in FAST.items():
+        assert bot(rules, view(s, seat), random.Random(7)) == bot(
+            rules, view(twin, seat)._replace(turn_id=view(s, seat).turn_id), random.Random(7)
+        ), name
+
+
+def test_easy_throws_points_on_a_partner_winning_last() -> None:
+    rules = Rules(players=4)
+    s = position(rules, trump="B", leader=1, trick="4C 1C 5C",
+                 hands={0: "3O 2O 6E", 1: "4B", 2: "5B", 3: "7B"})
+    # Seat 0 plays last; its partner (seat 2) wins with the ace: it throws its 3.
+    assert texts([easy_bot(rules, view(s, 0), random.Random(0))]) == {"3O"}
+
+
+def test_easy_does_not_overtrump_a_partner_when_it_may_choose() -> None:
+    rules = Rules(players=4, partner_relief=True)
+    s = position(rules, trump="E", leader=2, trick="1C 4C",
+                 hands={0: "3E 5O", 1: "4B 6B", 2: "5B", 3: "7B"})
+    assert set(legal(s)) == {"3E", "5O"}
+    assert texts([easy_bot(rules, view(s, 0), random.Random(0))]) == {"5O"}
+
+
+def test_easy_wins_a_trick_with_points_cheaply() -> None:
+    rules = Rules(players=4)
+    s = position(rules, trump="E", leader=1, trick="12C 4C 5C",
+                 hands={0: "1C 3C 11C 2O", 1: "4B", 2: "5B", 3: "7B"})
+    # Last to play, it must head the rey: with the 3 rather than the ace.
+    assert set(legal(s)) == {"1C", "3C"}
+    assert texts([easy_bot(rules, view(s, 0), random.Random(0))]) == {"3C"}
