@@ -22,7 +22,7 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from google.protobuf import timestamp_pb2
@@ -874,7 +874,7 @@ class TuteApp:
                 level = rec.seats[seat].bot_level or "random"
                 task = asyncio.create_task(self._bot_turn(rec, seat, level))
                 self._thinking[table_id] = task
-                task.add_done_callback(lambda _: self._thinking.pop(table_id, None))
+                task.add_done_callback(lambda done: self._done_thinking(table_id, done))
             return
         if not (rec.deadline and now >= rec.deadline):
             return
@@ -911,6 +911,9 @@ class TuteApp:
         self.metrics.bot_think.labels(level).observe(took)
         if action is None:
             action = engine.cheapest_card(state, seat)
+        # Thinking is over: the table's next bot turn, due as soon as this move commits, may
+        # start while this task is still finishing.
+        self._done_thinking(rec.table_id, asyncio.current_task())
         try:
             await self.play_bot_move(rec.table_id, seat, seen, action)
         except ServiceError as exc:
@@ -934,6 +937,10 @@ class TuteApp:
         self.metrics.actions.labels("bot", "applied").inc()
         self.metrics.bot_moves.inc()
         return True
+
+    def _done_thinking(self, table_id: str, task: asyncio.Task[Any] | None) -> None:
+        if self._thinking.get(table_id) is task:
+            del self._thinking[table_id]
 
     def close_bots(self) -> None:
         """Stop thinking: cancel the bots' moves in flight and stop the worker processes."""

@@ -44,7 +44,8 @@ async def bot_table(stub: Stub, preset: str, levels: list[str]) -> str:
     created = await stub.CreateTable(service_pb2.CreateTableRequest(
         rules=rules_pb2.Rules(preset=preset, options=rules_pb2.RuleOptions(turn_time_s=0))))
     for level in levels:
-        await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id, level=level))
+        await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id, level=level),
+                          metadata=auth(created.owner_token))
     return str(created.table_id)
 
 
@@ -99,7 +100,7 @@ async def test_a_move_for_a_table_that_moved_on_is_dropped() -> None:
             take_seat=True, display_name="Ana"))
         tid = created.table_id
         me = auth(created.seat_token)
-        await stub.AddBot(service_pb2.AddBotRequest(table_id=tid, level="easy"))
+        await stub.AddBot(service_pb2.AddBotRequest(table_id=tid, level="easy"), metadata=me)
         bot_seat = 1 - created.seat
         # Wait until it is the human's turn (the bot may lead first).
         for _ in range(1000):
