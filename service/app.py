@@ -160,6 +160,7 @@ class TuteApp:
             raise PermissionDenied(
                 "this seat token does not open a seat at this table", reason="NOT_SEATED"
             )
+        structlog.contextvars.bind_contextvars(seat=seat)
         return seat
 
     def require_seat(self, rec: TableRecord, token: str | None) -> int:
@@ -204,6 +205,7 @@ class TuteApp:
                         metadata={"current_version": str(rec.version)},
                     )
                 turn_before = rec.state.turn_id if rec.state is not None else -1
+                status_before = rec.status
                 variants = change(rec)
             except ServiceError:
                 # A repeat whose first call committed since the caller looked: the first answer.
@@ -242,6 +244,8 @@ class TuteApp:
             if outcome.applied:
                 if rec.status == PLAYING and self._due_at(rec, now) <= now + 0.001:
                     self._wake.set()
+                if rec.status != status_before:
+                    _log_match(rec, status_before)
                 return rec, stored, response
             if expected_version is not None:
                 raise Aborted(
@@ -405,6 +409,7 @@ class TuteApp:
             )
             resp.seat = seat
             resp.seat_token = token
+            structlog.contextvars.bind_contextvars(seat=seat)
         resp.table.CopyFrom(self._table(rec))
         return resp
 
@@ -491,6 +496,7 @@ class TuteApp:
 
         rec, _, _ = await self._mutate(table_id, change)
         got = holder["seat"]
+        structlog.contextvars.bind_contextvars(seat=got)
         log.info("seat_joined", seat=got)
         return service_pb2.JoinTableResponse(
             table_id=table_id, seat=got, seat_token=token, view=self._view(rec, got)
@@ -843,6 +849,17 @@ class TuteApp:
 
 class _NoChange(Exception):
     """A presence mark that is already recorded (or does not apply): no commit."""
+
+
+def _log_match(rec: TableRecord, status_before: str) -> None:
+    """The committed change started or ended the table's match: one line about it."""
+    if rec.status == PLAYING:
+        log.info("match_started", table_id=rec.table_id, preset=rec.preset,
+                 players=rec.rules.players)
+    elif rec.status == FINISHED and status_before == PLAYING and rec.state is not None:
+        log.info("match_ended", table_id=rec.table_id, winners=list(rec.state.winners),
+                 end_reason=rec.state.end_reason, games=len(rec.games),
+                 forfeited_seat=rec.forfeited_seat)
 
 
 def _stamp(ev: event_pb2.Event, seq: int, version: int, ts: timestamp_pb2.Timestamp) -> bytes:

@@ -43,6 +43,8 @@ class Settings:
     """>0: during a match, a seated player with no open WatchTable stream (on any replica)
     for this many seconds forfeits it (RULES.md §11); 0: never (the turn clock still plays
     for an idle player). Clients that only poll GetTable should leave it at 0."""
+    access_log: bool = True
+    """Log one ``rpc`` line per call (method, code, duration_ms, peer; streams when they end)."""
 
 
 _HELP = {
@@ -63,13 +65,24 @@ _HELP = {
     "max_connection_age_s": "close client connections after this many seconds (0: never)",
     "disconnect_forfeit_s": "seconds a seated player may go without a WatchTable stream during "
     "a match before forfeiting it (0: never)",
+    "access_log": "log one 'rpc' line per call: method, code, duration_ms, peer (true/false)",
 }
+
+
+def boolean(text: str) -> bool:
+    """``1/true/yes/on`` or ``0/false/no/off`` (any case); ValueError for anything else."""
+    word = text.strip().lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
 
 
 def _convert(field: dataclasses.Field[object], text: str) -> object:
     default = field.default
     if isinstance(default, bool):
-        return text.lower() in ("1", "true", "yes", "on")
+        return boolean(text)
     if isinstance(default, int):
         return int(text)
     if isinstance(default, float):
@@ -100,7 +113,7 @@ def load_settings(
         parser.add_argument(
             "--" + f.name.replace("_", "-"),
             dest=f.name,
-            type=type(f.default) if not isinstance(f.default, bool) else str,
+            type=type(f.default) if not isinstance(f.default, bool) else boolean,
             default=default,
             help=f"{_HELP[f.name]} (env TUTE_{f.name.upper()}; default {default})",
         )
