@@ -1,5 +1,6 @@
 # tute: developer entry points. Every target builds .venv from pyproject.toml when it is missing
-# (or older than pyproject.toml), so a fresh clone needs nothing but python3 >= 3.11 and make.
+# (or older than pyproject.toml), so a fresh clone needs nothing but python3 >= 3.11 and make;
+# `make run` builds its own .venv-run instead (runtime dependencies only, compiled engine).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -25,11 +26,21 @@ PROTOC := $(PY) -m grpc_tools.protoc -Iprotos --python_out=protos --pyi_out=prot
 	--grpc_python_out=protos
 
 # The engine compiled with mypyc (same source, standard library only) into build/mypyc: what
-# `make run` serves with and `make bench` measures beside the pure-Python engine (which the
-# tests import); `make test` runs the engine tests against it too (test-compiled).
+# `make bench` measures beside the pure-Python engine (which the tests import); `make test`
+# runs the engine tests against it too (test-compiled). The same modules as setup.py's
+# ENGINE_MODULES, which compiles them into the wheel that `make run` serves from.
 ENGINE_MODULES := cards errors rules actions events state game view codec bots
 MYPYC_DIR := build/mypyc
 MYPYC_STAMP := $(MYPYC_DIR)/.stamp
+
+# `make run` serves from a venv of its own with the runtime dependencies only and the package
+# installed from a wheel (`pip install .`: setup.py compiles the engine with mypyc), rebuilt
+# when a source of the installed package changes. pip builds in the source tree, so the next
+# build compiles only what changed.
+RUN_VENV := .venv-run
+RUN_STAMP := $(RUN_VENV)/.install.stamp
+RUN_SOURCES := pyproject.toml setup.py $(wildcard engine/*.py service/*.py service/*/*.py \
+	protos/tute/*.py protos/tute/v1/*.py protos/tute/v1/*.proto)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -45,9 +56,13 @@ $(STAMP): pyproject.toml $(PKG_MARKERS)
 
 venv: $(STAMP) ## create or refresh .venv from pyproject.toml
 
-run: $(STAMP) $(MYPYC_STAMP) ## the server on the in-memory store: gRPC :50051, metrics :9464
-	PYTHONPATH=$(abspath $(MYPYC_DIR)) $(BIN)/tute-server --port 50051 --metrics-port 9464 \
-		--store memory
+$(RUN_STAMP): $(RUN_SOURCES)
+	@test -x $(RUN_VENV)/bin/python || $(PYTHON) -m venv $(RUN_VENV)
+	$(RUN_VENV)/bin/python -m pip install --disable-pip-version-check -q .
+	@touch $@
+
+run: $(RUN_STAMP) ## the server on the in-memory store: gRPC :50051, metrics :9464
+	$(RUN_VENV)/bin/tute-server --port 50051 --metrics-port 9464 --store memory
 
 test: lint system-deps ## lint, then every test not marked slow (and the engine's, compiled)
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
@@ -99,5 +114,5 @@ system-deps: ## install redis-server (Debian) when it is missing
 	}
 
 clean: ## remove the venv and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) $(RUN_VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
