@@ -88,7 +88,6 @@ class BuildExt(build_ext):
                 if os.path.exists(path):
                     os.remove(path)
             self.extensions = []
-            self.distribution.ext_modules = []
 
 
 setup(ext_modules=engine_extensions(), cmdclass={"build_ext": BuildExt})
