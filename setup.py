@@ -58,8 +58,10 @@ def engine_extensions() -> list[Extension]:
     try:
         return list(mypycify(
             # mypy --strict on the engine alone, as `make lint` checks it (not pyproject's
-            # [tool.mypy], whose sections for the service would only be reported unused here)
-            ["--config-file=", "--strict", *(f"engine/{name}.py" for name in ENGINE_MODULES)],
+            # [tool.mypy], whose sections for the service would only be reported unused
+            # here), with a cache of its own beside the build's C files
+            ["--config-file=", "--strict", "--cache-dir=build/mypy-cache",
+             *(f"engine/{name}.py" for name in ENGINE_MODULES)],
             opt_level=os.environ.get("MYPYC_OPT_LEVEL", "2"),
             debug_level="0",
             group_name="tute_engine",
