@@ -58,9 +58,16 @@ $(STAMP): pyproject.toml $(PKG_MARKERS)
 
 venv: $(STAMP) ## create or refresh .venv from pyproject.toml
 
+# Where $(PYTHON)'s own pip can install into another environment (pip >= 22.3: --python), the
+# venv is made without pip of its own, which saves installing one.
+HOST_PIP_CHECK := import pip, sys; sys.exit(tuple(map(int, pip.__version__.split(".")[:2])) < (22, 3))
+
 $(RUN_STAMP): $(RUN_SOURCES)
-	@test -x $(RUN_VENV)/bin/python || $(PYTHON) -m venv $(RUN_VENV)
-	$(RUN_VENV)/bin/python -m pip install --disable-pip-version-check -q .
+	@test -x $(RUN_VENV)/bin/python || { $(PYTHON) -c '$(HOST_PIP_CHECK)' 2>/dev/null && \
+		$(PYTHON) -m venv --without-pip $(RUN_VENV); } || $(PYTHON) -m venv $(RUN_VENV)
+	@if [ -x $(RUN_VENV)/bin/pip ]; then pip="$(RUN_VENV)/bin/python -m pip"; \
+	else pip="$(PYTHON) -m pip --python $(RUN_VENV)/bin/python"; fi; \
+	echo "$$pip install ."; $$pip install --disable-pip-version-check -q .
 	@touch $@
 
 run: $(RUN_STAMP) ## the server on the in-memory store: gRPC :50051, metrics :9464
