@@ -32,7 +32,7 @@ PROTOC := $(PY) -m grpc_tools.protoc -Iprotos --python_out=protos --pyi_out=prot
 ENGINE_MODULES := cards errors rules actions events state game view codec bots
 MYPYC_DIR := build/mypyc
 # The C optimisation level of both builds (setup.py's default; mypyc's own is 3).
-export MYPYC_OPT_LEVEL ?= 2
+export MYPYC_OPT_LEVEL ?= 1
 MYPYC_STAMP := $(MYPYC_DIR)/.stamp
 
 # `make run` serves from a venv of its own with the runtime dependencies only and the package
