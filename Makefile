@@ -1,5 +1,6 @@
 # tute: developer entry points. Every target builds .venv from pyproject.toml when it is missing
-# (or older than pyproject.toml), so a fresh clone needs nothing but python3 >= 3.11 and make.
+# (or older than pyproject.toml), so a fresh clone needs nothing but python3 >= 3.11 and make;
+# `make run` builds its own .venv-run instead (runtime dependencies only, compiled engine).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -25,11 +26,23 @@ PROTOC := $(PY) -m grpc_tools.protoc -Iprotos --python_out=protos --pyi_out=prot
 	--grpc_python_out=protos
 
 # The engine compiled with mypyc (same source, standard library only) into build/mypyc: what
-# `make run` serves with and `make bench` measures beside the pure-Python engine (which the
-# tests import); `make test` runs the engine tests against it too (test-compiled).
+# `make bench` measures beside the pure-Python engine (which the tests import); `make test`
+# runs the engine tests against it too (test-compiled). The same modules as setup.py's
+# ENGINE_MODULES, which compiles them into the wheel that `make run` serves from.
 ENGINE_MODULES := cards errors rules actions events state game view codec determinize search bots
 MYPYC_DIR := build/mypyc
+# The C optimisation level of both builds (setup.py's default; mypyc's own is 3).
+export MYPYC_OPT_LEVEL ?= 1
 MYPYC_STAMP := $(MYPYC_DIR)/.stamp
+
+# `make run` serves from a venv of its own with the runtime dependencies only and the package
+# installed from a wheel (`pip install .`: setup.py compiles the engine with mypyc), rebuilt
+# when a source of the installed package changes. pip builds in the source tree, so the next
+# build compiles only what changed.
+RUN_VENV := .venv-run
+RUN_STAMP := $(RUN_VENV)/.install.stamp
+RUN_SOURCES := pyproject.toml setup.py $(wildcard engine/*.py service/*.py service/*/*.py \
+	protos/tute/*.py protos/tute/v1/*.py protos/tute/v1/*.proto)
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -48,9 +61,20 @@ $(STAMP): pyproject.toml $(PKG_MARKERS)
 
 venv: $(STAMP) ## create or refresh .venv from pyproject.toml
 
-run: $(STAMP) $(MYPYC_STAMP) ## the server on the in-memory store: gRPC :50051, metrics :9464
-	PYTHONPATH=$(abspath $(MYPYC_DIR)) $(BIN)/tute-server --port 50051 --metrics-port 9464 \
-		--store memory
+# Where $(PYTHON)'s own pip can install into another environment (pip >= 22.3: --python), the
+# venv is made without pip of its own, which saves installing one.
+HOST_PIP_CHECK := import pip, sys; sys.exit(tuple(map(int, pip.__version__.split(".")[:2])) < (22, 3))
+
+$(RUN_STAMP): $(RUN_SOURCES)
+	@test -x $(RUN_VENV)/bin/python || { $(PYTHON) -c '$(HOST_PIP_CHECK)' 2>/dev/null && \
+		$(PYTHON) -m venv --without-pip $(RUN_VENV); } || $(PYTHON) -m venv $(RUN_VENV)
+	@if [ -x $(RUN_VENV)/bin/pip ]; then pip="$(RUN_VENV)/bin/python -m pip"; \
+	else pip="$(PYTHON) -m pip --python $(RUN_VENV)/bin/python"; fi; \
+	echo "$$pip install ."; $$pip install --disable-pip-version-check -q .
+	@touch $@
+
+run: $(RUN_STAMP) ## the server on the in-memory store: gRPC :50051, metrics :9464
+	$(RUN_VENV)/bin/tute-server --port 50051 --metrics-port 9464 --store memory
 
 test: lint system-deps ## lint, then every test not marked slow (and the engine's, compiled)
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
@@ -127,5 +151,5 @@ image: ## the container image tute:<version> from deploy/Dockerfile (needs a run
 	DOCKER_BUILDKIT=1 docker build -f deploy/Dockerfile -t $(IMAGE) .
 
 clean: ## remove the venv and caches
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) $(RUN_VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build *.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

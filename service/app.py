@@ -171,6 +171,7 @@ class TuteApp:
             raise PermissionDenied(
                 "this seat token does not open a seat at this table", reason=Reason.NOT_SEATED
             )
+        structlog.contextvars.bind_contextvars(seat=seat)
         return seat
 
     def require_seat(self, rec: TableRecord, token: str | None) -> int:
@@ -217,6 +218,7 @@ class TuteApp:
                     )
                 state_before = rec.state
                 turn_before = state_before.turn_id if state_before is not None else -1
+                status_before = rec.status
                 variants = change(rec)
             except ServiceError:
                 # A repeat whose first call committed since the caller looked: the first answer.
@@ -258,6 +260,8 @@ class TuteApp:
             if outcome.applied:
                 if rec.status == PLAYING and self._due_at(rec, now) <= now + 0.001:
                     self._wake.set()
+                if rec.status != status_before:
+                    _log_match(rec, status_before)
                 return rec, stored, response
             if expected_version is not None:
                 raise Aborted(
@@ -437,6 +441,7 @@ class TuteApp:
             )
             resp.seat = seat
             resp.seat_token = token
+            structlog.contextvars.bind_contextvars(seat=seat)
         resp.table.CopyFrom(self._table(rec))
         return resp
 
@@ -539,6 +544,7 @@ class TuteApp:
 
         rec, _, _ = await self._mutate(table_id, change)
         got = holder["seat"]
+        structlog.contextvars.bind_contextvars(seat=got)
         log.info("seat_joined", seat=got)
         return service_pb2.JoinTableResponse(
             table_id=table_id, seat=got, seat_token=token, view=self._view(rec, got)
@@ -978,6 +984,17 @@ class TuteApp:
 class _NoChange(Exception):
     """A change that does not apply (a presence mark already recorded, a due turn that moved
     on): no commit."""
+
+
+def _log_match(rec: TableRecord, status_before: str) -> None:
+    """The committed change started or ended the table's match: one line about it."""
+    if rec.status == PLAYING:
+        log.info("match_started", table_id=rec.table_id, preset=rec.preset,
+                 players=rec.rules.players)
+    elif rec.status == FINISHED and status_before == PLAYING and rec.state is not None:
+        log.info("match_ended", table_id=rec.table_id, winners=list(rec.state.winners),
+                 end_reason=rec.state.end_reason, games=len(rec.games),
+                 forfeited_seat=rec.forfeited_seat)
 
 
 def _stamp(ev: event_pb2.Event, seq: int, version: int, ts: timestamp_pb2.Timestamp) -> bytes:

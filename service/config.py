@@ -83,6 +83,8 @@ class Settings:
     bot_budget_scale: float = 1.0
     """Scales every bot level's search budget (samples and think time); below 1 is quicker
     and weaker."""
+    access_log: bool = True
+    """Log one ``rpc`` line per call (method, code, duration_ms, peer; streams when they end)."""
 
 
 _HELP = {
@@ -123,13 +125,24 @@ _HELP = {
     "it is refused (0: no limit)",
     "bot_workers": "worker processes computing server-side bots' moves",
     "bot_budget_scale": "scale of every bot level's search budget (samples and think time)",
+    "access_log": "log one 'rpc' line per call: method, code, duration_ms, peer (true/false)",
 }
+
+
+def boolean(text: str) -> bool:
+    """``1/true/yes/on`` or ``0/false/no/off`` (any case); ValueError for anything else."""
+    word = text.strip().lower()
+    if word in ("1", "true", "yes", "on"):
+        return True
+    if word in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
 
 
 def _convert(field: dataclasses.Field[object], text: str) -> object:
     default = field.default
     if isinstance(default, bool):
-        return text.lower() in ("1", "true", "yes", "on")
+        return boolean(text)
     if isinstance(default, int):
         return int(text)
     if isinstance(default, float):
@@ -160,7 +173,7 @@ def load_settings(
         parser.add_argument(
             "--" + f.name.replace("_", "-"),
             dest=f.name,
-            type=type(f.default) if not isinstance(f.default, bool) else str,
+            type=type(f.default) if not isinstance(f.default, bool) else boolean,
             default=default,
             help=f"{_HELP[f.name]} (env TUTE_{f.name.upper()}; default {default})",
         )

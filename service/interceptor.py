@@ -1,5 +1,10 @@
 """The one server interceptor: per-request log context, gRPC metrics, and errors to statuses.
 
+The log context of a call holds its method and peer and, once the request is read, its
+``table_id`` (the service adds the caller's ``seat`` once it knows it), so every line the call
+logs names them; with ``access_log`` on, the call ends with one ``rpc`` line (method, code,
+duration_ms, peer; a stream's when it ends).
+
 Every service error (and any engine error that slips through) becomes a status with its code
 and ``google.rpc`` details: ``ErrorInfo`` (domain ``tute.v1``, the reason code, metadata) and,
 for malformed requests, ``BadRequest`` naming the field; for a per-caller limit, ``RetryInfo``
@@ -15,6 +20,7 @@ import asyncio
 import contextlib
 import inspect
 import math
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -35,12 +41,14 @@ from .errors import (
     ServiceError,
     Unavailable,
 )
-from .metrics import Metrics
+from .metrics import GO_CODES, Metrics
 from .reasons import STATUS, Reason, from_engine
 from .store.base import StoreUnavailable
 
 log = structlog.get_logger("tute.rpc")
 DOMAIN = "tute.v1"
+_TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""What a table id looks like (the service checks it again); only such a value is logged."""
 
 
 def registered(exc: ServiceError) -> bool:
@@ -105,8 +113,9 @@ def as_service_error(exc: BaseException) -> ServiceError | None:
 
 
 class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: Metrics, *, access_log: bool = True) -> None:
         self.metrics = metrics
+        self.access_log = access_log
 
     async def intercept_service(
         self,
@@ -131,6 +140,19 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 self._wrap_stream(handler.unary_stream, decode, service, method),
                 response_serializer=handler.response_serializer,
             )
+        # Client and bidirectional streams (server reflection): grpc parses their messages.
+        if handler.stream_unary is not None:
+            return grpc.stream_unary_rpc_method_handler(
+                self._wrap_request_stream(handler.stream_unary, "client_stream", service, method),
+                request_deserializer=decode,
+                response_serializer=handler.response_serializer,
+            )
+        if handler.stream_stream is not None:
+            return grpc.stream_stream_rpc_method_handler(
+                self._wrap_request_stream(handler.stream_stream, "bidi_stream", service, method),
+                request_deserializer=decode,
+                response_serializer=handler.response_serializer,
+            )
         return handler
 
     def _begin(self, kind: str, service: str, method: str, context: Any) -> float:
@@ -140,8 +162,19 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         return time.perf_counter()
 
     def _end(self, kind: str, service: str, method: str, t0: float, code: str) -> None:
-        self.metrics.handled.labels(kind, service, method, code).inc()
-        self.metrics.handling.labels(kind, service, method).observe(time.perf_counter() - t0)
+        elapsed = time.perf_counter() - t0
+        self.metrics.handled.labels(kind, service, method, GO_CODES.get(code, code)).inc()
+        self.metrics.handling.labels(kind, service, method).observe(elapsed)
+        if self.access_log:
+            log.info("rpc", service=service, code=code, duration_ms=round(elapsed * 1000, 3))
+
+    def _received(self, kind: str, service: str, method: str, request: Any) -> None:
+        """A request message arrived; a table call's ``table_id`` joins the log context, so
+        that every line of the call (its errors and its access line) names the table."""
+        self.metrics.msg_received.labels(kind, service, method).inc()
+        table_id = getattr(request, "table_id", None)
+        if isinstance(table_id, str) and _TABLE_ID.fullmatch(table_id):
+            structlog.contextvars.bind_contextvars(table_id=table_id)
 
     async def _fail(self, exc: BaseException, context: Any) -> str:
         err = as_service_error(exc)
@@ -169,7 +202,8 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         code = "OK"
         try:
             yield
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, GeneratorExit):
+            # a stream the client cancelled is cancelled or closed where it waits or sends
             code = "CANCELLED"
             raise
         except grpc.aio.AbortError:
@@ -190,8 +224,12 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         method: str,
     ) -> Callable[[Any, Any], Awaitable[Any]]:
         async def wrapper(raw: Any, context: Any) -> Any:
-            async with self._guard("UNARY", service, method, context):
-                return await behavior(_decode(decode, raw), context)
+            async with self._guard("unary", service, method, context):
+                request = _decode(decode, raw)
+                self._received("unary", service, method, request)
+                response = await behavior(request, context)
+                self.metrics.msg_sent.labels("unary", service, method).inc()
+                return response
 
         return wrapper
 
@@ -202,20 +240,71 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         service: str,
         method: str,
     ) -> Callable[[Any, Any], Any]:
+        sent = self.metrics.msg_sent.labels("server_stream", service, method)
         if not inspect.isasyncgenfunction(behavior):
             # a coroutine that sends with context.write (grpc.health.v1.Health/Watch)
             async def writer(raw: Any, context: Any) -> None:
-                async with self._guard("SERVER_STREAM", service, method, context):
-                    await behavior(_decode(decode, raw), context)
+                async with self._guard("server_stream", service, method, context):
+                    request = _decode(decode, raw)
+                    self._received("server_stream", service, method, request)
+                    await behavior(request, _CountingContext(context, sent))
 
             return writer
 
         async def wrapper(raw: Any, context: Any) -> AsyncIterator[Any]:
-            async with self._guard("SERVER_STREAM", service, method, context):
-                async for item in behavior(_decode(decode, raw), context):
+            async with self._guard("server_stream", service, method, context):
+                request = _decode(decode, raw)
+                self._received("server_stream", service, method, request)
+                async for item in behavior(request, context):
                     yield item
+                    sent.inc()
 
         return wrapper
+
+    def _wrap_request_stream(
+        self, behavior: Callable[[Any, Any], Any], kind: str, service: str, method: str
+    ) -> Callable[[Any, Any], Any]:
+        """A client or bidirectional stream: metrics, log context and errors as for the rest."""
+        sent = self.metrics.msg_sent.labels(kind, service, method)
+
+        async def requests(iterator: AsyncIterator[Any]) -> AsyncIterator[Any]:
+            async for request in iterator:
+                self._received(kind, service, method, request)
+                yield request
+
+        if not inspect.isasyncgenfunction(behavior):
+
+            async def call(iterator: AsyncIterator[Any], context: Any) -> Any:
+                async with self._guard(kind, service, method, context):
+                    result = await behavior(requests(iterator), _CountingContext(context, sent))
+                    if kind == "client_stream":
+                        sent.inc()
+                    return result
+
+            return call
+
+        async def stream(iterator: AsyncIterator[Any], context: Any) -> AsyncIterator[Any]:
+            async with self._guard(kind, service, method, context):
+                async for item in behavior(requests(iterator), context):
+                    yield item
+                    sent.inc()
+
+        return stream
+
+
+class _CountingContext:
+    """A call's context whose ``write`` counts the messages sent (``grpc_server_msg_sent``)."""
+
+    def __init__(self, context: Any, sent: Any) -> None:
+        self._context = context
+        self._sent = sent
+
+    async def write(self, message: Any) -> None:
+        await self._context.write(message)
+        self._sent.inc()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
 
 
 def _decode(decode: Callable[[bytes], Any] | None, raw: Any) -> Any:

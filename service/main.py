@@ -1,44 +1,42 @@
-"""``tute-server``: run the gRPC server until SIGTERM or SIGINT."""
+"""``tute-server``: run the gRPC server until SIGTERM or SIGINT.
+
+It writes where it listens as its first line (an event ``listening`` in JSON mode), whatever the
+log level; a port that is taken ends it at once with one line (``cannot_start``) and exit
+status 1.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import signal
-import sys
 from collections.abc import Sequence
 
-import structlog
-
-import engine.game
-
 from .config import load_settings
-from .logs import configure_logging
-from .server import create_server
+from .logs import announce, configure_logging
+from .metrics import ENGINE_BUILD
+from .server import StartupError, create_server
 
-ENGINE_BUILD = "python" if engine.game.__file__.endswith(".py") else "mypyc"
-"""Which build of the engine this process runs: ``mypyc`` (``make run``) or ``python``."""
+__all__ = ["ENGINE_BUILD", "main"]
 
 
-async def _serve(argv: Sequence[str] | None) -> None:
+async def _serve(argv: Sequence[str] | None) -> int:
     settings = load_settings(argv)
     configure_logging(settings.log_format, settings.log_level)
-    log = structlog.get_logger("tute.server")
-    server = await create_server(settings)
-    if settings.metrics_port:
-        server.metrics.serve(settings.metrics_port)
-    log.info(
+    try:
+        server = await create_server(settings)
+    except StartupError as exc:
+        announce("cannot_start", f"tute-server: {exc}", level="error", error=str(exc))
+        return 1
+    store = settings.store.split("@")[-1]  # a Redis URL without its credentials
+    announce(
         "listening",
-        grpc=f"{settings.host}:{server.port}",
-        metrics=f"{settings.host}:{settings.metrics_port}" if settings.metrics_port else "off",
-        store=settings.store.split("@")[-1],
-        engine=ENGINE_BUILD,
-    )
-    print(
         f"tute-server listening on {settings.host}:{server.port} (gRPC)"
         + (f", metrics on :{settings.metrics_port}/metrics" if settings.metrics_port else "")
-        + f", store {settings.store.split('@')[-1]}, engine {ENGINE_BUILD}",
-        file=sys.stderr,
-        flush=True,
+        + f", store {store}, engine {ENGINE_BUILD}",
+        grpc=f"{settings.host}:{server.port}",
+        metrics=f"{settings.host}:{settings.metrics_port}" if settings.metrics_port else "off",
+        store=store,
+        engine=ENGINE_BUILD,
     )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -46,10 +44,13 @@ async def _serve(argv: Sequence[str] | None) -> None:
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     await server.shutdown()
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    asyncio.run(_serve(argv))
+    code = asyncio.run(_serve(argv))
+    if code:
+        raise SystemExit(code)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,38 @@
 """Prometheus metrics: gRPC server metrics by method and code, and the game's own.
 
 All metrics live in one :class:`Metrics` with its own registry, so several servers can run in
-one process (tests) and the page shows only tute's series.
+one process (tests) and the page shows only tute's series (and the process's).
+
+The gRPC series are go-grpc-prometheus's: the same names (``grpc_server_started_total``,
+``grpc_server_handled_total``, ``grpc_server_msg_received_total``,
+``grpc_server_msg_sent_total``, ``grpc_server_handling_seconds``) and label values
+(``grpc_type`` ``unary``/``client_stream``/``server_stream``/``bidi_stream``, ``grpc_code`` in
+Go's spelling ``OK``, ``FailedPrecondition``, ...), so stock gRPC dashboards work. Counters and
+histograms carry no ``_created`` series.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import platform
 import time
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    Info,
+    PlatformCollector,
+    ProcessCollector,
+    disable_created_metrics,
+    start_http_server,
+)
+
+import engine.game
 
 from .store.base import (
     BucketOutcome,
@@ -25,15 +47,72 @@ from .store.base import (
 )
 
 T = TypeVar("T")
+
+disable_created_metrics()  # type: ignore[no-untyped-call]
+
+ENGINE_BUILD = "python" if engine.game.__file__.endswith(".py") else "mypyc"
+"""Which build of the engine this process runs: ``mypyc`` (``make run``) or ``python``."""
+
+GO_CODES = {
+    "OK": "OK",
+    "CANCELLED": "Canceled",
+    "UNKNOWN": "Unknown",
+    "INVALID_ARGUMENT": "InvalidArgument",
+    "DEADLINE_EXCEEDED": "DeadlineExceeded",
+    "NOT_FOUND": "NotFound",
+    "ALREADY_EXISTS": "AlreadyExists",
+    "PERMISSION_DENIED": "PermissionDenied",
+    "RESOURCE_EXHAUSTED": "ResourceExhausted",
+    "FAILED_PRECONDITION": "FailedPrecondition",
+    "ABORTED": "Aborted",
+    "OUT_OF_RANGE": "OutOfRange",
+    "UNIMPLEMENTED": "Unimplemented",
+    "INTERNAL": "Internal",
+    "UNAVAILABLE": "Unavailable",
+    "DATA_LOSS": "DataLoss",
+    "UNAUTHENTICATED": "Unauthenticated",
+}
+"""``grpc.StatusCode`` names to the ``grpc_code`` label values of go-grpc-prometheus."""
+
+
+def version() -> str:
+    """The installed package's version ("unknown" when running from a bare source tree)."""
+    try:
+        return importlib.metadata.version("tute")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
 
 class Metrics:
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry()
+        # process_* (CPU, memory, file descriptors), python_info and python_gc_* beside tute's
+        ProcessCollector(registry=r)
+        PlatformCollector(registry=r)
+        GCCollector(registry=r)
+        Info("tute_build", "The running build: package version, engine build, Python version.",
+             registry=r).info(
+            {"version": version(), "engine": ENGINE_BUILD,
+             "python": platform.python_version()}
+        )
         labels = ("grpc_type", "grpc_service", "grpc_method")
         self.started = Counter(
             "grpc_server_started_total", "RPCs started on the server.", labels, registry=r
+        )
+        self.msg_received = Counter(
+            "grpc_server_msg_received_total",
+            "Messages received from clients (a unary call's request counts one).",
+            labels,
+            registry=r,
+        )
+        self.msg_sent = Counter(
+            "grpc_server_msg_sent_total",
+            "Messages sent to clients (a stream's every message; a unary call's response).",
+            labels,
+            registry=r,
         )
         self.handled = Counter(
             "grpc_server_handled_total",
@@ -84,7 +163,7 @@ class Metrics:
         )
 
     def serve(self, port: int, addr: str = "0.0.0.0") -> None:
-        """Serve ``/metrics`` on its own port (a daemon thread)."""
+        """Serve ``/metrics`` on its own port (a daemon thread); OSError if it cannot listen."""
         start_http_server(port, addr=addr, registry=self.registry)
 
 

@@ -1,5 +1,8 @@
 """Building and running the server: ``create_server`` for tests (port 0), ``serve`` for main.
 
+A port that is taken fails the start (:class:`StartupError`): gRPC's ``SO_REUSEPORT`` is off,
+so a second server cannot share the first one's port (and split the in-memory store with it).
+
 Life cycle: on SIGTERM (``Server.shutdown``) health turns NOT_SERVING, the app refuses new
 streams and ends open ones with UNAVAILABLE (clients resume on another replica), the gRPC
 server stops taking calls and gives the others ``grace_s`` to finish, then the process exits.
@@ -10,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import socket
 from typing import Any
 
 import grpc
@@ -51,6 +55,49 @@ class _HealthServicer(_AioHealthServicer):  # type: ignore[misc]
         for service in list(self._server_status):
             if service != LIVENESS_SERVICE:
                 await self._set(service, health_pb2.HealthCheckResponse.NOT_SERVING)
+
+
+class StartupError(Exception):
+    """The server cannot start: a port it must listen on is taken or not available."""
+
+
+def server_options(settings: Settings) -> list[tuple[str, int]]:
+    """The gRPC server's channel options."""
+    options: list[tuple[str, int]] = [
+        ("grpc.so_reuseport", 0),
+        ("grpc.keepalive_time_ms", 30_000),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    ]
+    if settings.max_connection_age_s > 0:
+        options += [
+            ("grpc.max_connection_age_ms", int(settings.max_connection_age_s * 1000)),
+            ("grpc.max_connection_age_grace_ms", int(settings.grace_s * 1000)),
+        ]
+    return options
+
+
+def check_port_free(host: str, port: int, what: str) -> None:
+    """StartupError when ``host:port`` cannot be bound (taken, or not this machine's address).
+
+    Checked before gRPC binds, whose own failure says nothing of the cause (and logs a line of
+    its own on stderr)."""
+    if port == 0:
+        return
+    where = f"{host}:{port} ({what})"
+    try:
+        addresses = socket.getaddrinfo(
+            host.strip("[]") or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror as exc:
+        raise StartupError(f"cannot listen on {where}: {exc.strerror}") from None
+    for family, kind, proto, _, address in addresses:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                raise StartupError(f"cannot listen on {where}: {exc.strerror}") from None
 
 
 @dataclasses.dataclass
@@ -118,7 +165,8 @@ async def _watch_health(server: Server) -> None:
 
 
 async def create_server(settings: Settings, store: Store | None = None) -> Server:
-    """Build and start a server (bind ``settings.host:settings.port``; port 0 picks one)."""
+    """Build and start a server (bind ``settings.host:settings.port``; port 0 picks one) and,
+    with ``settings.metrics_port``, its ``/metrics`` endpoint; StartupError if a port is taken."""
     metrics = Metrics()
     inner = (
         store
@@ -127,25 +175,28 @@ async def create_server(settings: Settings, store: Store | None = None) -> Serve
     )
     timed = TimedStore(inner, metrics)
     app = TuteApp(timed, settings, metrics)
-    options: list[tuple[str, int]] = [
-        ("grpc.keepalive_time_ms", 30_000),
-        ("grpc.keepalive_permit_without_calls", 1),
-        ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
-    ]
-    if settings.max_connection_age_s > 0:
-        options += [
-            ("grpc.max_connection_age_ms", int(settings.max_connection_age_s * 1000)),
-            ("grpc.max_connection_age_grace_ms", int(settings.grace_s * 1000)),
-        ]
-    grpc_server = grpc.aio.server(interceptors=[CallInterceptor(metrics)], options=options)
+    interceptor = CallInterceptor(metrics, access_log=settings.access_log)
+    grpc_server = grpc.aio.server(interceptors=[interceptor], options=server_options(settings))
     service_pb2_grpc.add_TuteServiceServicer_to_server(TuteServicer(app), grpc_server)
     health_servicer = _HealthServicer()
     await health_servicer.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, grpc_server)
     enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME), grpc_server)
-    port = grpc_server.add_insecure_port(f"{settings.host}:{settings.port}")
+    check_port_free(settings.host, settings.port, "gRPC")
+    try:
+        port = grpc_server.add_insecure_port(f"{settings.host}:{settings.port}")
+    except RuntimeError:
+        port = 0
     if port == 0:
-        raise OSError(f"cannot listen on {settings.host}:{settings.port}")
+        raise StartupError(f"cannot listen on {settings.host}:{settings.port} (gRPC)")
+    if settings.metrics_port:
+        try:
+            metrics.serve(settings.metrics_port, addr=settings.host)
+        except OSError as exc:
+            raise StartupError(
+                f"cannot listen on {settings.host}:{settings.metrics_port} (metrics): "
+                f"{exc.strerror or exc}"
+            ) from None
     await grpc_server.start()
     server = Server(grpc_server, port, app, metrics, timed, health_servicer, settings)
     server.tasks.append(asyncio.create_task(app.run_scheduler(), name="scheduler"))

@@ -1,7 +1,7 @@
 """Server replicas as subprocesses on one Redis, and clients that survive losing a replica.
 
 - :class:`Replica` runs ``python -m service.main`` (port 0) and reads its port from the
-  ``tute-server listening on HOST:PORT`` line.
+  JSON ``listening`` line (``"grpc": "HOST:PORT"``).
 - :class:`Failover` holds one channel per replica; a call that fails with UNAVAILABLE is sent
   again to the next replica (with the same ``request_id``, so a submission applies once).
 - :class:`ResumingWatcher` is one WatchTable stream that moves to the next replica when its
@@ -34,7 +34,7 @@ from tute.v1 import event_pb2, rules_pb2, service_pb2, service_pb2_grpc, view_pb
 from ..store.redisproc import free_port
 
 REPO = Path(__file__).resolve().parents[2]
-LISTENING = re.compile(r"tute-server listening on ([\d.]+):(\d+)")
+LISTENING = re.compile(r'"grpc": "([\d.]+):(\d+)"')
 FINISHED = 3  # TABLE_STATUS_FINISHED
 
 

@@ -31,7 +31,7 @@ from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc
 from .helpers import auth
 
 ROOT = Path(__file__).resolve().parents[2]
-LISTENING = re.compile(r"tute-server listening on ([^\s:]+|\[[^\]]+\]):(\d+)")
+LISTENING = re.compile(r'"event": "listening"')
 GRACE_S = 2.0
 
 
@@ -81,8 +81,8 @@ async def server_process(*args: str, **env: str) -> AsyncIterator[Proc]:
             assert proc.returncode is None, "the server exited:\n" + "\n".join(lines)
             assert time.monotonic() < deadline, "no 'listening' line:\n" + "\n".join(lines)
             for line in lines:
-                if m := LISTENING.search(line):
-                    port = int(m.group(2))
+                if LISTENING.search(line):
+                    port = int(json.loads(line)["grpc"].rpartition(":")[2])
             await asyncio.sleep(0.02)
         yield Proc(proc, port, lines, reader)
     finally:
@@ -187,9 +187,9 @@ async def test_sigterm_without_streams_exits_at_once() -> None:
 async def test_sigint_stops_the_server_too() -> None:
     async with server_process("--port", "0", "--metrics-port", "0", "--host", "127.0.0.1") as srv:
         # The listening line names the engine build: the tests import the source (make run
-        # puts the mypyc build first on the path and says "engine mypyc").
-        listening = next(line for line in srv.lines if LISTENING.search(line))
-        assert listening.endswith(", store memory, engine python"), listening
+        # serves the mypyc build and says "engine": "mypyc").
+        listening = json.loads(next(line for line in srv.lines if LISTENING.search(line)))
+        assert listening["store"] == "memory" and listening["engine"] == "python", listening
         srv.proc.send_signal(signal.SIGINT)
         assert await asyncio.wait_for(srv.proc.wait(), 10) == 0
 
@@ -199,8 +199,8 @@ async def test_environment_configures_the_process() -> None:
     async with server_process(
         "--port", "0", TUTE_HOST="127.0.0.1", TUTE_METRICS_PORT="0", TUTE_LOG_FORMAT="json",
     ) as srv:
-        line = next(line for line in srv.lines if LISTENING.search(line))
-        assert "127.0.0.1:" in line and "metrics" not in line, line
+        line = json.loads(next(line for line in srv.lines if LISTENING.search(line)))
+        assert line["grpc"].startswith("127.0.0.1:") and line["metrics"] == "off", line
         srv.proc.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(srv.proc.wait(), 10) == 0
 
@@ -269,9 +269,11 @@ def test_flags_override_the_environment() -> None:
 def test_every_setting_has_a_variable_and_a_flag() -> None:
     for f in dataclasses.fields(Settings):
         text = "3" if isinstance(f.default, int | float) else "x"
+        want = type(f.default)(text)
+        if isinstance(f.default, bool):  # the opposite of the default
+            text, want = ("off" if f.default else "on"), not f.default
         from_env = load_settings([], {f"TUTE_{f.name.upper()}": text})
         from_flag = load_settings([f"--{f.name.replace('_', '-')}", text], {})
-        want = type(f.default)(text)
         assert getattr(from_env, f.name) == want, f"TUTE_{f.name.upper()} is not read"
         assert getattr(from_flag, f.name) == want, f"--{f.name} is not read"
 
@@ -283,6 +285,8 @@ def test_every_setting_has_a_variable_and_a_flag() -> None:
         ({"TUTE_GRACE_S": "soon"}, []),
         ({}, ["--port", "x"]),
         ({}, ["--no-such-flag"]),
+        ({"TUTE_ACCESS_LOG": "maybe"}, []),
+        ({}, ["--access-log", "maybe"]),
     ],
 )
 def test_bad_values_stop_with_a_message(env: dict[str, str], argv: list[str]) -> None:

@@ -1,25 +1,39 @@
-"""The metrics page after scripted matches: gRPC server metrics by method and code, and the
-game's own (actions by kind and result, streams, fan-out latency, store latency, timeouts,
-tables by state), with the counts the script implies."""
+"""The metrics page after scripted matches: gRPC server metrics by method and code, with the
+names and label values of go-grpc-prometheus (so stock dashboards work), and the game's own
+(actions by kind and result, streams, fan-out latency, store latency, timeouts, tables by
+state), with the counts the script implies; the process and platform collectors, the build
+info, and no ``_created`` series."""
 
 from __future__ import annotations
 
 import asyncio
+import platform
 import socket
+import tomllib
 import urllib.request
+from pathlib import Path
 
 import grpc
 import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from service.metrics import GO_CODES
 from service.server import Server
-from tute.v1 import action_pb2, card_pb2, rules_pb2, service_pb2, table_pb2
+from tute.v1 import action_pb2, card_pb2, rules_pb2, service_pb2, service_pb2_grpc, table_pb2
 
 from .helpers import Stub, auth, table_with_humans
 
 SERVICE = "tute.v1.TuteService"
 FINISHED = table_pb2.TABLE_STATUS_FINISHED
+GO_CODE = {
+    "FAILED_PRECONDITION": "FailedPrecondition",
+    "INVALID_ARGUMENT": "InvalidArgument",
+    "UNAUTHENTICATED": "Unauthenticated",
+}
+"""The grpc_code label values go-grpc-prometheus gives these codes."""
 
 
 class Page:
@@ -185,18 +199,29 @@ async def test_metrics_page_after_a_match_of_four_humans(server: Server, stub: S
     # gRPC server metrics
     assert errors == {"FAILED_PRECONDITION": 2, "INVALID_ARGUMENT": 1, "UNAUTHENTICATED": 1}
     started = n_ok + 4
-    assert m.rpc("grpc_server_started_total", "SubmitAction", grpc_type="UNARY") == started
+    assert m.rpc("grpc_server_started_total", "SubmitAction", grpc_type="unary") == started
     assert m.rpc("grpc_server_handled_total", "SubmitAction", grpc_code="OK") == n_ok
     for code, count in errors.items():
-        assert m.rpc("grpc_server_handled_total", "SubmitAction", grpc_code=code) == count
+        assert m.rpc("grpc_server_handled_total", "SubmitAction", grpc_code=GO_CODE[code]) == count
+        assert m.rpc("grpc_server_handled_total", "SubmitAction", grpc_code=code) == 0
+    # every request is a message received; only the answered ones sent a message back
+    assert m.rpc("grpc_server_msg_received_total", "SubmitAction", grpc_type="unary") == started
+    assert m.rpc("grpc_server_msg_sent_total", "SubmitAction", grpc_type="unary") == n_ok
     assert m.rpc("grpc_server_handling_seconds_count", "SubmitAction") == started
     assert m.rpc("grpc_server_handling_seconds_sum", "SubmitAction") > 0
     assert m.has("grpc_server_handling_seconds_bucket", grpc_method="SubmitAction", le="+Inf")
     assert m.rpc("grpc_server_handled_total", "GetTable", grpc_code="OK") == gets
-    assert m.rpc("grpc_server_handled_total", "GetTable", grpc_code="NOT_FOUND") == 1
+    assert m.rpc("grpc_server_handled_total", "GetTable", grpc_code="NotFound") == 1
     assert m.rpc("grpc_server_handled_total", "JoinTable", grpc_code="OK") == 3
     assert m.rpc("grpc_server_handled_total", "CreateTable", grpc_code="OK") == 1
-    assert m.rpc("grpc_server_started_total", "WatchTable", grpc_type="SERVER_STREAM") == 2
+    assert m.rpc("grpc_server_started_total", "WatchTable", grpc_type="server_stream") == 2
+    # a stream's messages: its one request, and every message it sent (counted once sent)
+    assert m.rpc("grpc_server_msg_received_total", "WatchTable", grpc_type="server_stream") == 2
+    # sent: the two snapshots and every event read since (a message counts once grpc has
+    # taken it, which may be just after the client read it)
+    await eventually(
+        lambda: _eq(page(server).rpc("grpc_server_msg_sent_total", "WatchTable"), 2 + live)
+    )
     # the game's own
     assert m.value("tute_actions_total", kind="card", result="applied") == ok["card"]
     assert m.value("tute_actions_total", kind="sing", result="applied") == ok["sing"]
@@ -218,7 +243,7 @@ async def test_metrics_page_after_a_match_of_four_humans(server: Server, stub: S
     await eventually(lambda: _eq(page(server).value("tute_watch_streams"), 0))
     await eventually(
         lambda: _eq(
-            page(server).rpc("grpc_server_handled_total", "WatchTable", grpc_code="CANCELLED"), 2
+            page(server).rpc("grpc_server_handled_total", "WatchTable", grpc_code="Canceled"), 2
         )
     )
 
@@ -280,3 +305,72 @@ async def test_timeouts_bots_and_tables_by_state(server: Server, stub: Stub) -> 
         assert got == {"waiting": 1, "playing": 1, "finished": 1}, got
 
     await eventually(tables, timeout=5)
+
+
+def test_every_status_code_has_its_go_grpc_prometheus_name() -> None:
+    go_names = [
+        "OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound",
+        "AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
+        "Aborted", "OutOfRange", "Unimplemented", "Internal", "Unavailable", "DataLoss",
+        "Unauthenticated",
+    ]
+    codes = sorted(grpc.StatusCode, key=lambda c: c.value[0])
+    assert [GO_CODES[c.name] for c in codes] == go_names
+
+
+async def test_process_platform_and_build_series_and_no_created(server: Server) -> None:
+    m = page(server)
+    for name in ("process_cpu_seconds_total", "process_resident_memory_bytes",
+                 "process_open_fds", "process_start_time_seconds", "python_info",
+                 "python_gc_collections_total"):
+        assert m.has(name), name
+    with open(Path(__file__).resolve().parents[2] / "pyproject.toml", "rb") as f:
+        version = tomllib.load(f)["project"]["version"]
+    build = [(lab, v) for n, lab, v in m.samples if n == "tute_build_info"]
+    assert build == [
+        ({"version": version, "engine": "python", "python": platform.python_version()}, 1.0)
+    ]
+    # counters and histograms (with samples: a call was made above) carry no _created series
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        await service_pb2_grpc.TuteServiceStub(channel).ListTables(
+            service_pb2.ListTablesRequest()
+        )
+    text = page(server).text
+    assert "grpc_server_handled_total{" in text and "grpc_server_handling_seconds_bucket" in text
+    assert "_created" not in text
+
+
+async def test_health_watch_and_reflection_streams_are_counted(server: Server) -> None:
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+        # a server stream that sends with context.write
+        watch = health_pb2_grpc.HealthStub(channel).Watch(health_pb2.HealthCheckRequest())
+        first = await asyncio.wait_for(watch.read(), 5)
+        assert first.status == health_pb2.HealthCheckResponse.SERVING
+        # a bidirectional stream: two requests, two answers, then the client closes
+        refl = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo()
+        for _ in range(2):
+            await refl.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+            answer = await asyncio.wait_for(refl.read(), 5)
+            names = {s.name for s in answer.list_services_response.service}
+            assert SERVICE in names, names
+        await refl.done_writing()
+        assert await asyncio.wait_for(refl.read(), 5) is grpc.aio.EOF
+        watch.cancel()
+
+        health, refl_name = "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"
+
+        def counted() -> None:
+            m = page(server)
+            by = {"grpc_service": health, "grpc_method": "Watch", "grpc_type": "server_stream"}
+            assert m.value("grpc_server_started_total", **by) == 1
+            assert m.value("grpc_server_msg_received_total", **by) == 1
+            assert m.value("grpc_server_msg_sent_total", **by) == 1
+            assert m.value("grpc_server_handled_total", grpc_code="Canceled", **by) == 1
+            by = {"grpc_service": refl_name, "grpc_method": "ServerReflectionInfo",
+                  "grpc_type": "bidi_stream"}
+            assert m.value("grpc_server_started_total", **by) == 1
+            assert m.value("grpc_server_msg_received_total", **by) == 2
+            assert m.value("grpc_server_msg_sent_total", **by) == 2
+            assert m.value("grpc_server_handled_total", grpc_code="OK", **by) == 1
+
+        await eventually(counted)
