@@ -62,9 +62,9 @@ test-compiled: $(MYPYC_STAMP) ## the engine's tests against the mypyc-compiled e
 test-all: lint system-deps ## lint, then every test including the slow ones
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
-lint: $(STAMP) ## ruff, mypy --strict on engine/ and service/, buf lint and buf breaking
+lint: $(STAMP) ## ruff, mypy --strict on engine/, service/ and clients/, buf lint and buf breaking
 	$(BIN)/ruff check $(LINT_DIRS)
-	$(BIN)/mypy --strict engine service
+	$(BIN)/mypy --strict engine service clients
 	$(BIN)/buf lint
 	@# The contract changes only compatibly: the working tree against main's last commit.
 	@if git rev-parse --verify -q main >/dev/null; then \
