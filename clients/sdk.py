@@ -296,6 +296,7 @@ class TuteClient:
         """One unary call; with ``retry_on``, sent again (same request) after those codes."""
         failures = _Failures()
         while True:
+            server = self._index
             try:
                 return await getattr(self._stub(), method)(
                     request, metadata=metadata, timeout=self.timeout
@@ -304,11 +305,12 @@ class TuteClient:
                 err = error_from_rpc(exc, method)
                 if err.code not in retry_on:
                     raise err from None
-                await self._pause(failures, err)
+                await self._pause(failures, err, server)
 
-    async def _pause(self, failures: _Failures, err: TuteError) -> None:
-        """After a failure: give up (raise ``err``) or wait, move on to the next server, and
-        wait (bounded) for its connection."""
+    async def _pause(self, failures: _Failures, err: TuteError, server: int) -> None:
+        """After a failure on server number ``server``: give up (raise ``err``) or wait, move
+        on to the next server (unless another call already did), and wait (bounded) for its
+        connection."""
         now = self._clock()
         if failures.since is None:
             failures.since = now
@@ -320,8 +322,8 @@ class TuteClient:
         delay = self.backoff.delay(failures.attempts, self._rng)
         failures.attempts += 1
         await self._sleep(delay)
-        if len(self.targets) > 1:
-            self._index = (self._index + 1) % len(self.targets)
+        if len(self.targets) > 1 and self._index == server:
+            self._index = (server + 1) % len(self.targets)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._channel().channel_ready(), self.connect_timeout_s)
 
@@ -496,6 +498,7 @@ class TuteClient:
             req = service_pb2.WatchTableRequest(table_id=table_id)
             if last is not None:
                 req.resume_after = last
+            server = self._index
             call = self._stub().WatchTable(req, metadata=metadata)
             try:
                 async for msg in call:
@@ -520,13 +523,13 @@ class TuteClient:
                     if table.finished:
                         return  # the server closed the stream after the match
                     ended = Unavailable("the stream ended", method="WatchTable")
-                    await self._pause(failures, ended)
+                    await self._pause(failures, ended, server)
             except grpc.aio.AioRpcError as exc:
                 err = error_from_rpc(exc, "WatchTable")
                 if isinstance(err, InvalidArgument) and err.field == "resume_after":
                     last = None  # the table went back in time (a store restored): start afresh
                 elif err.code in _STREAM_RETRY:
-                    await self._pause(failures, err)
+                    await self._pause(failures, err, server)
                 else:
                     raise err from None
             finally:

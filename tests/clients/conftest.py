@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 
 import pytest
@@ -10,10 +11,13 @@ from service.server import Server, create_server
 
 from ..service.conftest import FAST
 
+QUICK = dataclasses.replace(FAST, grace_s=0.2)
+"""The service tests' settings, with a short shutdown (servers restart in these tests)."""
+
 
 @pytest.fixture
 async def server() -> AsyncIterator[Server]:
-    srv = await create_server(FAST)
+    srv = await create_server(QUICK)
     try:
         yield srv
     finally:
