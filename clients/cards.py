@@ -19,25 +19,25 @@ from typing import Final
 
 from tute.v1 import action_pb2, card_pb2
 
-SUIT_LETTERS: Final = {
+SUIT_LETTERS: Final[dict[int, str]] = {
     card_pb2.SUIT_OROS: "O",
     card_pb2.SUIT_COPAS: "C",
     card_pb2.SUIT_ESPADAS: "E",
     card_pb2.SUIT_BASTOS: "B",
 }
-SUIT_NAMES: Final = {
+SUIT_NAMES: Final[dict[int, str]] = {
     card_pb2.SUIT_OROS: "oros",
     card_pb2.SUIT_COPAS: "copas",
     card_pb2.SUIT_ESPADAS: "espadas",
     card_pb2.SUIT_BASTOS: "bastos",
 }
-SUIT_SYMBOLS: Final = {
+SUIT_SYMBOLS: Final[dict[int, str]] = {
     card_pb2.SUIT_OROS: "◉",  # a coin
     card_pb2.SUIT_COPAS: "Ʊ",  # a cup
     card_pb2.SUIT_ESPADAS: "†",  # a sword
     card_pb2.SUIT_BASTOS: "♣",  # a baton
 }
-SUIT_COLOURS: Final = {
+SUIT_COLOURS: Final[dict[int, str]] = {
     card_pb2.SUIT_OROS: "#e0a800",
     card_pb2.SUIT_COPAS: "#e03c31",
     card_pb2.SUIT_ESPADAS: "#3b82f6",
@@ -52,10 +52,15 @@ STRENGTH: Final = {2: 0, 4: 1, 5: 2, 6: 3, 7: 4, 10: 5, 11: 6, 12: 7, 3: 8, 1: 9
 POINTS: Final = {1: 11, 3: 10, 12: 4, 11: 3, 10: 2}
 """Card points by rank (the others are worth 0)."""
 
-_SUIT_BY_LETTER: Final = {letter: suit for suit, letter in SUIT_LETTERS.items()}
+_SUIT_BY_LETTER: Final = {
+    "O": card_pb2.SUIT_OROS,
+    "C": card_pb2.SUIT_COPAS,
+    "E": card_pb2.SUIT_ESPADAS,
+    "B": card_pb2.SUIT_BASTOS,
+}
 _SUIT_BY_WORD: Final = {
     **{letter.lower(): s for letter, s in _SUIT_BY_LETTER.items()},
-    **{name: s for s, name in SUIT_NAMES.items()},
+    **{name: _SUIT_BY_LETTER[name[0].upper()] for name in SUIT_NAMES.values()},
 }
 
 

@@ -208,6 +208,8 @@ class TuteClient:
         """The model of each table :meth:`watch` follows (or followed last)."""
         self.reconnects = 0
         """How many times a stream was resumed after it failed or ended."""
+        self.on_retry: Callable[[TuteError, float], None] | None = None
+        """Called with the error and the delay before each retry (to tell a user)."""
 
     # -- life cycle ------------------------------------------------------------------------
     async def __aenter__(self) -> TuteClient:
@@ -321,6 +323,8 @@ class TuteClient:
             raise err
         delay = self.backoff.delay(failures.attempts, self._rng)
         failures.attempts += 1
+        if self.on_retry is not None:
+            self.on_retry(err, delay)
         await self._sleep(delay)
         if len(self.targets) > 1 and self._index == server:
             self._index = (server + 1) % len(self.targets)

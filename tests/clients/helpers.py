@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+
 from google.protobuf import text_format
 
 from tute.v1 import view_pb2
@@ -20,3 +23,26 @@ def comparable(view: view_pb2.TableView) -> str:
     for seat in out.seats:
         seat.connected = False
     return text_format.MessageToString(out)
+
+
+class Gate:
+    """An injected sleep for clients: records each backoff delay and returns at once while
+    the gate is open; while it is closed (the server is down) it waits until it opens."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+        self.open = asyncio.Event()
+        self.open.set()
+
+    async def sleep(self, delay: float) -> None:
+        self.delays.append(delay)
+        await asyncio.wait_for(self.open.wait(), 30)
+
+
+async def until(changed: asyncio.Event, predicate: Callable[[], bool],
+                timeout: float = 15.0) -> None:
+    """Wait until ``predicate()`` holds, re-checking whenever ``changed`` is set."""
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            changed.clear()
+            await changed.wait()

@@ -20,7 +20,7 @@ from tute.v1 import table_pb2, view_pb2
 from ..replicas.cluster import start_replicas
 from ..store.redisproc import RedisProcess
 from .conftest import QUICK
-from .helpers import comparable
+from .helpers import Gate, comparable
 
 
 @pytest.fixture
@@ -30,20 +30,6 @@ def redis(tmp_path: Path) -> Iterator[RedisProcess]:
         yield proc
     finally:
         proc.stop()
-
-
-class Gate:
-    """The clients' injected sleep: records each backoff delay and returns at once while the
-    gate is open; while it is closed (the server is down) it waits until it opens."""
-
-    def __init__(self) -> None:
-        self.delays: list[float] = []
-        self.open = asyncio.Event()
-        self.open.set()
-
-    async def sleep(self, delay: float) -> None:
-        self.delays.append(delay)
-        await asyncio.wait_for(self.open.wait(), 30)
 
 
 class Seq:
