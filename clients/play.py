@@ -45,7 +45,7 @@ from .cards import (
 from .errors import TuteError
 from .sdk import TuteClient, Update
 from .table import Table
-from .text import describe, match_line, score_line, side_name
+from .text import describe, match_line, plural, score_line, side_name
 
 PRESETS = (
     "corriente-6",
@@ -239,9 +239,9 @@ class TableScreen(Vertical):
         with Horizontal(id="actions"):
             for suit in (1, 2, 3, 4):
                 yield Button("", id=f"sing-{suit}", variant="warning")
-            yield Button("Tute de reyes [t]", id="tute-12", variant="error")
-            yield Button("Tute de caballos [t]", id="tute-11", variant="error")
-            yield Button("Exchange the trump card [x]", id="exchange", variant="primary")
+            yield Button("Tute de reyes (t)", id="tute-12", variant="error")
+            yield Button("Tute de caballos (t)", id="tute-11", variant="error")
+            yield Button("Exchange the trump card (x)", id="exchange", variant="primary")
 
     def on_mount(self) -> None:
         for button in self.query(Button):
@@ -283,7 +283,7 @@ class TableScreen(Vertical):
             mark = "▶" if table.turn_seat == seat.index else " "
             if seat.index == table.my_seat:
                 mine = hands.get(seat.index)
-                tricks = f" · {mine.tricks_won} tricks" if mine is not None else ""
+                tricks = f" · {plural(mine.tricks_won, 'trick')}" if mine is not None else ""
                 lines.append(Text(f"{mark} ● {seat.display_name} (you, seat {seat.index})"
                                   f"{tricks}", style="bold" if mark == "▶" else ""))
                 continue
@@ -302,7 +302,7 @@ class TableScreen(Vertical):
                 if h.public_cards:
                     line.append("  shows ")
                     line.append_text(cards_text(h.public_cards))
-                line.append(f"  · {h.tricks_won} tricks")
+                line.append(f"  · {plural(h.tricks_won, 'trick')}")
             lines.append(line)
         _set(self.query_one("#seats", Static), Text("\n").join(lines) if lines else "")
 
@@ -390,7 +390,7 @@ class TableScreen(Vertical):
             if bid.startswith("sing-") and bid in offered:
                 suit = int(bid.split("-")[1])
                 points = 40 if suit == trump else 20
-                button.label = f"Sing las {points} in {SUIT_NAMES.get(suit, '?')} [c]"
+                button.label = f"Sing las {points} in {SUIT_NAMES.get(suit, '?')} (c)"
 
 
 def cards_text(cards: Iterable[card_pb2.Card]) -> Text:
@@ -531,7 +531,8 @@ class MenuScreen(Screen[Start]):
 
 
 class PlayApp(App[None]):
-    """The terminal client. ``start`` says what to do (``None``: show the menu)."""
+    """The terminal client. ``start`` says what to do (``None``: show the menu, unless
+    ``menu`` is false: then only :meth:`show` draws a table)."""
 
     TITLE = "tute"
     CSS = """
@@ -556,10 +557,12 @@ class PlayApp(App[None]):
         *,
         clock: Callable[[], float] = time.time,
         tick_s: float = 0.5,
+        menu: bool = True,
     ) -> None:
         super().__init__()
         self.client = client
         self.start = start
+        self.menu = menu
         self.clock = clock
         self.tick_s = tick_s
         self.table: Table | None = None
@@ -584,10 +587,10 @@ class PlayApp(App[None]):
 
     async def on_mount(self) -> None:
         self.set_interval(self.tick_s, self._tick)
-        if self.start is None:
-            self.push_screen(MenuScreen(self.client), self._chosen)
-        else:
+        if self.start is not None:
             self._chosen(self.start)
+        elif self.menu:
+            self.push_screen(MenuScreen(self.client), self._chosen)
 
     def _chosen(self, start: Start | None) -> None:
         if start is not None:

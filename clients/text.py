@@ -20,6 +20,11 @@ _FORFEIT = {
 }
 
 
+def plural(n: int, word: str) -> str:
+    """``1 trick``, ``2 tricks``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def side_name(table: Table, side: int) -> str:
     """``Ana`` or ``Ana & Carlos`` (4 players)."""
     groups = sides_of(table.players or 2)
@@ -130,4 +135,4 @@ def score_line(table: Table, side: int) -> str:
             standing += f", {s.games_won} games"
     hand = s.hand_card_points + s.hand_cante_points
     return (f"{side_name(table, side)}: {standing} · this hand {hand} "
-            f"({s.hand_tricks_won} tricks)")
+            f"({plural(s.hand_tricks_won, 'trick')})")
