@@ -68,6 +68,6 @@ async def test_four_bot_processes_finish_a_match(address: str) -> None:
 
 async def test_a_bot_refuses_an_unknown_level(address: str) -> None:
     proc = await _tute(address, "bot", "--level", "no-such-level", "--table", "x")
-    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    _, err = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == 2
     assert b"unknown level 'no-such-level'; known: " in err and b"random" in err
