@@ -586,7 +586,7 @@ class PlayApp(App[None]):
         yield Footer()
 
     async def on_mount(self) -> None:
-        self.set_interval(self.tick_s, self._tick)
+        self.set_interval(self.tick_s, self.tick)
         if self.start is not None:
             self._chosen(self.start)
         elif self.menu:
@@ -677,7 +677,8 @@ class PlayApp(App[None]):
             )
         self.changed.set()
 
-    def _tick(self) -> None:
+    def tick(self) -> None:
+        """Count the turn clock down (every ``tick_s``)."""
         if self.table is not None and self.table.deadline is not None:
             _set(self.query_one("#turn", Static), turn_line(self.table, self.clock()))
 
