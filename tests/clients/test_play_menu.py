@@ -4,7 +4,7 @@ of ``tute watch`` and the turn clock, driven through Pilot against a real server
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -31,6 +31,13 @@ async def address(tmp_path: Path) -> AsyncIterator[str]:
 
 def _text(app: PlayApp, selector: str) -> str:
     return str(app.query_one(selector, Static).content)
+
+
+def _seated(app: PlayApp, table_id: str) -> Callable[[], bool]:
+    def seated() -> bool:
+        t = app.table
+        return t is not None and t.table_id == table_id and t.my_seat is not None
+    return seated
 
 
 async def test_the_menu_creates_a_table_against_bots(address: str) -> None:
@@ -72,8 +79,7 @@ async def test_the_menu_joins_by_invite_code_and_from_the_lobby(address: str) ->
                 lobby.move_cursor(row=row)
                 lobby.focus()
                 await pilot.press("enter")
-            await until(app.changed, lambda t=target: app.table is not None  # type: ignore[misc]
-                        and app.table.table_id == t and app.table.my_seat is not None)
+            await until(app.changed, _seated(app, target))
             assert client.seat_tokens[target]
             assert any(f"you sit at seat 1 of table {target}" in line
                        for line in app.log_lines)
