@@ -33,7 +33,11 @@ MYPYC_STAMP := $(MYPYC_DIR)/.stamp
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help venv run test test-compiled test-all lint compile bench bench-redis proto system-deps clean
+# `make play`: the port of its server, and what to tell `tute play` (see `tute play --help`).
+PLAY_PORT ?= 50052
+PLAY_ARGS ?= --preset corriente-6
+
+.PHONY: help venv run play test test-compiled test-all lint compile bench bench-redis proto system-deps clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -48,6 +52,12 @@ venv: $(STAMP) ## create or refresh .venv from pyproject.toml
 run: $(STAMP) $(MYPYC_STAMP) ## the server on the in-memory store: gRPC :50051, metrics :9464
 	PYTHONPATH=$(abspath $(MYPYC_DIR)) $(BIN)/tute-server --port 50051 --metrics-port 9464 \
 		--store memory
+
+play: $(STAMP) $(MYPYC_STAMP) ## a local server and `tute play` against its bots, in one terminal
+	@PYTHONPATH=$(abspath $(MYPYC_DIR)) $(BIN)/tute-server --host 127.0.0.1 --port $(PLAY_PORT) \
+		--metrics-port 0 --store memory --log-format json >$(VENV)/play-server.log 2>&1 & \
+	pid=$$!; trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT; \
+	$(BIN)/tute --server 127.0.0.1:$(PLAY_PORT) play $(PLAY_ARGS)
 
 test: lint system-deps ## lint, then every test not marked slow (and the engine's, compiled)
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)

@@ -284,8 +284,10 @@ class TableScreen(Vertical):
             if seat.index == table.my_seat:
                 mine = hands.get(seat.index)
                 tricks = f" · {plural(mine.tricks_won, 'trick')}" if mine is not None else ""
-                lines.append(Text(f"{mark} ● {seat.display_name} (you, seat {seat.index})"
-                                  f"{tricks}", style="bold" if mark == "▶" else ""))
+                me = ("You" if seat.display_name.lower() == "you"
+                      else f"{seat.display_name} (you")
+                me += f", seat {seat.index})" if me != "You" else f" (seat {seat.index})"
+                lines.append(Text(f"{mark} ● {me}{tricks}", style="bold" if mark == "▶" else ""))
                 continue
             if seat.occupant == table_pb2.OCCUPANT_KIND_EMPTY:
                 lines.append(Text(f"{mark} seat {seat.index}: (free)", style="dim"))
