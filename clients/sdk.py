@@ -197,6 +197,7 @@ class TuteClient:
         self._rng = rng if rng is not None else random.Random()
         self._options = list(channel_options)
         self._channels: dict[int, grpc.aio.Channel] = {}
+        self._stubs: dict[int, Any] = {}
         self._index = 0
         self.seat_tokens: dict[str, str] = {}
         """Seat token per table id."""
@@ -226,6 +227,7 @@ class TuteClient:
     async def close(self) -> None:
         """Close the connections (open streams end)."""
         channels, self._channels = list(self._channels.values()), {}
+        self._stubs = {}
         for channel in channels:
             await channel.close(None)
 
@@ -246,7 +248,11 @@ class TuteClient:
         return channel
 
     def _stub(self) -> Any:
-        return service_pb2_grpc.TuteServiceStub(self._channel())  # type: ignore[no-untyped-call]
+        stub = self._stubs.get(self._index)
+        if stub is None:
+            stub = service_pb2_grpc.TuteServiceStub(self._channel())  # type: ignore[no-untyped-call]
+            self._stubs[self._index] = stub
+        return stub
 
     async def wait_ready(self, timeout: float | None = None) -> None:
         """Wait until the connection to the server is up; :class:`Unavailable` after
