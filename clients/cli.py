@@ -50,7 +50,7 @@ def _save_tokens(path: str, client: TuteClient) -> None:
 
 
 async def _play(args: argparse.Namespace) -> int:
-    from .play import JoinTable, NewTable, PlayApp, Resume, Spectate, Start
+    from .play import JoinTable, NewTable, PlayApp, Resume, Start
 
     client = _client(args)
     start: Start | None = None
@@ -77,7 +77,6 @@ async def _play(args: argparse.Namespace) -> int:
         if args.tokens:
             _save_tokens(args.tokens, client)
         await client.close()
-    _ = Spectate  # the spectator's view is `tute watch`
     return 0
 
 

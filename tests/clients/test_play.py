@@ -124,6 +124,12 @@ async def test_a_whole_match_against_a_bot_ends_on_the_final_score(address: str)
             assert f"{s.game_score} points" in standing[name]
         assert "match over" in app.log_lines[-1]
         assert "Match over" in _text(app, "#turn").replace("match over", "Match over")
+        await pilot.press("l")  # the last trick, on demand
+        box = app.query_one("#trick-box")
+        last = table.last_trick
+        assert last is not None
+        assert box.border_title == f"last trick: 20, won by {table.seat_name(last.winner)}"
+        assert app.query_one("#played-1").display  # both of its cards are shown
     await client.close()
 
 

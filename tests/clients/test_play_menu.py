@@ -10,11 +10,14 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Input, Static
 
-from clients import TuteClient
+from clients import Table, TuteClient
+from clients.cards import SUIT_NAMES
 from clients.play import JoinTable, PlayApp, Spectate
+from service import convert
 
 from ..replicas.cluster import Replica
 from .helpers import until
+from .test_snapshot import DECLARE_RULES, _declare, _position, _record
 
 SIZE = (100, 46)
 
@@ -140,3 +143,37 @@ async def test_the_turn_clock_counts_down(address: str) -> None:
         assert _text(app, "#turn").endswith("· 0 s left")
     await client.close()
     await other.close()
+
+
+async def test_the_declaration_buttons_and_keys_send_their_actions(address: str) -> None:
+    """A fixed position where the caller may sing and exchange (the snapshot's): each button
+    and each key sends its action; the server refuses them (no such table) and the log names
+    the action sent."""
+    state = _position(DECLARE_RULES, _declare)
+    view = convert.view_to_proto(_record(state, bots=True), 0)
+    client = TuteClient(address)
+    app = PlayApp(client, menu=False)
+    async with app.run_test(size=SIZE) as pilot:
+        app.table_id = view.table_id
+        app.show(Table.from_view(view))
+        await pilot.pause()
+        sung = next(a.sing for a in view.legal_actions if a.HasField("sing"))
+        assert app.query_one(f"#sing-{int(sung)}").display
+        assert app.query_one("#exchange").display
+        assert not app.query_one("#tute-12").display
+        for press in (f"#sing-{int(sung)}", "#exchange", "c", "x", "t"):
+            before = len(app.log_lines)
+            if press.startswith("#"):
+                await pilot.click(press)
+            else:
+                await pilot.press(press)
+            await until(app.changed, lambda n=before: len(app.log_lines) > n  # type: ignore[misc]
+                        and not app.submitting)
+            line = app.log_lines[-1]
+            if press == "t":
+                assert line == "nothing to declare tute now"
+            elif press in ("x", "#exchange"):
+                assert line.startswith("✗ exchange the trump card refused: TABLE_NOT_FOUND")
+            else:
+                assert line.startswith(f"✗ sing in {SUIT_NAMES[sung]} refused: TABLE_NOT_FOUND")
+    await client.close()

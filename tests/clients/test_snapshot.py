@@ -24,6 +24,7 @@ from service import convert
 from service.model import BOT, HUMAN, PLAYING, SeatInfo, TableRecord
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
+DECLARE_RULES = engine.Rules(players=2, hand_size_2p=6, turn_time_s=0)
 NAMES = ("Ana", "Bea", "Carlos", "Dani")
 
 
@@ -68,7 +69,7 @@ def _record(state: engine.State, bots: bool) -> TableRecord:
     ("name", "rules", "want", "bots"),
     [
         ("follow", engine.Rules(players=4, turn_time_s=0), _follow, False),
-        ("declare", engine.Rules(players=2, hand_size_2p=6, turn_time_s=0), _declare, True),
+        ("declare", DECLARE_RULES, _declare, True),
     ],
 )
 async def test_the_table_looks_as_reviewed(
