@@ -46,7 +46,11 @@ RUN_SOURCES := pyproject.toml setup.py $(wildcard engine/*.py service/*.py servi
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help venv run test test-compiled test-all lint compile bench bench-redis proto system-deps clean image bench-abuse bench-bots
+# `make play`: the port of its server, and what to tell `tute play` (see `tute play --help`).
+PLAY_PORT ?= 50052
+PLAY_ARGS ?= --preset corriente-6
+
+.PHONY: help venv run play test test-compiled test-all lint compile bench bench-redis proto system-deps clean image bench-abuse bench-bots
 
 # The container image `make image` builds: tute:<version in pyproject.toml>.
 IMAGE ?= tute:$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
@@ -76,6 +80,12 @@ $(RUN_STAMP): $(RUN_SOURCES)
 run: $(RUN_STAMP) ## the server on the in-memory store: gRPC :50051, metrics :9464
 	$(RUN_VENV)/bin/tute-server --port 50051 --metrics-port 9464 --store memory
 
+play: $(STAMP) $(MYPYC_STAMP) ## a local server and `tute play` against its bots, in one terminal
+	@PYTHONPATH=$(abspath $(MYPYC_DIR)) $(BIN)/tute-server --host 127.0.0.1 --port $(PLAY_PORT) \
+		--metrics-port 0 --store memory --log-format json >$(VENV)/play-server.log 2>&1 & \
+	pid=$$!; trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT; \
+	$(BIN)/tute --server 127.0.0.1:$(PLAY_PORT) play $(PLAY_ARGS)
+
 test: lint system-deps ## lint, then every test not marked slow (and the engine's, compiled)
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
 	$(MAKE) --no-print-directory test-compiled
@@ -89,9 +99,9 @@ test-compiled: $(MYPYC_STAMP) ## the engine's tests against the mypyc-compiled e
 test-all: lint system-deps ## lint, then every test including the slow ones
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
-lint: $(STAMP) ## ruff, mypy --strict on engine/ and service/, buf lint and buf breaking
+lint: $(STAMP) ## ruff, mypy --strict on engine/, service/ and clients/, buf lint and buf breaking
 	$(BIN)/ruff check $(LINT_DIRS)
-	$(BIN)/mypy --strict engine service
+	$(BIN)/mypy --strict engine service clients
 	$(BIN)/buf lint
 	$(BIN)/hadolint deploy/Dockerfile
 	@# The contract changes only compatibly: the working tree against main's last commit.

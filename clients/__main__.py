@@ -1,0 +1,5 @@
+"""``python -m clients``: the ``tute`` command."""
+
+from .cli import main
+
+main()
