@@ -9,15 +9,18 @@ builds it from the wire ``TableView`` (what the server shows this seat, nothing 
 
 from __future__ import annotations
 
+import enum
 import random
+import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import engine
 from engine.bots import BOTS
 from engine.cards import card_of
 from engine.events import HandResult
 from engine.state import OVER, PLAYING
-from tute.v1 import action_pb2, card_pb2, score_pb2, table_pb2, view_pb2
+from tute.v1 import action_pb2, card_pb2, rules_pb2, score_pb2, table_pb2, view_pb2
 
 from .cards import action_text
 from .errors import IllegalMove, StaleVersion
@@ -174,13 +177,30 @@ def engine_view(v: view_pb2.TableView) -> engine.View:
     )
 
 
+def engine_rules(msg: rules_pb2.Rules) -> engine.Rules:
+    """The engine's rules from the wire ``Rules`` of a view (its preset, then every option
+    it sets). A wire enum value is the enum's name in upper snake case, ``_``, and the
+    engine member's value upper-cased (``STOCK_PHASE_RULES_TRUMP_LEAD``: ``trump_lead``)."""
+    base = engine.PRESETS.get(msg.preset) or engine.Rules()
+    overrides: dict[str, Any] = {}
+    for fd, value in msg.options.ListFields():
+        default = getattr(base, fd.name)
+        if isinstance(default, enum.Enum) and fd.enum_type is not None:
+            prefix = re.sub(r"(?<!^)(?=[A-Z])", "_", fd.enum_type.name).upper() + "_"
+            name = fd.enum_type.values_by_number[value].name
+            overrides[fd.name] = type(default)(name.removeprefix(prefix).lower())
+        else:
+            overrides[fd.name] = value
+    return engine.Rules.from_options(overrides, base=base) if overrides else base
+
+
 def choose(level: str, view: view_pb2.TableView, rng: random.Random) -> action_pb2.Action:
     """The action the engine's bot ``level`` picks on this view (which must have legal
     actions)."""
     bot = BOTS.get(level)
     if bot is None:
         raise ValueError(f"unknown bot level {level!r}; known: {', '.join(levels())}")
-    return wire_action(bot(engine_view(view), rng))
+    return wire_action(bot(engine_rules(view.rules), engine_view(view), rng))
 
 
 async def play_seat(

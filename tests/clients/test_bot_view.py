@@ -10,7 +10,7 @@ import random
 import pytest
 
 import engine
-from clients.bot import engine_action, engine_view, wire_action
+from clients.bot import engine_action, engine_rules, engine_view, wire_action
 from service import convert
 from service.model import FINISHED, HUMAN, PLAYING, SeatInfo, TableRecord
 
@@ -66,3 +66,18 @@ def test_engine_view_from_the_wire_is_the_engines_view(rules: engine.Rules, seed
         state, _ = engine.apply(state, seat, action)
         steps += 1
     assert steps > 20
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        *engine.PRESETS.values(),
+        engine.Rules(players=2, target_points=51, first_dealer=1),
+        engine.Rules(players=4, tute_enabled=False, turn_time_s=20),
+    ],
+)
+def test_engine_rules_from_the_wire_are_the_tables_rules(rules: engine.Rules) -> None:
+    """A remote bot thinks with the table's own rules: every preset, and options set."""
+    state = engine.new_match(rules, random.Random(7))
+    wire = convert.view_to_proto(_record(state), 0)
+    assert engine_rules(wire.rules) == rules
