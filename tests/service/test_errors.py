@@ -129,6 +129,33 @@ BAD_CREATES = [
         "rules.options.target_points",
         id="target-points-0",
     ),
+    pytest.param(
+        {"rules": rules_pb2.Rules(options=rules_pb2.RuleOptions(
+            target_points=4_000_000_000, tute_enabled=False))},
+        "rules.options.target_points",
+        id="target-points-endless",
+    ),
+    pytest.param(
+        {"rules": rules_pb2.Rules(preset="tres", options=rules_pb2.RuleOptions(
+            target_match_points=16))},
+        "rules.options.target_match_points",
+        id="target-match-points-16",
+    ),
+    pytest.param(
+        {"rules": rules_pb2.Rules(options=rules_pb2.RuleOptions(games_to_win=16))},
+        "rules.options.games_to_win",
+        id="games-to-win-16",
+    ),
+    pytest.param(
+        {"rules": rules_pb2.Rules(options=rules_pb2.RuleOptions(tute_unit_value=1000))},
+        "rules.options.tute_unit_value",
+        id="tute-unit-value-1000",
+    ),
+    pytest.param(
+        {"rules": rules_pb2.Rules(options=rules_pb2.RuleOptions(turn_time_s=3601))},
+        "rules.options.turn_time_s",
+        id="turn-time-over-an-hour",
+    ),
     pytest.param({"take_seat": True, "seat": 4}, "seat", id="seat-out-of-range"),
     pytest.param(
         {"rules": rules_pb2.Rules(preset="tres"), "take_seat": True, "seat": 3},
@@ -164,6 +191,12 @@ async def test_create_table_accepts_the_limits(stub) -> None:  # type: ignore[no
             rules=rules_pb2.Rules(preset="tres"), take_seat=True, seat=2, display_name="y" * 32
         )
     )
+    biggest = rules_pb2.RuleOptions(target_points=1000, games_to_win=15, target_match_points=15,
+                                    tute_unit_value=15, turn_time_s=3600)
+    big = await stub.CreateTable(service_pb2.CreateTableRequest(
+        rules=rules_pb2.Rules(options=biggest)))
+    for fd, value in biggest.ListFields():  # the upper bounds are allowed
+        assert getattr(big.table.rules.options, fd.name) == value, fd.name
     assert created.seat == 2 and created.seat_token
     assert created.table.seats[2].display_name == "y" * 32
     assert created.table.rules.options.players == 3
