@@ -110,9 +110,14 @@ class TuteApp:
         self.clock = clock
         self._rng = random.Random(secrets.randbits(64))
         self._subs: set[Subscription] = set()
-        self._streams_per_table: Counter[str] = Counter()
+        self._streams: Counter[tuple[str, int | None, str]] = Counter()
+        """This replica's open WatchTable streams by (table id, seat, occupancy): a seat's
+        by its occupancy (:meth:`SeatInfo.occupancy`), spectators' as (table id, None, '')."""
+        self._open_streams = 0
         self._watchers: dict[str, tuple[str, int]] = {}
-        """This replica's seated WatchTable streams: watcher id -> (table id, seat)."""
+        """This replica's seated WatchTable streams: watcher id -> (table id, seat). A watcher
+        id is ``<occupancy>.<random>`` (:meth:`SeatInfo.occupancy`): its presence counts only
+        while that occupancy holds the seat."""
         self._presence_refreshed = 0.0
         self._closing = False
         self._wake = asyncio.Event()
@@ -141,7 +146,11 @@ class TuteApp:
         rec = decode_record(data)
         rec.version = version
         if presence:
-            rec.connected = await self.store.present_seats(table_id, self.clock())
+            watchers = await self.store.present_watchers(table_id, self.clock())
+            rec.connected = frozenset(
+                seat for watcher, seat in watchers.items()
+                if 0 <= seat < len(rec.seats) and _counts_for(watcher, rec.seats[seat])
+            )
         return rec
 
     def _view(self, rec: TableRecord, seat: int | None) -> view_pb2.TableView:
@@ -152,13 +161,16 @@ class TuteApp:
 
     @staticmethod
     def seat_of(rec: TableRecord, token: str | None) -> int | None:
-        """The caller's seat: None for a spectator; PERMISSION_DENIED for a foreign token."""
+        """The caller's seat: None for a spectator; PERMISSION_DENIED NOT_SEATED for a token
+        that opens no seat here (another table's, or one whose player left or forfeited)."""
         if token is None:
             return None
         seat = rec.seat_of_token_hash(hash_token(token))
         if seat is None:
             raise PermissionDenied(
-                "this seat token does not open a seat at this table", reason="NOT_SEATED"
+                "this seat token does not open a seat at this table (another table's, or its "
+                "player left or forfeited)",
+                reason="NOT_SEATED",
             )
         return seat
 
@@ -326,6 +338,7 @@ class TuteApp:
                 rec.games.append(GameRecord(e.game_no, e.winner, e.scores, tute))
             elif isinstance(e, PlayerForfeited):
                 rec.forfeited_seat = e.seat
+                rec.seats[e.seat].token_hash = ""  # its token stops opening the seat
         if after.over:
             rec.status = FINISHED
         return convert.engine_events_to_proto(
@@ -428,7 +441,9 @@ class TuteApp:
             raise InvalidArgument(f"seat must be from 0 to {len(rec.seats) - 1}", field="seat")
         elif rec.seats[seat].occupant != EMPTY:
             raise FailedPrecondition("that seat is taken", reason="SEAT_TAKEN")
-        rec.seats[seat] = SeatInfo(occupant, name, token_hash, level)
+        # The SeatJoined below is the first event of this change: it gets sequence
+        # last_seq + 1, which tells this occupancy from the seat's earlier ones.
+        rec.seats[seat] = SeatInfo(occupant, name, token_hash, level, rec.last_seq + 1)
         joined = convert.seat_joined_event(rec, seat, connected=rec.connected)
         variants = [convert.EventVariants(joined, {})]
         if not rec.free_seats():
@@ -605,26 +620,34 @@ class TuteApp:
     async def watch_table(
         self, req: service_pb2.WatchTableRequest, token: str | None
     ) -> AsyncIterator[service_pb2.WatchTableResponse]:
-        """A snapshot (or the missed events after ``resume_after``), then live events."""
+        """A snapshot (or the missed events after ``resume_after``), then live events.
+
+        A seated stream belongs to the occupancy of the seat its token opened: it gets the
+        seat's private copies of that occupancy's events only (of earlier ones, what a
+        spectator gets), and it ends with PERMISSION_DENIED SEAT_LOST right after the event
+        that ends the occupancy (SeatLeft, PlayerForfeited, another SeatJoined of the seat).
+        Every replica sees the same events in the same order, so each ends such a stream at
+        the same point: before any private copy of a later occupant.
+        """
         table_id = self.check_table_id(req.table_id)
         if self._closing:
             raise Unavailable("the server is shutting down; reconnect", reason="SHUTTING_DOWN")
         rec = await self.load(table_id)
         seat = self.seat_of(rec, token)
-        if sum(self._streams_per_table.values()) >= self.settings.max_streams:
-            raise ResourceExhausted("too many open streams on this server",
-                                    reason="TOO_MANY_STREAMS")
-        if self._streams_per_table[table_id] >= self.settings.max_streams_per_table:
-            raise ResourceExhausted("too many open streams on this table",
-                                    reason="TOO_MANY_STREAMS")
+        occupancy = rec.seats[seat].occupancy() if seat is not None else ""
+        counted = (table_id, seat, occupancy)
+        self._check_stream_room(counted)
         try:
             sub = await self.store.subscribe(table_id)
         except KeyError:
             raise NotFound("no such table", reason="TABLE_NOT_FOUND") from None
         self._subs.add(sub)
-        self._streams_per_table[table_id] += 1
+        self._streams[counted] += 1
+        self._open_streams += 1
+        since = rec.seats[seat].since_seq if seat is not None else 0
         watcher = secrets.token_hex(8)
         if seat is not None:
+            watcher = f"{occupancy}.{watcher}"
             self._watchers[watcher] = (table_id, seat)
             await self.store.set_presence(
                 table_id, watcher, seat, self.clock() + PRESENCE_TTL_S
@@ -632,8 +655,24 @@ class TuteApp:
             if seat in rec.away:
                 await self._mark_away(table_id, seat, away=False)
         self.metrics.watch_streams.inc()
+        lost = False
+
+        def response(ev: StoredEvent) -> service_pb2.WatchTableResponse:
+            return _event_response(ev, seat if seat is not None and ev.seq >= since else None)
+
+        def seat_lost(msg: service_pb2.WatchTableResponse) -> bool:
+            """Did this event (a live one) end the stream's occupancy?"""
+            return (
+                seat is not None
+                and msg.event.sequence > loaded_last
+                and _ends_occupancy(msg.event, seat)
+            )
+
         try:
             rec = await self.load(table_id)  # after subscribing: nothing falls in between
+            loaded_last = rec.last_seq
+            if seat is not None:
+                self.seat_of(rec, token)  # NOT_SEATED if the seat was lost in between
             if req.HasField("resume_after"):
                 if req.resume_after > rec.last_seq:
                     raise InvalidArgument(
@@ -651,7 +690,7 @@ class TuteApp:
                     for ev in missed:
                         if ev.seq > rec.last_seq:
                             break
-                        yield _event_response(ev, seat)
+                        yield response(ev)
                         last = ev.seq
             else:
                 last = rec.last_seq
@@ -663,14 +702,23 @@ class TuteApp:
                     for missing in await self.store.events_after(table_id, last) or []:
                         if missing.seq >= ev.seq:
                             break
-                        yield _event_response(missing, seat)
+                        msg = response(missing)
+                        yield msg
                         last = missing.seq
-                out = _event_response(ev, seat)
+                        if seat_lost(msg):
+                            lost = True
+                            raise _seat_lost(seat)
+                    if ev.seq != last + 1:  # the log no longer has them: resume
+                        raise SubscriptionEnded("behind")
+                out = response(ev)
                 self.metrics.publish.observe(
                     max(0.0, self.clock() - out.event.time.ToNanoseconds() / 1e9)
                 )
                 yield out
                 last = ev.seq
+                if seat_lost(out):
+                    lost = True
+                    raise _seat_lost(seat)
         except SubscriptionEnded as exc:
             if exc.reason == "shutdown":
                 raise Unavailable(
@@ -688,19 +736,40 @@ class TuteApp:
             ) from None
         finally:
             self._subs.discard(sub)
-            self._streams_per_table[table_id] -= 1
-            if not self._streams_per_table[table_id]:
-                del self._streams_per_table[table_id]
+            self._open_streams -= 1
+            self._streams[counted] -= 1
+            if not self._streams[counted]:
+                del self._streams[counted]
             if (seated := self._watchers.pop(watcher, None)) is not None:
                 with contextlib.suppress(Exception):
                     await self.store.clear_presence(table_id, watcher)
-                    if self.settings.disconnect_forfeit_s > 0 and not self._closing:
+                    if self.settings.disconnect_forfeit_s > 0 and not self._closing and not lost:
                         # On shutdown the players resume on another replica; if they do not,
-                        # their next turn's timeout marks them away (run_due).
+                        # their next turn's timeout marks them away (run_due). A stream whose
+                        # seat was lost marks nobody: the seat is no longer its player's.
                         await self._mark_away(table_id, seated[1], away=True)
             self.metrics.watch_streams.dec()
             with contextlib.suppress(Exception):
                 await sub.close()
+
+    def _check_stream_room(self, counted: tuple[str, int | None, str]) -> None:
+        """RESOURCE_EXHAUSTED when this replica has no room for one more stream: a seat's
+        streams are bounded per occupancy of the seat only (an earlier occupant's streams
+        never take the next one's room), so spectators never lock a player out."""
+        seat = counted[1]
+        if seat is not None:
+            if self._streams[counted] >= self.settings.max_streams_per_seat:
+                raise ResourceExhausted(
+                    "this seat has too many open streams on this server; close one",
+                    reason="TOO_MANY_STREAMS",
+                )
+            return
+        if self._open_streams >= self.settings.max_streams:
+            raise ResourceExhausted("too many open streams on this server",
+                                    reason="TOO_MANY_STREAMS")
+        if self._streams[counted] >= self.settings.max_spectator_streams_per_table:
+            raise ResourceExhausted("too many spectator streams on this table",
+                                    reason="TOO_MANY_STREAMS")
 
     async def _mark_away(self, table_id: str, seat: int, *, away: bool) -> None:
         """Record that a seat has no stream (``away``) or has one again; nothing when that is
@@ -854,6 +923,36 @@ def _stamp(ev: event_pb2.Event, seq: int, version: int, ts: timestamp_pb2.Timest
 
 def _event_response(ev: StoredEvent, seat: int | None) -> service_pb2.WatchTableResponse:
     return service_pb2.WatchTableResponse(event=event_pb2.Event.FromString(ev.for_seat(seat)))
+
+
+def _counts_for(watcher: str, seat: SeatInfo) -> bool:
+    """Does a present watcher of this seat count for its current occupant? A watcher id is
+    ``<occupancy>.<random>``; one without an occupancy (from a replica of an earlier version)
+    counts for whoever sits there."""
+    occupancy, dot, _ = watcher.partition(".")
+    if not dot:
+        return seat.occupant == HUMAN
+    return occupancy == seat.occupancy() != ""
+
+
+def _ends_occupancy(ev: event_pb2.Event, seat: int) -> bool:
+    """Does this event end the occupancy of ``seat`` (its token stops opening it)?"""
+    kind = ev.WhichOneof("kind")
+    if kind == "seat_left":
+        return ev.seat_left.seat == seat
+    if kind == "player_forfeited":
+        return ev.player_forfeited.seat == seat
+    if kind == "seat_joined":  # somebody else sat there (never the stream's own SeatJoined)
+        return ev.seat_joined.seat.index == seat
+    return False
+
+
+def _seat_lost(seat: int | None) -> PermissionDenied:
+    return PermissionDenied(
+        f"this seat token no longer opens seat {seat}: its player left or forfeited; watch "
+        "without the token (as a spectator), with resume_after, to follow the table",
+        reason="SEAT_LOST",
+    )
 
 
 _PAGE_TOKEN_PREFIX = "p1"

@@ -27,7 +27,8 @@ class Settings:
     log_level: str = "info"
     max_tables: int = 10_000
     max_streams: int = 10_000
-    max_streams_per_table: int = 64
+    """Spectator WatchTable streams are refused once this replica holds this many streams
+    (seated players' streams are bounded by ``max_streams_per_seat`` instead)."""
     grace_s: float = 5.0
     """On SIGTERM: how long open calls get to finish before streams end with UNAVAILABLE."""
     bot_delay_s: float = 0.5
@@ -43,6 +44,11 @@ class Settings:
     """>0: during a match, a seated player with no open WatchTable stream (on any replica)
     for this many seconds forfeits it (RULES.md §11); 0: never (the turn clock still plays
     for an idle player). Clients that only poll GetTable should leave it at 0."""
+    max_spectator_streams_per_table: int = 64
+    """Spectator (token-less) WatchTable streams per table on this replica. Seated players'
+    streams do not count here: spectators never lock a player out of its own table."""
+    max_streams_per_seat: int = 4
+    """WatchTable streams a seat's token may hold open per replica (a player's devices)."""
 
 
 _HELP = {
@@ -53,8 +59,7 @@ _HELP = {
     "log_format": "json, console or auto",
     "log_level": "debug, info, warning or error",
     "max_tables": "refuse new tables past this many (RESOURCE_EXHAUSTED)",
-    "max_streams": "refuse WatchTable streams past this many on this replica",
-    "max_streams_per_table": "refuse WatchTable streams past this many per table on this replica",
+    "max_streams": "refuse spectator WatchTable streams once this replica holds this many streams",
     "grace_s": "seconds open calls get on SIGTERM before streams end with UNAVAILABLE",
     "bot_delay_s": "seconds a server-side bot waits before playing",
     "scheduler_poll_s": "how often the scheduler looks for due turns",
@@ -63,6 +68,10 @@ _HELP = {
     "max_connection_age_s": "close client connections after this many seconds (0: never)",
     "disconnect_forfeit_s": "seconds a seated player may go without a WatchTable stream during "
     "a match before forfeiting it (0: never)",
+    "max_spectator_streams_per_table": "refuse spectator WatchTable streams past this many per "
+    "table on this replica (seated players' streams do not count)",
+    "max_streams_per_seat": "refuse a seat's WatchTable streams past this many per seat on this "
+    "replica",
 }
 
 

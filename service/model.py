@@ -29,12 +29,23 @@ PRIVATE = "private"
 
 @dataclasses.dataclass
 class SeatInfo:
-    """One seat: who sits there. ``token_hash`` is the SHA-256 of the seat token (hex)."""
+    """One seat: who sits there. ``token_hash`` is the SHA-256 of the seat token (hex); it is
+    cleared when the token stops opening the seat (the player left or forfeited).
+    ``since_seq`` is the sequence number of the ``SeatJoined`` event that put the occupant
+    there: it tells this occupancy from earlier ones of the same seat (0: not known, a record
+    written before it was kept)."""
 
     occupant: str = EMPTY
     name: str = ""
     token_hash: str = ""
     bot_level: str = ""
+    since_seq: int = 0
+
+    def occupancy(self) -> str:
+        """The tag of the occupancy a seat token opens now ('' when none does): what a seated
+        WatchTable stream is registered under, so that presence left by an earlier occupant's
+        stream never counts for a later one."""
+        return str(self.since_seq) if self.occupant == HUMAN and self.token_hash else ""
 
 
 @dataclasses.dataclass
@@ -104,7 +115,8 @@ def encode_record(rec: TableRecord) -> bytes:
         "vis": rec.visibility,
         "invite": rec.invite_code,
         "created": rec.created_at,
-        "seats": [dataclasses.astuple(s) for s in rec.seats],
+        "seats": [[s.occupant, s.name, s.token_hash, s.bot_level] for s in rec.seats],
+        "since": [s.since_seq for s in rec.seats],
         "status": rec.status,
         "state": base64.b64encode(encode_state(rec.state)).decode() if rec.state else None,
         "deadline": rec.deadline,
@@ -130,7 +142,10 @@ def decode_record(data: bytes) -> TableRecord:
         visibility=d["vis"],
         invite_code=d["invite"],
         created_at=d["created"],
-        seats=[SeatInfo(*s) for s in d["seats"]],
+        seats=[
+            SeatInfo(s[0], s[1], s[2], s[3], since)
+            for s, since in zip(d["seats"], d.get("since") or [0] * len(d["seats"]), strict=True)
+        ],
         status=d["status"],
         state=decode_state(base64.b64decode(d["state"])) if d["state"] else None,
         deadline=d["deadline"],

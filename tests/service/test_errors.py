@@ -378,7 +378,7 @@ async def test_joining_a_full_or_finished_table_fails(stub) -> None:  # type: ig
     await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
                           metadata=auth(seated.tokens[1]))
     assert (await view_of(stub, tid, None)).status == FINISHED
-    async with unchanged(stub, tid, seated.tokens):
+    async with unchanged(stub, tid, {0: seated.tokens[0]}):  # seat 1's token is revoked
         await expect(stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid)),
                      Code.FAILED_PRECONDITION, reason="MATCH_OVER")
         await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid)),
@@ -449,7 +449,7 @@ async def test_leaving_after_the_start_forfeits_the_match(  # type: ignore[no-un
     left = await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
                                  metadata=auth(seated.tokens[leaver]))
     assert left.forfeited
-    for token in (None, seated.tokens[leaver], seated.tokens[(leaver + 1) % len(seated.tokens)]):
+    for token in (None, seated.tokens[(leaver + 1) % len(seated.tokens)]):
         v = await view_of(stub, tid, token)
         assert v.status == FINISHED
         assert v.version == before.version + 1
@@ -458,9 +458,19 @@ async def test_leaving_after_the_start_forfeits_the_match(  # type: ignore[no-un
         assert v.match_result.reason == 3  # MATCH_END_REASON_FORFEIT
         assert v.match_result.forfeited_seat == leaver
         assert not v.legal_actions and not v.HasField("turn_seat")
-    # After the end: MATCH_OVER for leaving again or for anybody else, and no change.
-    async with unchanged(stub, tid, seated.tokens):
-        for token in seated.tokens.values():
+    # The leaver's token opens nothing any more: NOT_SEATED everywhere. After the end:
+    # MATCH_OVER for anybody else leaving, and no change.
+    others = {s: t for s, t in seated.tokens.items() if s != leaver}
+    async with unchanged(stub, tid, others):
+        gone = auth(seated.tokens[leaver])
+        await expect(view_of(stub, tid, seated.tokens[leaver]), Code.PERMISSION_DENIED,
+                     reason="NOT_SEATED")
+        await expect(stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid), metadata=gone),
+                     Code.PERMISSION_DENIED, reason="NOT_SEATED")
+        await expect_stream(stub.WatchTable(service_pb2.WatchTableRequest(table_id=tid),
+                                            metadata=gone),
+                            Code.PERMISSION_DENIED, reason="NOT_SEATED")
+        for token in others.values():
             await expect(stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
                                          metadata=auth(token)),
                          Code.FAILED_PRECONDITION, reason="MATCH_OVER")
@@ -583,11 +593,14 @@ async def test_submit_action_before_the_start_and_after_the_end(stub) -> None:  
     v = await view_of(stub, seated.table_id, seated.tokens[0])
     await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=seated.table_id),
                           metadata=auth(seated.tokens[0]))
-    async with unchanged(stub, seated.table_id, seated.tokens):
-        for token in seated.tokens.values():
-            await expect(stub.SubmitAction(submit(seated.table_id, PLAY(play_card=v.hand[0])),
-                                           metadata=auth(token)),
-                         Code.FAILED_PRECONDITION, reason="MATCH_OVER")
+    async with unchanged(stub, seated.table_id, {1: seated.tokens[1]}):
+        await expect(stub.SubmitAction(submit(seated.table_id, PLAY(play_card=v.hand[0])),
+                                       metadata=auth(seated.tokens[1])),
+                     Code.FAILED_PRECONDITION, reason="MATCH_OVER")
+        # the leaver forfeited: its token opens nothing
+        await expect(stub.SubmitAction(submit(seated.table_id, PLAY(play_card=v.hand[0])),
+                                       metadata=auth(seated.tokens[0])),
+                     Code.PERMISSION_DENIED, reason="NOT_SEATED")
 
 
 async def test_not_your_turn_and_wrong_declarations(stub) -> None:  # type: ignore[no-untyped-def]
@@ -748,10 +761,13 @@ async def test_too_many_tables(stub) -> None:  # type: ignore[no-untyped-def]
 
 
 async def test_too_many_streams() -> None:
-    async with limited_server(max_streams_per_table=2, max_streams=3) as limited:
+    """Spectators have a cap per table and one per server; a seat's own streams have a cap
+    per seat only (see tests/service/test_seat_streams.py)."""
+    async with limited_server(max_spectator_streams_per_table=2, max_streams=3,
+                              max_streams_per_seat=1) as limited:
         a = await new_table(limited, "tres")
         b = await new_table(limited, "tres")
-        watchers = [Watcher(limited, a.table_id), Watcher(limited, a.table_id, a.seat_token)]
+        watchers = [Watcher(limited, a.table_id), Watcher(limited, a.table_id)]
         for w in watchers:
             await w.wait_until(lambda w: bool(w.snapshots))
         async with unchanged(limited, a.table_id, {0: a.seat_token}):
@@ -763,6 +779,13 @@ async def test_too_many_streams() -> None:
         await expect_stream(limited.WatchTable(
             service_pb2.WatchTableRequest(table_id=b.table_id)),
             Code.RESOURCE_EXHAUSTED, reason="TOO_MANY_STREAMS")
+        # a seat's stream is not a spectator's: room for one per seat
+        mine = Watcher(limited, a.table_id, a.seat_token)
+        await mine.wait_until(lambda w: bool(w.snapshots))
+        await expect_stream(limited.WatchTable(
+            service_pb2.WatchTableRequest(table_id=a.table_id), metadata=auth(a.seat_token)),
+            Code.RESOURCE_EXHAUSTED, reason="TOO_MANY_STREAMS")
+        await mine.close()  # (it counts in the server's total, which it took past the cap)
         # Closing a stream frees its place.
         await watchers[0].close()
         for _ in range(100):
@@ -775,6 +798,6 @@ async def test_too_many_streams() -> None:
             await asyncio.sleep(0.02)
         else:
             raise AssertionError("the closed stream's place was never freed")
-        for w in (watchers[1], third, again):
+        for w in (watchers[1], third, again, mine):
             await w.close()
             assert w.error is None

@@ -32,7 +32,9 @@ class TuteServiceStub:
     Authentication: JoinTable and CreateTable (with take_seat) return a seat token. Send it on
     every later call about that table as gRPC metadata `authorization: Bearer <seat_token>`.
     A call without the header is a spectator's: it sees no private card and cannot act. A token
-    opens only its own seat at its own table. Tokens are secrets: keep them like passwords.
+    opens only its own seat at its own table, and only while its player holds the seat: once the
+    player leaves (LeaveTable, before or during the match) or forfeits (for any reason) the token
+    opens nothing any more. Tokens are secrets: keep them like passwords.
 
     Errors (gRPC status codes; details travel as google.rpc rich status in the
     `grpc-status-details-bin` trailer):
@@ -47,7 +49,9 @@ class TuteServiceStub:
     table code (for example TABLE_FULL, SEAT_TAKEN, MATCH_NOT_STARTED, ALREADY_SEATED).
     - NOT_FOUND: unknown table id or invite code.
     - UNAUTHENTICATED: the call needs a seat token and none (or a malformed one) was sent.
-    - PERMISSION_DENIED: the token sent does not open a seat at this table.
+    - PERMISSION_DENIED: the token sent does not open a seat at this table (ErrorInfo reason
+    NOT_SEATED: another table's token, or its player left or forfeited), or a WatchTable
+    stream's seat was lost while it was open (reason SEAT_LOST).
     - ABORTED: expected_version did not match the table's current version (someone acted first);
     ErrorInfo reason STALE_VERSION, metadata "current_version". Refresh and retry.
     - RESOURCE_EXHAUSTED: a server limit (tables, open streams) was reached; retry later.
@@ -110,7 +114,9 @@ class TuteServiceServicer:
     Authentication: JoinTable and CreateTable (with take_seat) return a seat token. Send it on
     every later call about that table as gRPC metadata `authorization: Bearer <seat_token>`.
     A call without the header is a spectator's: it sees no private card and cannot act. A token
-    opens only its own seat at its own table. Tokens are secrets: keep them like passwords.
+    opens only its own seat at its own table, and only while its player holds the seat: once the
+    player leaves (LeaveTable, before or during the match) or forfeits (for any reason) the token
+    opens nothing any more. Tokens are secrets: keep them like passwords.
 
     Errors (gRPC status codes; details travel as google.rpc rich status in the
     `grpc-status-details-bin` trailer):
@@ -125,7 +131,9 @@ class TuteServiceServicer:
     table code (for example TABLE_FULL, SEAT_TAKEN, MATCH_NOT_STARTED, ALREADY_SEATED).
     - NOT_FOUND: unknown table id or invite code.
     - UNAUTHENTICATED: the call needs a seat token and none (or a malformed one) was sent.
-    - PERMISSION_DENIED: the token sent does not open a seat at this table.
+    - PERMISSION_DENIED: the token sent does not open a seat at this table (ErrorInfo reason
+    NOT_SEATED: another table's token, or its player left or forfeited), or a WatchTable
+    stream's seat was lost while it was open (reason SEAT_LOST).
     - ABORTED: expected_version did not match the table's current version (someone acted first);
     ErrorInfo reason STALE_VERSION, metadata "current_version". Refresh and retry.
     - RESOURCE_EXHAUSTED: a server limit (tables, open streams) was reached; retry later.
@@ -174,9 +182,12 @@ class TuteServiceServicer:
 
     def LeaveTable(self, request, context):
         """Leaves the caller's seat (seat token required). Before the match starts the seat becomes
-        free and the token stops working. During the match leaving forfeits it: the caller's side
-        loses at once and every other side wins (RULES.md §11).
-        Errors: UNAUTHENTICATED, PERMISSION_DENIED, NOT_FOUND, FAILED_PRECONDITION (MATCH_OVER).
+        free. During the match leaving forfeits it: the caller's side loses at once and every
+        other side wins (RULES.md §11). Either way the token stops working (PERMISSION_DENIED
+        NOT_SEATED from then on, for every call) and the seat's open WatchTable streams end
+        with SEAT_LOST.
+        Errors: UNAUTHENTICATED, PERMISSION_DENIED (NOT_SEATED), NOT_FOUND,
+        FAILED_PRECONDITION (MATCH_OVER).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -185,8 +196,8 @@ class TuteServiceServicer:
     def GetTable(self, request, context):
         """Returns the caller's view of a table: its own hand and legal actions when a seat token is
         sent, the spectator's view otherwise.
-        Errors: INVALID_ARGUMENT (empty table_id), NOT_FOUND, PERMISSION_DENIED (token of another
-        table or of a seat that left).
+        Errors: INVALID_ARGUMENT (empty table_id), NOT_FOUND, PERMISSION_DENIED (NOT_SEATED: a
+        token of another table, or of a player who left or forfeited).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -195,9 +206,9 @@ class TuteServiceServicer:
     def SubmitAction(self, request, context):
         """Submits an action for the caller's seat (seat token required). The action must be one of
         TableView.legal_actions. Safe to retry with the same request_id.
-        Errors: INVALID_ARGUMENT (missing or malformed action), UNAUTHENTICATED, PERMISSION_DENIED,
-        NOT_FOUND, FAILED_PRECONDITION (illegal move, with the rule's reason code),
-        ABORTED (stale expected_version).
+        Errors: INVALID_ARGUMENT (missing or malformed action), UNAUTHENTICATED,
+        PERMISSION_DENIED (NOT_SEATED), NOT_FOUND, FAILED_PRECONDITION (illegal move, with the
+        rule's reason code), ABORTED (stale expected_version).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -211,8 +222,16 @@ class TuteServiceServicer:
         instead (replace all local state with it). The stream stays open after the match ends;
         the server may close it with OK some time later, and closes it with UNAVAILABLE when it
         shuts down: reconnect (to any server) with resume_after = the last sequence you handled.
+        A stream opened with a seat token belongs to that player's time in the seat: it carries
+        the seat's private cards only for events since the player took the seat, and it ends
+        with PERMISSION_DENIED reason SEAT_LOST right after the event that ends it (SeatLeft or
+        PlayerForfeited of that seat); watch without a token to follow the table as a spectator.
+        Each seat has room for a few streams of its own (4 per server by default) whatever the
+        number of spectators, who have their own limit per table.
         Errors: INVALID_ARGUMENT (empty table_id, resume_after beyond the last event), NOT_FOUND,
-        PERMISSION_DENIED (bad token), RESOURCE_EXHAUSTED (too many open streams).
+        PERMISSION_DENIED (NOT_SEATED: bad token; SEAT_LOST: the seat was lost while open),
+        RESOURCE_EXHAUSTED (TOO_MANY_STREAMS: too many open streams for this seat, or spectator
+        streams for this table or server), UNAVAILABLE (SHUTTING_DOWN, STREAM_BEHIND: resume).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -276,7 +295,9 @@ class TuteService:
     Authentication: JoinTable and CreateTable (with take_seat) return a seat token. Send it on
     every later call about that table as gRPC metadata `authorization: Bearer <seat_token>`.
     A call without the header is a spectator's: it sees no private card and cannot act. A token
-    opens only its own seat at its own table. Tokens are secrets: keep them like passwords.
+    opens only its own seat at its own table, and only while its player holds the seat: once the
+    player leaves (LeaveTable, before or during the match) or forfeits (for any reason) the token
+    opens nothing any more. Tokens are secrets: keep them like passwords.
 
     Errors (gRPC status codes; details travel as google.rpc rich status in the
     `grpc-status-details-bin` trailer):
@@ -291,7 +312,9 @@ class TuteService:
     table code (for example TABLE_FULL, SEAT_TAKEN, MATCH_NOT_STARTED, ALREADY_SEATED).
     - NOT_FOUND: unknown table id or invite code.
     - UNAUTHENTICATED: the call needs a seat token and none (or a malformed one) was sent.
-    - PERMISSION_DENIED: the token sent does not open a seat at this table.
+    - PERMISSION_DENIED: the token sent does not open a seat at this table (ErrorInfo reason
+    NOT_SEATED: another table's token, or its player left or forfeited), or a WatchTable
+    stream's seat was lost while it was open (reason SEAT_LOST).
     - ABORTED: expected_version did not match the table's current version (someone acted first);
     ErrorInfo reason STALE_VERSION, metadata "current_version". Refresh and retry.
     - RESOURCE_EXHAUSTED: a server limit (tables, open streams) was reached; retry later.
