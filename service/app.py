@@ -19,6 +19,7 @@ import random
 import re
 import secrets
 import time
+import unicodedata
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
@@ -388,7 +389,7 @@ class TuteApp:
                 raise InvalidArgument(
                     f"seat must be from 0 to {rules.players - 1}", field="seat"
                 )
-            name = _display_name(req.display_name, seat)
+            name = _display_name(req.display_name)
         elif req.HasField("seat"):
             raise InvalidArgument("seat is only meaningful with take_seat", field="seat")
         counts = await self.store.count_tables()
@@ -478,6 +479,7 @@ class TuteApp:
         target = req.WhichOneof("target")
         if target is None:
             raise InvalidArgument("give table_id or invite_code", field="table_id")
+        name = _display_name(req.display_name)
         if target == "invite_code":
             code = req.invite_code.strip().upper()
             if not code or len(code) > MAX_ID:
@@ -494,7 +496,6 @@ class TuteApp:
                     "this table is private: join it with its invite code", reason="PRIVATE_TABLE"
                 )
         seat = req.seat if req.HasField("seat") else None
-        name = _display_name(req.display_name, seat)
         token, token_hash = new_token()
         structlog.contextvars.bind_contextvars(table_id=table_id)
         holder: dict[str, int] = {}
@@ -979,11 +980,35 @@ def _parse_page_token(token: str) -> tuple[float, str]:
     return created_at, table_id
 
 
-def _display_name(name: str, seat: int | None) -> str:
-    name = name.strip()
+def _display_name(name: str) -> str:
+    """A player's name as shown: NFC, without whitespace or invisible format characters at
+    either end, runs of whitespace inside as one space; 1 to ``MAX_NAME`` characters, all
+    printable, at least one visible (a letter, digit, punctuation mark or symbol: a name of
+    combining marks only shows nothing). Else INVALID_ARGUMENT naming ``display_name``."""
+    name = unicodedata.normalize("NFC", name)
+    start, end = 0, len(name)
+    while start < end and _invisible_at_end(name[start]):
+        start += 1
+    while end > start and _invisible_at_end(name[end - 1]):
+        end -= 1
+    name = " ".join(name[start:end].split())
+    if not name:
+        raise InvalidArgument(
+            f"display_name is required: 1 to {MAX_NAME} characters, at least one visible",
+            field="display_name",
+        )
     if len(name) > MAX_NAME:
         raise InvalidArgument(f"display_name is at most {MAX_NAME} characters",
                               field="display_name")
     if any(not ch.isprintable() for ch in name):
         raise InvalidArgument("display_name has unprintable characters", field="display_name")
-    return name or (f"Player {seat + 1}" if seat is not None else "Player")
+    if not any(unicodedata.category(ch)[0] in "LNPS" for ch in name):
+        raise InvalidArgument("display_name has no visible character", field="display_name")
+    return name
+
+
+def _invisible_at_end(ch: str) -> bool:
+    """Whitespace (every Unicode space: NBSP, U+3000...) or a format character (zero-width
+    space, joiners, BOM, soft hyphen...): trimmed from the ends of a display name. Other
+    control characters are refused, not trimmed."""
+    return ch.isspace() or unicodedata.category(ch) in ("Zs", "Zl", "Zp", "Cf")
