@@ -237,6 +237,7 @@ class TuteApp:
                 rec.deadline = 0.0
             if rec.status != PLAYING:
                 rec.away.clear()
+            self._set_expiry(rec, now)
             stored = self._number(rec, variants, now)
             response = respond(rec, stored) if respond is not None else b""
             outcome = await self.store.commit(
@@ -296,8 +297,20 @@ class TuteApp:
             return None
         return LobbyEntry(rec.table_id, rec.preset, rec.rules.players, free, rec.created_at)
 
+    def _set_expiry(self, rec: TableRecord, now: float) -> None:
+        """A waiting table where no human sits expires ``waiting_ttl_s`` after it came to be
+        so (created, or left by its last human); any other table does not."""
+        ttl = self.settings.waiting_ttl_s
+        if ttl > 0 and rec.status == WAITING and all(s.occupant != HUMAN for s in rec.seats):
+            if not rec.expires_at:
+                rec.expires_at = now + ttl
+        else:
+            rec.expires_at = 0.0
+
     def _due_at(self, rec: TableRecord, now: float) -> float:
         """When the scheduler must look at this table next (0: nothing due)."""
+        if rec.status == WAITING:
+            return rec.expires_at
         if rec.status != PLAYING or rec.state is None:
             return 0.0
         if rec.seats[rec.state.turn].occupant == BOT:
@@ -408,7 +421,11 @@ class TuteApp:
             seats=[SeatInfo() for _ in range(rules.players)],
             version=1,
         )
-        await self.store.create(table_id, encode_record(rec), invite, self._lobby_entry(rec))
+        self._set_expiry(rec, rec.created_at)
+        await self.store.create(
+            table_id, encode_record(rec), invite, self._lobby_entry(rec),
+            due_at=self._due_at(rec, rec.created_at),
+        )
         structlog.contextvars.bind_contextvars(table_id=table_id)
         log.info("table_created", preset=preset, players=rules.players, private=private)
         resp = service_pb2.CreateTableResponse(table_id=table_id, invite_code=invite)
@@ -847,6 +864,9 @@ class TuteApp:
         grace = self.settings.disconnect_forfeit_s
         rec = await self.load(table_id, presence=grace > 0)
         state = rec.state
+        if rec.status == WAITING:
+            await self._expire_waiting(rec)
+            return
         if rec.status != PLAYING or state is None:
             return
         now = self.clock()
@@ -883,6 +903,15 @@ class TuteApp:
             log.info("turn_timed_out", table_id=table_id, seat=seat)
         else:
             self.metrics.bot_moves.inc()
+
+    async def _expire_waiting(self, rec: TableRecord) -> None:
+        """Delete a waiting table whose expiry has come (no human sat down in time), unless
+        it changed since it was loaded (then its new due time, if any, brings it back)."""
+        if not rec.expires_at or self.clock() < rec.expires_at:
+            return
+        if await self.store.delete(rec.table_id, rec.version):
+            log.info("table_expired", table_id=rec.table_id,
+                     bots=sum(s.occupant == BOT for s in rec.seats))
 
     async def _forfeit_away(self, rec: TableRecord, now: float, grace: float) -> bool:
         """Forfeit the match for the seat away longest, once beyond the grace period and still

@@ -49,6 +49,11 @@ class Settings:
     streams do not count here: spectators never lock a player out of its own table."""
     max_streams_per_seat: int = 4
     """WatchTable streams a seat's token may hold open per replica (a player's devices)."""
+    waiting_ttl_s: float = 600.0
+    """A waiting table where no human sits (nobody took a seat, only bots did, or every human
+    left) is deleted this long after its creation or after its last human left, and so stops
+    counting towards ``max_tables``; 0: it is kept like any other table (the store drops a
+    table 24 h after its last change). A table where a human sits waits."""
 
 
 _HELP = {
@@ -72,6 +77,8 @@ _HELP = {
     "table on this replica (seated players' streams do not count)",
     "max_streams_per_seat": "refuse a seat's WatchTable streams past this many per seat on this "
     "replica",
+    "waiting_ttl_s": "seconds a waiting table where no human sits is kept before it is deleted "
+    "(0: kept like any table)",
 }
 
 

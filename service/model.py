@@ -91,6 +91,9 @@ class TableRecord:
     connected: frozenset[int] = frozenset()
     """Seats with an open WatchTable stream on some replica, when the record was loaded
     (from the store's presence; never stored in the record)."""
+    expires_at: float = 0.0
+    """A waiting table where no human sits: when it expires (Unix time; the scheduler then
+    deletes it). 0: it does not (a human sits, or the match started)."""
 
     def free_seats(self) -> list[int]:
         return [i for i, s in enumerate(self.seats) if s.occupant == EMPTY]
@@ -127,6 +130,7 @@ def encode_record(rec: TableRecord) -> bytes:
         "forfeited": rec.forfeited_seat,
         "auto": rec.auto_played,
         "away": {str(seat): since for seat, since in rec.away.items()},
+        "expires": rec.expires_at,
     }
     return json.dumps(d, separators=(",", ":")).encode()
 
@@ -156,4 +160,5 @@ def decode_record(data: bytes) -> TableRecord:
         forfeited_seat=d["forfeited"],
         auto_played=d.get("auto", 0),
         away={int(seat): since for seat, since in d.get("away", {}).items()},
+        expires_at=d.get("expires", 0.0),
     )

@@ -312,20 +312,21 @@ async def test_a_seat_has_its_own_stream_cap_and_the_server_cap_is_for_spectator
             assert w.error is None
 
 
-def test_occupancies_are_stored_with_the_table() -> None:
+def test_occupancies_and_expiry_are_stored_with_the_table() -> None:
     import json
 
     import engine
     from service.model import HUMAN, SeatInfo, TableRecord, decode_record, encode_record
 
     rec = TableRecord("t1", "tres", engine.PRESETS["tres"], "public", "", 1.0,
-                      [SeatInfo(HUMAN, "a", "h" * 64, "", 3), SeatInfo(), SeatInfo()])
+                      [SeatInfo(HUMAN, "a", "h" * 64, "", 3), SeatInfo(), SeatInfo()],
+                      expires_at=612.5)
     back = decode_record(encode_record(rec))
-    assert back.seats == rec.seats
+    assert back.seats == rec.seats and back.expires_at == 612.5
     assert back.seats[0].occupancy() == "3" and back.seats[1].occupancy() == ""
-    # a record kept before occupancies were: each seat's is 0
+    # a record kept before occupancies were: each seat's is 0, and nothing expires
     old = json.loads(encode_record(rec))
-    del old["since"]
+    del old["since"], old["expires"]
     legacy = decode_record(json.dumps(old).encode())
-    assert [s.since_seq for s in legacy.seats] == [0, 0, 0]
+    assert [s.since_seq for s in legacy.seats] == [0, 0, 0] and legacy.expires_at == 0.0
     assert legacy.seats[0].occupancy() == "0"

@@ -143,8 +143,11 @@ class TuteServiceServicer:
 
     def CreateTable(self, request, context):
         """Creates a table with the given rules and visibility. The creator may take a seat at once.
-        Errors: INVALID_ARGUMENT (bad preset, option value or seat; the field is named),
-        RESOURCE_EXHAUSTED (too many tables).
+        A waiting table where no human sits (nobody took a seat, only bots did, or every human
+        left) is deleted after a while set by the server (10 minutes by default) from its creation
+        or from its last human's leaving; later calls about it answer NOT_FOUND.
+        Errors: INVALID_ARGUMENT (bad preset, option value, seat or display_name; the field is
+        named), RESOURCE_EXHAUSTED (too many tables).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
