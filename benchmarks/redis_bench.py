@@ -223,13 +223,13 @@ class Table:
     async def play_one_match(self) -> None:
         rules = rules_pb2.Rules(preset=PRESET)
         created = await self.stub(0).CreateTable(
-            service_pb2.CreateTableRequest(rules=rules, take_seat=True)
+            service_pb2.CreateTableRequest(rules=rules, take_seat=True, display_name="p")
         )
         table_id = created.table_id
         tokens = {created.seat: created.seat_token}
         for seat in range(1, 4):
             joined = await self.stub(seat).JoinTable(
-                service_pb2.JoinTableRequest(table_id=table_id, seat=seat)
+                service_pb2.JoinTableRequest(table_id=table_id, seat=seat, display_name="p")
             )
             tokens[seat] = joined.seat_token
         md = {s: (("authorization", f"Bearer {t}"),) for s, t in tokens.items()}

@@ -402,10 +402,11 @@ class TuteClient:
         table_id: str = "",
         invite_code: str = "",
         seat: int | None = None,
-        display_name: str = "",
+        display_name: str,
     ) -> service_pb2.JoinTableResponse:
-        """JoinTable by ``table_id`` (public tables) or ``invite_code``; the client keeps the
-        seat token."""
+        """JoinTable by ``table_id`` (public tables) or ``invite_code`` as ``display_name``
+        (required: 1 to 32 characters, one visible at least); the client keeps the seat
+        token."""
         req = service_pb2.JoinTableRequest(display_name=display_name)
         if invite_code:
             req.invite_code = invite_code

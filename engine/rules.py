@@ -105,13 +105,17 @@ _BOOLS = (
     "swap_two_for_low",
     "swap_requires_trick_won",
 )
-_MIN_INTS = {
-    "tute_unit_value": 1,
-    "target_points": 1,
-    "games_to_win": 1,
-    "target_match_points": 1,
-    "turn_time_s": 0,
+_INT_RANGES = {
+    "tute_unit_value": (1, 15),
+    "target_points": (1, 1000),
+    "games_to_win": (1, 15),
+    "target_match_points": (1, 15),
+    "turn_time_s": (0, 3600),
 }
+"""The integer options' bounds (inclusive). The upper ones keep every match finite: a
+played-out hand hands out 130 points, and a hand with a winner at least one match point, so
+each target is reached within a bounded number of hands (tied hands under ``tie_rule =
+none`` aside, which score nothing), and each turn lasts at most the turn time."""
 
 
 def _check(name: str, value: Any) -> Any:
@@ -131,10 +135,10 @@ def _check(name: str, value: Any) -> Any:
     elif name in _BOOLS:
         if type(value) is not bool:
             raise InvalidOption(name, "must be true or false")
-    elif name in _MIN_INTS:
-        low = _MIN_INTS[name]
-        if type(value) is not int or value < low:
-            raise InvalidOption(name, f"must be an integer >= {low}")
+    elif name in _INT_RANGES:
+        low, high = _INT_RANGES[name]
+        if type(value) is not int or not low <= value <= high:
+            raise InvalidOption(name, f"must be an integer from {low} to {high}")
     elif name == "first_dealer" and value != RANDOM_DEALER and type(value) is not int:
         raise InvalidOption("first_dealer", "must be 'random' or a seat number")
     return value

@@ -20,6 +20,7 @@ import random
 import re
 import secrets
 import time
+import unicodedata
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
@@ -115,9 +116,14 @@ class TuteApp:
         self.clock = clock
         self._rng = random.Random(secrets.randbits(64))
         self._subs: set[Subscription] = set()
-        self._streams_per_table: Counter[str] = Counter()
+        self._streams: Counter[tuple[str, int | None, str]] = Counter()
+        """This replica's open WatchTable streams by (table id, seat, occupancy): a seat's
+        by its occupancy (:meth:`SeatInfo.occupancy`), spectators' as (table id, None, '')."""
+        self._open_streams = 0
         self._watchers: dict[str, tuple[str, int]] = {}
-        """This replica's seated WatchTable streams: watcher id -> (table id, seat)."""
+        """This replica's seated WatchTable streams: watcher id -> (table id, seat). A watcher
+        id is ``<occupancy>.<random>`` (:meth:`SeatInfo.occupancy`): its presence counts only
+        while that occupancy holds the seat."""
         self._presence_refreshed = 0.0
         self._closing = False
         self._wake = asyncio.Event()
@@ -152,7 +158,11 @@ class TuteApp:
         rec = decode_record(data)
         rec.version = version
         if presence:
-            rec.connected = await self.store.present_seats(table_id, self.clock())
+            watchers = await self.store.present_watchers(table_id, self.clock())
+            rec.connected = frozenset(
+                seat for watcher, seat in watchers.items()
+                if 0 <= seat < len(rec.seats) and _counts_for(watcher, rec.seats[seat])
+            )
         return rec
 
     def _view(self, rec: TableRecord, seat: int | None) -> view_pb2.TableView:
@@ -163,13 +173,16 @@ class TuteApp:
 
     @staticmethod
     def seat_of(rec: TableRecord, token: str | None) -> int | None:
-        """The caller's seat: None for a spectator; PERMISSION_DENIED for a foreign token."""
+        """The caller's seat: None for a spectator; PERMISSION_DENIED NOT_SEATED for a token
+        that opens no seat here (another table's, or one whose player left or forfeited)."""
         if token is None:
             return None
         seat = rec.seat_of_token_hash(hash_token(token))
         if seat is None:
             raise PermissionDenied(
-                "this seat token does not open a seat at this table", reason=Reason.NOT_SEATED
+                "this seat token does not open a seat at this table (another table's, or its "
+                "player left or forfeited)",
+                reason=Reason.NOT_SEATED,
             )
         structlog.contextvars.bind_contextvars(seat=seat)
         return seat
@@ -241,6 +254,7 @@ class TuteApp:
                 rec.deadline = 0.0
             if rec.status != PLAYING:
                 rec.away.clear()
+            self._set_expiry(rec, now)
             stored = self._number(rec, variants, now)
             response = respond(rec, stored) if respond is not None else b""
             outcome = await self.store.commit(
@@ -310,8 +324,20 @@ class TuteApp:
             return None
         return LobbyEntry(rec.table_id, rec.preset, rec.rules.players, free, rec.created_at)
 
+    def _set_expiry(self, rec: TableRecord, now: float) -> None:
+        """A waiting table where no human sits expires ``waiting_ttl_s`` after it came to be
+        so (created, or left by its last human); any other table does not."""
+        ttl = self.settings.waiting_ttl_s
+        if ttl > 0 and rec.status == WAITING and all(s.occupant != HUMAN for s in rec.seats):
+            if not rec.expires_at:
+                rec.expires_at = now + ttl
+        else:
+            rec.expires_at = 0.0
+
     def _due_at(self, rec: TableRecord, now: float) -> float:
         """When the scheduler must look at this table next (0: nothing due)."""
+        if rec.status == WAITING:
+            return rec.expires_at
         if rec.status != PLAYING or rec.state is None:
             return 0.0
         if rec.seats[rec.state.turn].occupant == BOT:
@@ -357,6 +383,7 @@ class TuteApp:
                 rec.games.append(GameRecord(e.game_no, e.winner, e.scores, tute))
             elif isinstance(e, PlayerForfeited):
                 rec.forfeited_seat = e.seat
+                rec.seats[e.seat].token_hash = ""  # its token stops opening the seat
         if after.over:
             rec.status = FINISHED
         return convert.engine_events_to_proto(
@@ -406,7 +433,7 @@ class TuteApp:
                 raise InvalidArgument(
                     f"seat must be from 0 to {rules.players - 1}", field="seat"
                 )
-            name = _display_name(req.display_name, seat)
+            name = _display_name(req.display_name)
         elif req.HasField("seat"):
             raise InvalidArgument("seat is only meaningful with take_seat", field="seat")
         await self.limits.create_table()
@@ -428,7 +455,11 @@ class TuteApp:
             version=1,
             owner_token_hash=owner_hash,
         )
-        await self.store.create(table_id, encode_record(rec), invite, self._lobby_entry(rec))
+        self._set_expiry(rec, rec.created_at)
+        await self.store.create(
+            table_id, encode_record(rec), invite, self._lobby_entry(rec),
+            due_at=self._due_at(rec, rec.created_at),
+        )
         structlog.contextvars.bind_contextvars(table_id=table_id)
         log.info("table_created", preset=preset, players=rules.players, private=private)
         resp = service_pb2.CreateTableResponse(
@@ -465,7 +496,9 @@ class TuteApp:
             raise InvalidArgument(f"seat must be from 0 to {len(rec.seats) - 1}", field="seat")
         elif rec.seats[seat].occupant != EMPTY:
             raise FailedPrecondition("that seat is taken", reason=Reason.SEAT_TAKEN)
-        rec.seats[seat] = SeatInfo(occupant, name, token_hash, level)
+        # The SeatJoined below is the first event of this change: it gets sequence
+        # last_seq + 1, which tells this occupancy from the seat's earlier ones.
+        rec.seats[seat] = SeatInfo(occupant, name, token_hash, level, rec.last_seq + 1)
         joined = convert.seat_joined_event(rec, seat, connected=rec.connected)
         variants = [convert.EventVariants(joined, {})]
         if not rec.free_seats():
@@ -505,6 +538,7 @@ class TuteApp:
         target = req.WhichOneof("target")
         if target is None:
             raise InvalidArgument("give table_id or invite_code", field="table_id")
+        name = _display_name(req.display_name)
         if target == "invite_code":
             code = req.invite_code.strip().upper()
             if not code or len(code) > MAX_ID:
@@ -526,7 +560,6 @@ class TuteApp:
                     reason=Reason.PRIVATE_TABLE,
                 )
         seat = req.seat if req.HasField("seat") else None
-        name = _display_name(req.display_name, seat)
         caller_hash = hash_token(token) if token is not None else ""
         token, token_hash = new_token()
         structlog.contextvars.bind_contextvars(table_id=table_id)
@@ -689,7 +722,15 @@ class TuteApp:
     async def watch_table(
         self, req: service_pb2.WatchTableRequest, token: str | None
     ) -> AsyncIterator[service_pb2.WatchTableResponse]:
-        """A snapshot (or the missed events after ``resume_after``), then live events."""
+        """A snapshot (or the missed events after ``resume_after``), then live events.
+
+        A seated stream belongs to the occupancy of the seat its token opened: it gets the
+        seat's private copies of that occupancy's events only (of earlier ones, what a
+        spectator gets), and it ends with PERMISSION_DENIED SEAT_LOST right after the event
+        that ends the occupancy (SeatLeft, PlayerForfeited, another SeatJoined of the seat).
+        Every replica sees the same events in the same order, so each ends such a stream at
+        the same point: before any private copy of a later occupant.
+        """
         table_id = self.check_table_id(req.table_id)
         if self._closing:
             raise Unavailable(
@@ -699,21 +740,21 @@ class TuteApp:
         seat = self.seat_of(rec, token)
         caller = self.limits.stream_caller(token if seat is not None else None)
         await self.limits.open_stream(caller)
-        if sum(self._streams_per_table.values()) >= self.settings.max_streams:
-            raise ResourceExhausted("too many open streams on this server",
-                                    reason=Reason.TOO_MANY_STREAMS)
-        if self._streams_per_table[table_id] >= self.settings.max_streams_per_table:
-            raise ResourceExhausted("too many open streams on this table",
-                                    reason=Reason.TOO_MANY_STREAMS)
+        occupancy = rec.seats[seat].occupancy() if seat is not None else ""
+        counted = (table_id, seat, occupancy)
+        self._check_stream_room(counted)
         try:
             sub = await self.store.subscribe(table_id)
         except KeyError:
             raise NotFound("no such table", reason=Reason.TABLE_NOT_FOUND) from None
         self._subs.add(sub)
-        self._streams_per_table[table_id] += 1
+        self._streams[counted] += 1
+        self._open_streams += 1
+        since = rec.seats[seat].since_seq if seat is not None else 0
         self.limits.streams[caller] += 1
         watcher = secrets.token_hex(8)
         if seat is not None:
+            watcher = f"{occupancy}.{watcher}"
             self._watchers[watcher] = (table_id, seat)
             await self.store.set_presence(
                 table_id, watcher, seat, self.clock() + PRESENCE_TTL_S
@@ -721,8 +762,24 @@ class TuteApp:
             if seat in rec.away:
                 await self._mark_away(table_id, seat, away=False)
         self.metrics.watch_streams.inc()
+        lost = False
+
+        def response(ev: StoredEvent) -> service_pb2.WatchTableResponse:
+            return _event_response(ev, seat if seat is not None and ev.seq >= since else None)
+
+        def seat_lost(msg: service_pb2.WatchTableResponse) -> bool:
+            """Did this event (a live one) end the stream's occupancy?"""
+            return (
+                seat is not None
+                and msg.event.sequence > loaded_last
+                and _ends_occupancy(msg.event, seat)
+            )
+
         try:
             rec = await self.load(table_id)  # after subscribing: nothing falls in between
+            loaded_last = rec.last_seq
+            if seat is not None:
+                self.seat_of(rec, token)  # NOT_SEATED if the seat was lost in between
             if req.HasField("resume_after"):
                 if req.resume_after > rec.last_seq:
                     raise InvalidArgument(
@@ -740,7 +797,7 @@ class TuteApp:
                     for ev in missed:
                         if ev.seq > rec.last_seq:
                             break
-                        yield _event_response(ev, seat)
+                        yield response(ev)
                         last = ev.seq
             else:
                 last = rec.last_seq
@@ -752,14 +809,23 @@ class TuteApp:
                     for missing in await self.store.events_after(table_id, last) or []:
                         if missing.seq >= ev.seq:
                             break
-                        yield _event_response(missing, seat)
+                        msg = response(missing)
+                        yield msg
                         last = missing.seq
-                out = _event_response(ev, seat)
+                        if seat_lost(msg):
+                            lost = True
+                            raise _seat_lost(seat)
+                    if ev.seq != last + 1:  # the log no longer has them: resume
+                        raise SubscriptionEnded("behind")
+                out = response(ev)
                 self.metrics.publish.observe(
                     max(0.0, self.clock() - out.event.time.ToNanoseconds() / 1e9)
                 )
                 yield out
                 last = ev.seq
+                if seat_lost(out):
+                    lost = True
+                    raise _seat_lost(seat)
         except SubscriptionEnded as exc:
             if exc.reason == "shutdown":
                 raise Unavailable(
@@ -778,20 +844,41 @@ class TuteApp:
             ) from None
         finally:
             self._subs.discard(sub)
-            self._streams_per_table[table_id] -= 1
-            if not self._streams_per_table[table_id]:
-                del self._streams_per_table[table_id]
+            self._open_streams -= 1
+            self._streams[counted] -= 1
+            if not self._streams[counted]:
+                del self._streams[counted]
             self.limits.stream_closed(caller)
             if (seated := self._watchers.pop(watcher, None)) is not None:
                 with contextlib.suppress(Exception):
                     await self.store.clear_presence(table_id, watcher)
-                    if self.settings.disconnect_forfeit_s > 0 and not self._closing:
+                    if self.settings.disconnect_forfeit_s > 0 and not self._closing and not lost:
                         # On shutdown the players resume on another replica; if they do not,
-                        # their next turn's timeout marks them away (run_due).
+                        # their next turn's timeout marks them away (run_due). A stream whose
+                        # seat was lost marks nobody: the seat is no longer its player's.
                         await self._mark_away(table_id, seated[1], away=True)
             self.metrics.watch_streams.dec()
             with contextlib.suppress(Exception):
                 await sub.close()
+
+    def _check_stream_room(self, counted: tuple[str, int | None, str]) -> None:
+        """RESOURCE_EXHAUSTED when this replica has no room for one more stream: a seat's
+        streams are bounded per occupancy of the seat only (an earlier occupant's streams
+        never take the next one's room), so spectators never lock a player out."""
+        seat = counted[1]
+        if seat is not None:
+            if self._streams[counted] >= self.settings.max_streams_per_seat:
+                raise ResourceExhausted(
+                    "this seat has too many open streams on this server; close one",
+                    reason=Reason.TOO_MANY_STREAMS,
+                )
+            return
+        if self._open_streams >= self.settings.max_streams:
+            raise ResourceExhausted("too many open streams on this server",
+                                    reason=Reason.TOO_MANY_STREAMS)
+        if self._streams[counted] >= self.settings.max_spectator_streams_per_table:
+            raise ResourceExhausted("too many spectator streams on this table",
+                                    reason=Reason.TOO_MANY_STREAMS)
 
     async def _mark_away(self, table_id: str, seat: int, *, away: bool) -> None:
         """Record that a seat has no stream (``away``) or has one again; nothing when that is
@@ -876,6 +963,9 @@ class TuteApp:
         grace = self.settings.disconnect_forfeit_s
         rec = await self.load(table_id, presence=grace > 0)
         state = rec.state
+        if rec.status == WAITING:
+            await self._expire_waiting(rec)
+            return
         if rec.status != PLAYING or state is None:
             return
         now = self.clock()
@@ -961,6 +1051,15 @@ class TuteApp:
             task.cancel()
         self.bots.close()
 
+    async def _expire_waiting(self, rec: TableRecord) -> None:
+        """Delete a waiting table whose expiry has come (no human sat down in time), unless
+        it changed since it was loaded (then its new due time, if any, brings it back)."""
+        if not rec.expires_at or self.clock() < rec.expires_at:
+            return
+        if await self.store.delete(rec.table_id, rec.version):
+            log.info("table_expired", table_id=rec.table_id,
+                     bots=sum(s.occupant == BOT for s in rec.seats))
+
     async def _forfeit_away(self, rec: TableRecord, now: float, grace: float) -> bool:
         """Forfeit the match for the seat away longest, once beyond the grace period and still
         without a stream (or clear its mark when it is back). True when something was done."""
@@ -1015,6 +1114,36 @@ def _event_response(ev: StoredEvent, seat: int | None) -> service_pb2.WatchTable
     return service_pb2.WatchTableResponse(event=event_pb2.Event.FromString(ev.for_seat(seat)))
 
 
+def _counts_for(watcher: str, seat: SeatInfo) -> bool:
+    """Does a present watcher of this seat count for its current occupant? A watcher id is
+    ``<occupancy>.<random>``; one without an occupancy (from a replica of an earlier version)
+    counts for whoever sits there."""
+    occupancy, dot, _ = watcher.partition(".")
+    if not dot:
+        return seat.occupant == HUMAN
+    return occupancy == seat.occupancy() != ""
+
+
+def _ends_occupancy(ev: event_pb2.Event, seat: int) -> bool:
+    """Does this event end the occupancy of ``seat`` (its token stops opening it)?"""
+    kind = ev.WhichOneof("kind")
+    if kind == "seat_left":
+        return ev.seat_left.seat == seat
+    if kind == "player_forfeited":
+        return ev.player_forfeited.seat == seat
+    if kind == "seat_joined":  # somebody else sat there (never the stream's own SeatJoined)
+        return ev.seat_joined.seat.index == seat
+    return False
+
+
+def _seat_lost(seat: int | None) -> PermissionDenied:
+    return PermissionDenied(
+        f"this seat token no longer opens seat {seat}: its player left or forfeited; watch "
+        "without the token (as a spectator), with resume_after, to follow the table",
+        reason=Reason.SEAT_LOST,
+    )
+
+
 _PAGE_TOKEN_PREFIX = "p1"
 
 
@@ -1039,11 +1168,35 @@ def _parse_page_token(token: str) -> tuple[float, str]:
     return created_at, table_id
 
 
-def _display_name(name: str, seat: int | None) -> str:
-    name = name.strip()
+def _display_name(name: str) -> str:
+    """A player's name as shown: NFC, without whitespace or invisible format characters at
+    either end, runs of whitespace inside as one space; 1 to ``MAX_NAME`` characters, all
+    printable, at least one visible (a letter, digit, punctuation mark or symbol: a name of
+    combining marks only shows nothing). Else INVALID_ARGUMENT naming ``display_name``."""
+    name = unicodedata.normalize("NFC", name)
+    start, end = 0, len(name)
+    while start < end and _invisible_at_end(name[start]):
+        start += 1
+    while end > start and _invisible_at_end(name[end - 1]):
+        end -= 1
+    name = " ".join(name[start:end].split())
+    if not name:
+        raise InvalidArgument(
+            f"display_name is required: 1 to {MAX_NAME} characters, at least one visible",
+            field="display_name",
+        )
     if len(name) > MAX_NAME:
         raise InvalidArgument(f"display_name is at most {MAX_NAME} characters",
                               field="display_name")
     if any(not ch.isprintable() for ch in name):
         raise InvalidArgument("display_name has unprintable characters", field="display_name")
-    return name or (f"Player {seat + 1}" if seat is not None else "Player")
+    if not any(unicodedata.category(ch)[0] in "LNPS" for ch in name):
+        raise InvalidArgument("display_name has no visible character", field="display_name")
+    return name
+
+
+def _invisible_at_end(ch: str) -> bool:
+    """Whitespace (every Unicode space: NBSP, U+3000...) or a format character (zero-width
+    space, joiners, BOM, soft hyphen...): trimmed from the ends of a display name. Other
+    control characters are refused, not trimmed."""
+    return ch.isspace() or unicodedata.category(ch) in ("Zs", "Zl", "Zp", "Cf")

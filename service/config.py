@@ -27,7 +27,8 @@ class Settings:
     log_level: str = "info"
     max_tables: int = 10_000
     max_streams: int = 10_000
-    max_streams_per_table: int = 64
+    """Spectator WatchTable streams are refused once this replica holds this many streams
+    (seated players' streams are bounded by ``max_streams_per_seat`` instead)."""
     grace_s: float = 5.0
     """On SIGTERM: how long open calls get to finish before streams end with UNAVAILABLE."""
     bot_delay_s: float = 0.5
@@ -85,6 +86,16 @@ class Settings:
     and weaker."""
     access_log: bool = True
     """Log one ``rpc`` line per call (method, code, duration_ms, peer; streams when they end)."""
+    max_spectator_streams_per_table: int = 64
+    """Spectator (token-less) WatchTable streams per table on this replica. Seated players'
+    streams do not count here: spectators never lock a player out of its own table."""
+    max_streams_per_seat: int = 4
+    """WatchTable streams a seat's token may hold open per replica (a player's devices)."""
+    waiting_ttl_s: float = 600.0
+    """A waiting table where no human sits (nobody took a seat, only bots did, or every human
+    left) is deleted this long after its creation or after its last human left, and so stops
+    counting towards ``max_tables``; 0: it is kept like any other table (the store drops a
+    table 24 h after its last change). A table where a human sits waits."""
 
 
 _HELP = {
@@ -95,8 +106,7 @@ _HELP = {
     "log_format": "json, console or auto",
     "log_level": "debug, info, warning or error",
     "max_tables": "refuse new tables past this many (RESOURCE_EXHAUSTED)",
-    "max_streams": "refuse WatchTable streams past this many on this replica",
-    "max_streams_per_table": "refuse WatchTable streams past this many per table on this replica",
+    "max_streams": "refuse spectator WatchTable streams once this replica holds this many streams",
     "grace_s": "seconds open calls get on SIGTERM before streams end with UNAVAILABLE",
     "bot_delay_s": "seconds a server-side bot waits before playing",
     "scheduler_poll_s": "how often the scheduler looks for due turns",
@@ -126,6 +136,12 @@ _HELP = {
     "bot_workers": "worker processes computing server-side bots' moves",
     "bot_budget_scale": "scale of every bot level's search budget (samples and think time)",
     "access_log": "log one 'rpc' line per call: method, code, duration_ms, peer (true/false)",
+    "max_spectator_streams_per_table": "refuse spectator WatchTable streams past this many per "
+    "table on this replica (seated players' streams do not count)",
+    "max_streams_per_seat": "refuse a seat's WatchTable streams past this many per seat on this "
+    "replica",
+    "waiting_ttl_s": "seconds a waiting table where no human sits is kept before it is deleted "
+    "(0: kept like any table)",
 }
 
 

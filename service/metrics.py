@@ -186,9 +186,20 @@ class TimedStore(Store):
             self._h.labels(op).observe(time.perf_counter() - t0)
 
     async def create(
-        self, table_id: str, record: bytes, invite_code: str, lobby: LobbyEntry | None
+        self,
+        table_id: str,
+        record: bytes,
+        invite_code: str,
+        lobby: LobbyEntry | None,
+        *,
+        due_at: float = 0.0,
     ) -> None:
-        await self._timed("create", self.inner.create(table_id, record, invite_code, lobby))
+        await self._timed(
+            "create", self.inner.create(table_id, record, invite_code, lobby, due_at=due_at)
+        )
+
+    async def delete(self, table_id: str, expected_version: int) -> bool:
+        return await self._timed("delete", self.inner.delete(table_id, expected_version))
 
     async def load(self, table_id: str) -> tuple[int, bytes] | None:
         return await self._timed("load", self.inner.load(table_id))
@@ -237,8 +248,10 @@ class TimedStore(Store):
     async def clear_presence(self, table_id: str, watcher: str) -> None:
         await self._timed("clear_presence", self.inner.clear_presence(table_id, watcher))
 
-    async def present_seats(self, table_id: str, now: float) -> frozenset[int]:
-        return await self._timed("present_seats", self.inner.present_seats(table_id, now))
+    async def present_watchers(self, table_id: str, now: float) -> dict[str, int]:
+        return await self._timed(
+            "present_watchers", self.inner.present_watchers(table_id, now)
+        )
 
     async def next_due(self) -> float | None:
         return await self.inner.next_due()

@@ -29,12 +29,23 @@ PRIVATE = "private"
 
 @dataclasses.dataclass
 class SeatInfo:
-    """One seat: who sits there. ``token_hash`` is the SHA-256 of the seat token (hex)."""
+    """One seat: who sits there. ``token_hash`` is the SHA-256 of the seat token (hex); it is
+    cleared when the token stops opening the seat (the player left or forfeited).
+    ``since_seq`` is the sequence number of the ``SeatJoined`` event that put the occupant
+    there: it tells this occupancy from earlier ones of the same seat (0: not known, a record
+    written before it was kept)."""
 
     occupant: str = EMPTY
     name: str = ""
     token_hash: str = ""
     bot_level: str = ""
+    since_seq: int = 0
+
+    def occupancy(self) -> str:
+        """The tag of the occupancy a seat token opens now ('' when none does): what a seated
+        WatchTable stream is registered under, so that presence left by an earlier occupant's
+        stream never counts for a later one."""
+        return str(self.since_seq) if self.occupant == HUMAN and self.token_hash else ""
 
 
 @dataclasses.dataclass
@@ -82,6 +93,9 @@ class TableRecord:
     (from the store's presence; never stored in the record)."""
     owner_token_hash: str = ""
     """SHA-256 (hex) of the owner token CreateTable returned to the table's creator."""
+    expires_at: float = 0.0
+    """A waiting table where no human sits: when it expires (Unix time; the scheduler then
+    deletes it). 0: it does not (a human sits, or the match started)."""
 
     def free_seats(self) -> list[int]:
         return [i for i, s in enumerate(self.seats) if s.occupant == EMPTY]
@@ -106,7 +120,8 @@ def encode_record(rec: TableRecord) -> bytes:
         "vis": rec.visibility,
         "invite": rec.invite_code,
         "created": rec.created_at,
-        "seats": [dataclasses.astuple(s) for s in rec.seats],
+        "seats": [[s.occupant, s.name, s.token_hash, s.bot_level] for s in rec.seats],
+        "since": [s.since_seq for s in rec.seats],
         "status": rec.status,
         "state": base64.b64encode(encode_state(rec.state)).decode() if rec.state else None,
         "deadline": rec.deadline,
@@ -118,6 +133,7 @@ def encode_record(rec: TableRecord) -> bytes:
         "auto": rec.auto_played,
         "away": {str(seat): since for seat, since in rec.away.items()},
         "owner": rec.owner_token_hash,
+        "expires": rec.expires_at,
     }
     return json.dumps(d, separators=(",", ":")).encode()
 
@@ -133,7 +149,10 @@ def decode_record(data: bytes) -> TableRecord:
         visibility=d["vis"],
         invite_code=d["invite"],
         created_at=d["created"],
-        seats=[SeatInfo(*s) for s in d["seats"]],
+        seats=[
+            SeatInfo(s[0], s[1], s[2], s[3], since)
+            for s, since in zip(d["seats"], d.get("since") or [0] * len(d["seats"]), strict=True)
+        ],
         status=d["status"],
         state=decode_state(base64.b64decode(d["state"])) if d["state"] else None,
         deadline=d["deadline"],
@@ -145,4 +164,5 @@ def decode_record(data: bytes) -> TableRecord:
         auto_played=d.get("auto", 0),
         away={int(seat): since for seat, since in d.get("away", {}).items()},
         owner_token_hash=d.get("owner", ""),
+        expires_at=d.get("expires", 0.0),
     )

@@ -172,9 +172,16 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def create(
-        self, table_id: str, record: bytes, invite_code: str, lobby: LobbyEntry | None
+        self,
+        table_id: str,
+        record: bytes,
+        invite_code: str,
+        lobby: LobbyEntry | None,
+        *,
+        due_at: float = 0.0,
     ) -> None:
-        """Store a new table at version 1 (``record`` must encode version 1), status waiting."""
+        """Store a new table at version 1 (``record`` must encode version 1), status waiting,
+        with its due time (0: nothing due)."""
 
     @abc.abstractmethod
     async def load(self, table_id: str) -> tuple[int, bytes] | None:
@@ -205,6 +212,12 @@ class Store(abc.ABC):
         the lobby entry (None: not listed), the table's due time (0: nothing due), its
         status (``waiting``, ``playing``, ``finished``; a finished table gets its retention
         TTL) and its number of bot seats (:meth:`count_bot_seats`), and publish the events."""
+
+    @abc.abstractmethod
+    async def delete(self, table_id: str, expected_version: int) -> bool:
+        """If the table is at ``expected_version``, remove it with everything about it (events,
+        idempotency keys, presence, lobby entry, due-item, invite code) and end its live
+        subscriptions with ``behind`` (a resume then finds no table); True when removed."""
 
     @abc.abstractmethod
     async def idempotent_response(self, table_id: str, idempotency_key: str) -> bytes | None:
@@ -259,8 +272,12 @@ class Store(abc.ABC):
         """The watcher's stream ended."""
 
     @abc.abstractmethod
+    async def present_watchers(self, table_id: str, now: float) -> dict[str, int]:
+        """The watchers whose presence has not expired at ``now``, with their seats."""
+
     async def present_seats(self, table_id: str, now: float) -> frozenset[int]:
         """Seats with at least one watcher whose presence has not expired at ``now``."""
+        return frozenset((await self.present_watchers(table_id, now)).values())
 
     @abc.abstractmethod
     async def take_tokens(

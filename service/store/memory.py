@@ -2,13 +2,17 @@
 
 Everything lives in dicts guarded by the event loop (no awaits inside a critical section, so
 each method is atomic). Subscribers get events through bounded queues; a watcher that falls
-too far behind is cut off and resumes from its last sequence number.
+too far behind is cut off and resumes from its last sequence number. Retention and TTLs are
+the Redis store's: each table keeps at least its last ``retention`` events (a resume from a
+trimmed position gets None from :meth:`MemoryStore.events_after`, so the app sends a
+snapshot), a finished table stays ``finished_ttl_s`` after its last commit, a waiting or
+playing one ``abandoned_ttl_s``; ``clock`` tells the time for those TTLs.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .base import (
     BucketOutcome,
@@ -24,13 +28,17 @@ from .base import (
 )
 
 QUEUE_LIMIT = 10_000
+RETENTION = 10_000
+"""Events kept per table by default (as the Redis store's ``retention``)."""
 
 
 class _Table:
     __slots__ = (
         "events",
         "expires_at",
+        "first_seq",
         "idempotency",
+        "last_seq",
         "presence",
         "record",
         "status",
@@ -42,6 +50,9 @@ class _Table:
         self.record = record
         self.version = 1
         self.events: list[StoredEvent] = []
+        """The kept events: sequence numbers ``first_seq`` .. ``last_seq``, without gaps."""
+        self.first_seq = 1
+        self.last_seq = 0
         self.idempotency: dict[str, bytes] = {}
         self.subscribers: set[_MemorySubscription] = set()
         self.expires_at = 0.0
@@ -60,10 +71,20 @@ class _MemorySubscription(QueueSubscription):
 
 class MemoryStore(Store):
     """Tables in this process's memory. ``finished_ttl_s``: how long finished tables stay;
-    ``abandoned_ttl_s``: how long a waiting or playing table stays without a commit (as the
-    Redis store's TTLs)."""
+    ``abandoned_ttl_s``: how long a waiting or playing table stays without a commit;
+    ``retention``: events kept per table (as the Redis store's); ``clock``: the time for the
+    TTLs."""
 
-    def __init__(self, finished_ttl_s: float = 3600.0, abandoned_ttl_s: float = 86400.0) -> None:
+    def __init__(
+        self,
+        finished_ttl_s: float = 3600.0,
+        abandoned_ttl_s: float = 86400.0,
+        *,
+        retention: int = RETENTION,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if retention < 1:
+            raise ValueError("retention must be at least 1")
         self._tables: dict[str, _Table] = {}
         self._invites: dict[str, str] = {}
         self._lobby: dict[str, LobbyEntry] = {}
@@ -75,33 +96,53 @@ class MemoryStore(Store):
         self._sweep_buckets_at = 4096
         self._bots: dict[str, int] = {}
         """Bot seats of the waiting and playing tables that have any."""
+        self.retention = retention
+        self._clock = clock
 
     async def create(
-        self, table_id: str, record: bytes, invite_code: str, lobby: LobbyEntry | None
+        self,
+        table_id: str,
+        record: bytes,
+        invite_code: str,
+        lobby: LobbyEntry | None,
+        *,
+        due_at: float = 0.0,
     ) -> None:
         if table_id in self._tables:
             raise ValueError("table id already used")
         table = self._tables[table_id] = _Table(record)
-        table.expires_at = time.time() + self._abandoned_ttl_s
+        table.expires_at = self._clock() + self._abandoned_ttl_s
         if invite_code:
             self._invites[invite_code] = table_id
         if lobby is not None:
             self._lobby[table_id] = lobby
+        if due_at:
+            self._due[table_id] = due_at
 
     def _get(self, table_id: str) -> _Table | None:
         t = self._tables.get(table_id)
-        if t is not None and t.expires_at and t.expires_at < time.time():
+        if t is not None and t.expires_at and t.expires_at < self._clock():
             self._drop(table_id)
             return None
         return t
 
     def _drop(self, table_id: str) -> None:
-        self._tables.pop(table_id, None)
+        t = self._tables.pop(table_id, None)
         self._lobby.pop(table_id, None)
         self._due.pop(table_id, None)
         self._bots.pop(table_id, None)
         for code in [c for c, t in self._invites.items() if t == table_id]:
             del self._invites[code]
+        if t is not None:
+            for sub in list(t.subscribers):
+                sub.end("behind")  # as on Redis: the watchers resume and find no table
+
+    async def delete(self, table_id: str, expected_version: int) -> bool:
+        t = self._get(table_id)
+        if t is None or t.version != expected_version:
+            return False
+        self._drop(table_id)
+        return True
 
     async def load(self, table_id: str) -> tuple[int, bytes] | None:
         t = self._get(table_id)
@@ -134,7 +175,15 @@ class MemoryStore(Store):
             return CommitOutcome(False, t.version)
         t.version += 1
         t.record = record
-        t.events.extend(events)
+        if events:
+            t.events.extend(events)
+            t.last_seq = events[-1].seq
+            # Trim in steps of an eighth, so that trimming costs O(1) per event on average;
+            # at least ``retention`` events stay (Redis's ``MAXLEN ~`` keeps a few more too).
+            excess = len(t.events) - self.retention
+            if excess > self.retention // 8:
+                del t.events[:excess]
+                t.first_seq = t.events[0].seq
         if idempotency_key:
             t.idempotency[idempotency_key] = response
         if lobby is None:
@@ -148,9 +197,9 @@ class MemoryStore(Store):
         if status:
             t.status = status
         if t.status == "finished":
-            t.expires_at = time.time() + self._finished_ttl_s
+            t.expires_at = self._clock() + self._finished_ttl_s
         else:
-            t.expires_at = time.time() + self._abandoned_ttl_s
+            t.expires_at = self._clock() + self._abandoned_ttl_s
         if bot_seats and t.status in ("waiting", "playing"):
             self._bots[table_id] = bot_seats
         else:
@@ -168,8 +217,13 @@ class MemoryStore(Store):
         t = self._get(table_id)
         if t is None:
             return None
-        # Sequence numbers start at 1 and have no gaps: event n sits at index n - 1.
-        return t.events[max(seq, 0) :]
+        seq = max(seq, 0)
+        if t.last_seq <= seq:
+            return []
+        if seq + 1 < t.first_seq:
+            return None  # trimmed (retention): the caller sends a snapshot
+        # Sequence numbers have no gaps: event n sits at index n - first_seq.
+        return t.events[seq + 1 - t.first_seq :]
 
     async def subscribe(self, table_id: str) -> Subscription:
         t = self._get(table_id)
@@ -200,7 +254,10 @@ class MemoryStore(Store):
         due = sorted((at, tid) for tid, at in self._due.items() if at <= now)[:limit]
         for _, tid in due:
             self._due[tid] = now + lease_s
-        for tid in [tid for tid, t in self._tables.items() if t.expires_at and t.expires_at < now]:
+        ttl_now = self._clock()
+        for tid in [
+            tid for tid, t in self._tables.items() if t.expires_at and t.expires_at < ttl_now
+        ]:
             self._drop(tid)
         return [DueItem(tid, at) for at, tid in due]
 
@@ -228,11 +285,11 @@ class MemoryStore(Store):
         if t is not None:
             t.presence.pop(watcher, None)
 
-    async def present_seats(self, table_id: str, now: float) -> frozenset[int]:
+    async def present_watchers(self, table_id: str, now: float) -> dict[str, int]:
         t = self._get(table_id)
         if t is None:
-            return frozenset()
-        return frozenset(seat for seat, until in t.presence.values() if until > now)
+            return {}
+        return {watcher: seat for watcher, (seat, until) in t.presence.items() if until > now}
 
     async def take_tokens(
         self, key: str, rate: float, burst: float, cost: float, now: float

@@ -21,6 +21,7 @@ they live in one slot of a Cluster::
     tute:{T}:x      stream: one entry per event, id ``<seq>-0``; field ``p`` holds the public
                     ``tute.v1.Event``, fields ``0``..``3`` the private variant of that seat
     tute:{T}:i      hash: idempotency key -> first response
+    tute:{T}:p      sorted set: presence, ``<seat>:<watcher>`` -> when it expires
 
 A token bucket (:meth:`RedisStore.take_tokens`, the per-caller limits) is one key of its own,
 so the one script that refills and takes from it touches one slot::
@@ -68,7 +69,9 @@ Cluster alike. The table hash is the truth; the indexes are derived from it.
   marker and no index update: one round trip, as before. The store predicts which case it
   is from the last state it loaded; the script has the last word.
 - :meth:`RedisStore.create` is the same: marker, a script on the table's slot (the hash,
-  at version 1, status waiting), the indexes.
+  at version 1, status waiting), the indexes. So is :meth:`RedisStore.delete` (the app
+  deletes a waiting table that expired): marker, a script on the table's slot that removes
+  its keys if the version is still the expected one, the table dropped from every index.
 - :meth:`RedisStore.claim_due` is one script on the global slot (the due set alone), after
   a repair pass when one is due (below). It carries a nonce and records what it took under
   it for the lease, so that the same claim sent again returns that instead of taking more.
@@ -238,7 +241,7 @@ return ms
 _CREATE = _NOW_MS + """
 -- KEYS: 1 table (table slot only)
 -- ARGV: 1 record, 2 invite code, 3 lobby entry ('' = unlisted), 4 lobby score, 5 ttl (ms),
---       6 marker time (ms), 7 fence (ms)
+--       6 marker time (ms), 7 fence (ms), 8 due at ('0' = nothing due)
 -- Returns {1, version, l, o, d, s, i, x, b} created (or this very call, sent again); {0} the
 -- id is taken; {-3} the marker is too old.
 local r = redis.call('HMGET', KEYS[1], 'v', 'r')
@@ -252,9 +255,21 @@ local now = now_ms()
 if now - tonumber(ARGV[6]) > tonumber(ARGV[7]) then return {-3} end
 local x = now + tonumber(ARGV[5])
 redis.call('HSET', KEYS[1], 'v', 1, 'r', ARGV[1], 's', 'waiting', 'q', 0, 'l', ARGV[3],
-           'o', ARGV[4], 'd', '0', 'i', ARGV[2], 'x', x, 'b', '0')
+           'o', ARGV[4], 'd', ARGV[8], 'i', ARGV[2], 'x', x, 'b', '0')
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
-return {1, 1, ARGV[3], ARGV[4], '0', 'waiting', ARGV[2], tostring(x), '0'}
+return {1, 1, ARGV[3], ARGV[4], ARGV[8], 'waiting', ARGV[2], tostring(x), '0'}
+"""
+
+_DELETE = _NOW_MS + """
+-- KEYS: 1 table, 2 events stream, 3 idempotency, 4 presence (table slot only)
+-- ARGV: 1 expected version, 2 marker time (ms), 3 fence (ms)
+-- Returns 1 deleted, 0 no such table, -1 the version moved on, -3 the marker is too old.
+local v = redis.call('HGET', KEYS[1], 'v')
+if not v then return 0 end
+if tonumber(v) ~= tonumber(ARGV[1]) then return -1 end
+if now_ms() - tonumber(ARGV[2]) > tonumber(ARGV[3]) then return -3 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+return 1
 """
 
 _COMMIT = _NOW_MS + """
@@ -754,6 +769,7 @@ class RedisStore(Store):
         """Old markers, and tables past their expiry (per status), taken per repair pass."""
         self._begin = _Script(client, _BEGIN)
         self._create = _Script(client, _CREATE)
+        self._delete = _Script(client, _DELETE)
         self._commit = _Script(client, _COMMIT)
         self._index = _Script(client, _INDEX)
         self._suspects = _Script(client, _SUSPECTS)
@@ -958,7 +974,13 @@ class RedisStore(Store):
     # -- tables ------------------------------------------------------------------------------
 
     async def create(
-        self, table_id: str, record: bytes, invite_code: str, lobby: LobbyEntry | None
+        self,
+        table_id: str,
+        record: bytes,
+        invite_code: str,
+        lobby: LobbyEntry | None,
+        *,
+        due_at: float = 0.0,
     ) -> None:
         markers: list[str] = []
         try:
@@ -969,7 +991,8 @@ class RedisStore(Store):
                     reply = await self._create(
                         keys=[self._k_table(table_id)],
                         args=[record, invite_code, _encode_lobby(lobby), _lobby_score(lobby),
-                              _ms(self.abandoned_ttl_s), ms, _ms(self.fence_s)],
+                              _ms(self.abandoned_ttl_s), ms, _ms(self.fence_s),
+                              repr(due_at) if due_at else "0"],
                     )
                 if int(reply[0]) != -3:
                     break
@@ -984,6 +1007,34 @@ class RedisStore(Store):
         state = cast(list[bytes], reply[2:9])
         self._remember(table_id, 1, [*state[:4], state[6]])
         await self._settle([(table_id, 1, state)], markers)
+
+    async def delete(self, table_id: str, expected_version: int) -> bool:
+        # Like a commit that changes the index: a marker first, the table's keys go in one
+        # script on its slot, then the index step drops it everywhere (or repair does).
+        keys = [self._k_table(table_id), self._k_stream(table_id), self._k_idem(table_id),
+                self._k_presence(table_id)]
+        markers: list[str] = []
+        for _ in range(3):
+            member, ms = await self._mark(table_id)
+            markers.append(member)
+            async with self._call():
+                reply = int(await self._delete(
+                    keys=keys, args=[expected_version, ms, _ms(self.fence_s)]
+                ))
+            if reply != -3:
+                break
+        else:
+            await self._settle([], markers)
+            raise StoreUnavailable(f"{self._where}: delete kept missing its marker's fence")
+        if reply != 1:
+            await self._settle([], markers)
+            return False
+        self._known.pop(table_id, None)
+        await self._settle([(table_id, 0, [""] * len(_STATE_FIELDS))], markers)
+        reader = self._readers.get(table_id)
+        if reader is not None:
+            reader.end_all("behind")  # the other replicas' readers see the table gone
+        return True
 
     async def load(self, table_id: str) -> tuple[int, bytes] | None:
         async with self._call():
@@ -1093,11 +1144,15 @@ class RedisStore(Store):
             if gone:
                 await self._redis.zrem(key, *gone)
 
-    async def present_seats(self, table_id: str, now: float) -> frozenset[int]:
+    async def present_watchers(self, table_id: str, now: float) -> dict[str, int]:
         async with self._call():
             members = cast(list[bytes], await self._redis.zrangebyscore(
                 self._k_presence(table_id), f"({now!r}", "+inf"))
-        return frozenset(int(m.split(b":", 1)[0]) for m in members)
+        out: dict[str, int] = {}
+        for m in members:
+            seat, _, watcher = m.decode().partition(":")
+            out[watcher] = int(seat)
+        return out
 
     async def idempotent_response(self, table_id: str, idempotency_key: str) -> bytes | None:
         async with self._call():

@@ -160,7 +160,14 @@ BAD: list[tuple[str, Any]] = [
     ("turn_time_s", -1), ("turn_time_s", 1.5), ("turn_time_s", True),
     ("first_dealer", 4), ("first_dealer", -1), ("first_dealer", "0"), ("first_dealer", True),
     ("first_dealer", "Random"),
+    # upper bounds: every match ends
+    ("target_points", 1001), ("target_points", 4_000_000_000),
+    ("games_to_win", 16), ("target_match_points", 16), ("tute_unit_value", 16),
+    ("turn_time_s", 3601), ("turn_time_s", 2**32 - 1),
 ]
+
+LIMITS = {"target_points": (1, 1000), "games_to_win": (1, 15), "target_match_points": (1, 15),
+          "tute_unit_value": (1, 15), "turn_time_s": (0, 3600)}
 
 
 @pytest.mark.parametrize("name,value", BAD)
@@ -169,6 +176,17 @@ def test_bad_option_values_are_rejected_naming_the_option(name: str, value: Any)
         Rules.from_options({name: value})
     assert e.value.option == name and e.value.reason == "invalid_option"
     assert name in str(e.value)
+
+
+@pytest.mark.parametrize("name", sorted(LIMITS))
+def test_integer_options_accept_their_whole_range_and_say_it(name: str) -> None:
+    low, high = LIMITS[name]
+    for value in (low, high):
+        assert getattr(Rules.from_options({name: value}), name) == value
+    with pytest.raises(InvalidOption) as e:
+        Rules.from_options({name: high + 1})
+    assert e.value.option == name
+    assert str(e.value) == f"invalid_option: {name}: must be an integer from {low} to {high}"
 
 
 def test_first_dealer_must_be_a_seat_of_the_table() -> None:

@@ -37,7 +37,7 @@ async def test_moving_replicas_is_not_leaving_and_leaving_both_forfeits_once(
         )
         tid = created.table_id
         stay = ResumingWatcher(replicas, 0, tid, created.seat_token)
-        joined = await two.JoinTable(service_pb2.JoinTableRequest(table_id=tid))
+        joined = await two.JoinTable(service_pb2.JoinTableRequest(table_id=tid, display_name="p"))
         mover = ResumingWatcher(replicas, 1, tid, joined.seat_token)
         await mover.wait_until(lambda w: bool(w.events))
         # The joiner hops: its stream on replica two ends, one on replica one begins, within

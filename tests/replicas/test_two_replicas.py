@@ -159,7 +159,7 @@ async def test_timers_and_bots_take_effect_once(replicas: list[Replica]) -> None
     tables: dict[str, int | None] = {}  # table id -> the idle human's seat (None: all bots)
     for bots, options in ((4, {}),) * 3 + ((3, {"turn_time_s": 1}),) * 2:
         req = service_pb2.CreateTableRequest(
-            rules=_rules(target_match_points=1, **options), take_seat=bots < 4)
+            rules=_rules(target_match_points=1, **options), take_seat=bots < 4, display_name="p")
         created = await fo.call("CreateTable", req)
         add = service_pb2.AddBotRequest(table_id=created.table_id)
         for _ in range(bots):

@@ -182,7 +182,8 @@ def _option_values(fd: Any) -> list[Any]:
         "capote_value": [1, 2],
         "first_dealer": [0, 1, 2, 3],
         "turn_time_s": [0, 1, 30, 3600],
-    }.get(fd.name, [1, 2, 7, 101])
+        "target_points": [1, 2, 101, 1000],
+    }.get(fd.name, [1, 2, 7, 15])
 
 
 def _engine_value(fd: Any, value: Any) -> Any:

@@ -13,6 +13,7 @@ import asyncio
 import dataclasses
 
 import grpc
+import pytest
 
 from service.server import create_server
 from service.store.memory import MemoryStore
@@ -61,10 +62,12 @@ async def test_a_player_gone_beyond_the_grace_period_forfeits() -> None:
         assert list(ended.winner_sides) == [0]
         view = await view_of(stub, tid, seated.tokens[0])
         assert view.status == FINISHED
-        # The forfeit happened once, and the seat's token still reads the finished table.
+        # The forfeit happened once, and the seat's token opens nothing any more.
         await asyncio.sleep(2 * GRACE)
         assert len(forfeits(watchers[0])) == 1
-        assert (await view_of(stub, tid, seated.tokens[1])).status == FINISHED
+        with pytest.raises(grpc.aio.AioRpcError) as denied:
+            await view_of(stub, tid, seated.tokens[1])
+        assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED
         await watchers[0].close()
 
 
@@ -98,7 +101,7 @@ async def test_a_player_who_never_watches_is_away_from_the_start() -> None:
         tid = created.table_id
         w0 = Watcher(stub, tid, created.seat_token)
         await w0.wait_until(lambda w: bool(w.snapshots))
-        joined = await stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid))
+        joined = await stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid, display_name="p"))
         await w0.wait_until(lambda w: bool(forfeits(w)), timeout=5)
         (forfeit,) = forfeits(w0)
         assert forfeit.seat == joined.seat
@@ -116,7 +119,7 @@ async def test_only_the_players_without_a_stream_count() -> None:
                 rules=rules_pb2.Rules(
                     preset="parejas", options=rules_pb2.RuleOptions(turn_time_s=0)
                 ),
-                take_seat=True,
+                take_seat=True, display_name="p",
             )
         )
         tid = created.table_id

@@ -76,6 +76,12 @@ async def unchanged(stub, table_id: str, tokens: dict[int, str]) -> AsyncIterato
     assert after == before
 
 
+def join(**fields: object) -> service_pb2.JoinTableRequest:
+    """A JoinTableRequest with a display name (unless one is given)."""
+    fields.setdefault("display_name", "p")
+    return service_pb2.JoinTableRequest(**fields)  # type: ignore[arg-type]
+
+
 async def new_table(
     stub,  # type: ignore[no-untyped-def]
     preset: str = "parejas",
@@ -132,6 +138,33 @@ BAD_CREATES = [
         "rules.options.target_points",
         id="target-points-0",
     ),
+    pytest.param(
+        {"rules": rules_pb2.Rules(options=rules_pb2.RuleOptions(
+            target_points=4_000_000_000, tute_enabled=False))},
+        "rules.options.target_points",
+        id="target-points-endless",
+    ),
+    pytest.param(
+        {"rules": rules_pb2.Rules(preset="tres", options=rules_pb2.RuleOptions(
+            target_match_points=16))},
+        "rules.options.target_match_points",
+        id="target-match-points-16",
+    ),
+    pytest.param(
+        {"rules": rules_pb2.Rules(options=rules_pb2.RuleOptions(games_to_win=16))},
+        "rules.options.games_to_win",
+        id="games-to-win-16",
+    ),
+    pytest.param(
+        {"rules": rules_pb2.Rules(options=rules_pb2.RuleOptions(tute_unit_value=1000))},
+        "rules.options.tute_unit_value",
+        id="tute-unit-value-1000",
+    ),
+    pytest.param(
+        {"rules": rules_pb2.Rules(options=rules_pb2.RuleOptions(turn_time_s=3601))},
+        "rules.options.turn_time_s",
+        id="turn-time-over-an-hour",
+    ),
     pytest.param({"take_seat": True, "seat": 4}, "seat", id="seat-out-of-range"),
     pytest.param(
         {"rules": rules_pb2.Rules(preset="tres"), "take_seat": True, "seat": 3},
@@ -161,12 +194,68 @@ async def test_create_table_rejects_malformed_requests(  # type: ignore[no-untyp
     assert not (await stub.ListTables(service_pb2.ListTablesRequest())).tables
 
 
+BLANK_NAMES = [
+    pytest.param("", id="empty"),
+    pytest.param("   ", id="spaces"),
+    pytest.param("\u00a0", id="nbsp"),
+    pytest.param("\u3000\u3000", id="ideographic-space"),
+    pytest.param("\u0301", id="lone-combining-mark"),
+    pytest.param(" \u0301\u0308 ", id="combining-marks-only"),
+    pytest.param("\u200b\u200d\ufeff", id="format-characters-only"),
+    pytest.param("\t\u2028\u00a0\u200b", id="mixed-invisible"),
+]
+
+
+@pytest.mark.parametrize("name", BLANK_NAMES)
+async def test_a_blank_display_name_is_refused(server, stub, name: str) -> None:  # type: ignore[no-untyped-def]
+    """The contract: 1..32 characters after trimming, at least one visible; an omitted name
+    is the empty string, refused like the others."""
+    counts = await table_counts(server)
+    await expect(stub.CreateTable(service_pb2.CreateTableRequest(take_seat=True,
+                                                                 display_name=name)),
+                 Code.INVALID_ARGUMENT, field="display_name")
+    assert await table_counts(server) == counts
+    created = await new_table(stub)
+    async with unchanged(stub, created.table_id, {0: created.seat_token}):
+        await expect(stub.JoinTable(service_pb2.JoinTableRequest(
+            table_id=created.table_id, display_name=name)),
+            Code.INVALID_ARGUMENT, field="display_name")
+        await expect(stub.JoinTable(service_pb2.JoinTableRequest(
+            table_id="0123456789abcdef", display_name=name)),
+            Code.INVALID_ARGUMENT, field="display_name")
+
+
+@pytest.mark.parametrize(("given", "shown"), [
+    ("\u00a0Ana\u3000", "Ana"),
+    ("\u200b\ufeffAna\u200d", "Ana"),
+    ("  Ana \u00a0\u3000 Mar\u00eda ", "Ana Mar\u00eda"),
+    ("Jose\u0301", "Jos\u00e9"),  # NFC
+    ("\u0301x", "\u0301x"),  # a visible character is enough
+    ("\u00a0" * 40 + "y" * 32 + "\u3000" * 40, "y" * 32),  # the limit counts after trimming
+])
+async def test_display_names_are_trimmed_the_unicode_way(  # type: ignore[no-untyped-def]
+    stub, given: str, shown: str
+) -> None:
+    created = await stub.CreateTable(service_pb2.CreateTableRequest(
+        rules=rules_pb2.Rules(preset="tres"), take_seat=True, display_name=given))
+    assert created.table.seats[0].display_name == shown
+    joined = await stub.JoinTable(service_pb2.JoinTableRequest(
+        table_id=created.table_id, display_name=given))
+    assert joined.view.seats[joined.seat].display_name == shown
+
+
 async def test_create_table_accepts_the_limits(stub) -> None:  # type: ignore[no-untyped-def]
     created = await stub.CreateTable(
         service_pb2.CreateTableRequest(
             rules=rules_pb2.Rules(preset="tres"), take_seat=True, seat=2, display_name="y" * 32
         )
     )
+    biggest = rules_pb2.RuleOptions(target_points=1000, games_to_win=15, target_match_points=15,
+                                    tute_unit_value=15, turn_time_s=3600)
+    big = await stub.CreateTable(service_pb2.CreateTableRequest(
+        rules=rules_pb2.Rules(options=biggest)))
+    for fd, value in biggest.ListFields():  # the upper bounds are allowed
+        assert getattr(big.table.rules.options, fd.name) == value, fd.name
     assert created.seat == 2 and created.seat_token
     assert created.table.seats[2].display_name == "y" * 32
     assert created.table.rules.options.players == 3
@@ -253,7 +342,7 @@ async def test_list_tables_paginates_with_filters(stub) -> None:  # type: ignore
     assert all(t.free_seats == 2 and t.status == table_pb2.TABLE_STATUS_WAITING for t in listed)
     full = made["tres"][0]
     for _ in range(2):
-        await stub.JoinTable(service_pb2.JoinTableRequest(table_id=full))
+        await stub.JoinTable(join(table_id=full))
     ids = flat(await list_all(stub, 50, preset="tres"))
     assert full not in ids and len(ids) == 2
 
@@ -263,7 +352,7 @@ async def test_list_tables_page_token_survives_its_table_leaving_the_lobby(stub)
     ids = [(await new_table(stub, "corriente-6")).table_id for _ in range(5)]
     first = await stub.ListTables(service_pb2.ListTablesRequest(page_size=2))
     assert [t.table_id for t in first.tables] == ids[::-1][:2]
-    await stub.JoinTable(service_pb2.JoinTableRequest(table_id=first.tables[-1].table_id))
+    await stub.JoinTable(join(table_id=first.tables[-1].table_id))
     rest = [t.table_id for t in (await stub.ListTables(service_pb2.ListTablesRequest(
         page_size=10, page_token=first.next_page_token))).tables]
     assert rest == ids[::-1][2:]
@@ -296,15 +385,15 @@ async def test_join_table_errors(stub) -> None:  # type: ignore[no-untyped-def]
     async with unchanged(stub, tid, tokens):
         await expect(stub.JoinTable(service_pb2.JoinTableRequest(display_name="x")),
                      Code.INVALID_ARGUMENT, field="table_id")
-        await expect(stub.JoinTable(service_pb2.JoinTableRequest(table_id="0123456789abcdef")),
+        await expect(stub.JoinTable(join(table_id="0123456789abcdef")),
                      Code.NOT_FOUND, reason="TABLE_NOT_FOUND")
-        await expect(stub.JoinTable(service_pb2.JoinTableRequest(table_id="no such id!")),
+        await expect(stub.JoinTable(join(table_id="no such id!")),
                      Code.INVALID_ARGUMENT, field="table_id")
-        await expect(stub.JoinTable(service_pb2.JoinTableRequest(invite_code="ZZZZZZZZ")),
+        await expect(stub.JoinTable(join(invite_code="ZZZZZZZZ")),
                      Code.NOT_FOUND, reason="INVITE_NOT_FOUND")
-        await expect(stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid, seat=0)),
+        await expect(stub.JoinTable(join(table_id=tid, seat=0)),
                      Code.FAILED_PRECONDITION, reason="SEAT_TAKEN")
-        await expect(stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid, seat=4)),
+        await expect(stub.JoinTable(join(table_id=tid, seat=4)),
                      Code.INVALID_ARGUMENT, field="seat")
         await expect(stub.JoinTable(service_pb2.JoinTableRequest(
             table_id=tid, display_name="n" * 40)), Code.INVALID_ARGUMENT, field="display_name")
@@ -326,10 +415,10 @@ async def test_private_tables_are_joined_by_invite_code_only(stub) -> None:  # t
     created = await new_table(stub, private=True)
     tid = created.table_id
     async with unchanged(stub, tid, {0: created.seat_token}):
-        await expect(stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid)),
+        await expect(stub.JoinTable(join(table_id=tid)),
                      Code.PERMISSION_DENIED, reason="PRIVATE_TABLE")
     joined = await stub.JoinTable(
-        service_pb2.JoinTableRequest(invite_code=created.invite_code.lower(), seat=2)
+        join(invite_code=created.invite_code.lower(), seat=2)
     )
     assert (joined.table_id, joined.seat) == (tid, 2)
     assert joined.view.invite_code == created.invite_code
@@ -341,8 +430,8 @@ async def test_joining_a_full_or_finished_table_fails(stub) -> None:  # type: ig
     seated = await table_with_humans(stub, "corriente-8")  # full: the match has started
     tid = seated.table_id
     async with unchanged(stub, tid, seated.tokens):
-        for req in (service_pb2.JoinTableRequest(table_id=tid),
-                    service_pb2.JoinTableRequest(table_id=tid, seat=1)):
+        for req in (join(table_id=tid),
+                    join(table_id=tid, seat=1)):
             await expect(stub.JoinTable(req), Code.FAILED_PRECONDITION,
                          reason="MATCH_ALREADY_STARTED")
         await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid),
@@ -351,8 +440,8 @@ async def test_joining_a_full_or_finished_table_fails(stub) -> None:  # type: ig
     await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
                           metadata=auth(seated.tokens[1]))
     assert (await view_of(stub, tid, None)).status == FINISHED
-    async with unchanged(stub, tid, seated.tokens):
-        await expect(stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid)),
+    async with unchanged(stub, tid, {0: seated.tokens[0]}):  # seat 1's token is revoked
+        await expect(stub.JoinTable(join(table_id=tid)),
                      Code.FAILED_PRECONDITION, reason="MATCH_OVER")
         await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid),
                                  metadata=auth(seated.tokens[0])),
@@ -397,7 +486,7 @@ async def test_leaving_before_the_start_frees_the_seat(stub) -> None:  # type: i
     await expect(view_of(stub, tid, joined.seat_token), Code.PERMISSION_DENIED)
     await expect(stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
                                  metadata=auth(joined.seat_token)), Code.PERMISSION_DENIED)
-    again = await stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid, seat=joined.seat))
+    again = await stub.JoinTable(join(table_id=tid, seat=joined.seat))
     assert again.seat == joined.seat
     listed = (await stub.ListTables(service_pb2.ListTablesRequest())).tables
     assert [t.free_seats for t in listed if t.table_id == tid] == [2]
@@ -423,7 +512,7 @@ async def test_leaving_after_the_start_forfeits_the_match(  # type: ignore[no-un
     left = await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
                                  metadata=auth(seated.tokens[leaver]))
     assert left.forfeited
-    for token in (None, seated.tokens[leaver], seated.tokens[(leaver + 1) % len(seated.tokens)]):
+    for token in (None, seated.tokens[(leaver + 1) % len(seated.tokens)]):
         v = await view_of(stub, tid, token)
         assert v.status == FINISHED
         assert v.version == before.version + 1
@@ -432,9 +521,19 @@ async def test_leaving_after_the_start_forfeits_the_match(  # type: ignore[no-un
         assert v.match_result.reason == 3  # MATCH_END_REASON_FORFEIT
         assert v.match_result.forfeited_seat == leaver
         assert not v.legal_actions and not v.HasField("turn_seat")
-    # After the end: MATCH_OVER for leaving again or for anybody else, and no change.
-    async with unchanged(stub, tid, seated.tokens):
-        for token in seated.tokens.values():
+    # The leaver's token opens nothing any more: NOT_SEATED everywhere. After the end:
+    # MATCH_OVER for anybody else leaving, and no change.
+    others = {s: t for s, t in seated.tokens.items() if s != leaver}
+    async with unchanged(stub, tid, others):
+        gone = auth(seated.tokens[leaver])
+        await expect(view_of(stub, tid, seated.tokens[leaver]), Code.PERMISSION_DENIED,
+                     reason="NOT_SEATED")
+        await expect(stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid), metadata=gone),
+                     Code.PERMISSION_DENIED, reason="NOT_SEATED")
+        await expect_stream(stub.WatchTable(service_pb2.WatchTableRequest(table_id=tid),
+                                            metadata=gone),
+                            Code.PERMISSION_DENIED, reason="NOT_SEATED")
+        for token in others.values():
             await expect(stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
                                          metadata=auth(token)),
                          Code.FAILED_PRECONDITION, reason="MATCH_OVER")
@@ -557,11 +656,14 @@ async def test_submit_action_before_the_start_and_after_the_end(stub) -> None:  
     v = await view_of(stub, seated.table_id, seated.tokens[0])
     await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=seated.table_id),
                           metadata=auth(seated.tokens[0]))
-    async with unchanged(stub, seated.table_id, seated.tokens):
-        for token in seated.tokens.values():
-            await expect(stub.SubmitAction(submit(seated.table_id, PLAY(play_card=v.hand[0])),
-                                           metadata=auth(token)),
-                         Code.FAILED_PRECONDITION, reason="MATCH_OVER")
+    async with unchanged(stub, seated.table_id, {1: seated.tokens[1]}):
+        await expect(stub.SubmitAction(submit(seated.table_id, PLAY(play_card=v.hand[0])),
+                                       metadata=auth(seated.tokens[1])),
+                     Code.FAILED_PRECONDITION, reason="MATCH_OVER")
+        # the leaver forfeited: its token opens nothing
+        await expect(stub.SubmitAction(submit(seated.table_id, PLAY(play_card=v.hand[0])),
+                                       metadata=auth(seated.tokens[0])),
+                     Code.PERMISSION_DENIED, reason="NOT_SEATED")
 
 
 async def test_not_your_turn_and_wrong_declarations(stub) -> None:  # type: ignore[no-untyped-def]
@@ -715,17 +817,20 @@ async def test_too_many_tables(stub) -> None:  # type: ignore[no-untyped-def]
         listed = (await limited.ListTables(service_pb2.ListTablesRequest())).tables
         assert len(listed) == 2
         # A finished table no longer counts.
-        await limited.JoinTable(service_pb2.JoinTableRequest(table_id=first.table_id))
+        await limited.JoinTable(join(table_id=first.table_id))
         await limited.LeaveTable(service_pb2.LeaveTableRequest(table_id=first.table_id),
                                  metadata=auth(first.seat_token))
         await new_table(limited)
 
 
 async def test_too_many_streams() -> None:
-    async with limited_server(max_streams_per_table=2, max_streams=3) as limited:
+    """Spectators have a cap per table and one per server; a seat's own streams have a cap
+    per seat only (see tests/service/test_seat_streams.py)."""
+    async with limited_server(max_spectator_streams_per_table=2, max_streams=3,
+                              max_streams_per_seat=1) as limited:
         a = await new_table(limited, "tres")
         b = await new_table(limited, "tres")
-        watchers = [Watcher(limited, a.table_id), Watcher(limited, a.table_id, a.seat_token)]
+        watchers = [Watcher(limited, a.table_id), Watcher(limited, a.table_id)]
         for w in watchers:
             await w.wait_until(lambda w: bool(w.snapshots))
         async with unchanged(limited, a.table_id, {0: a.seat_token}):
@@ -737,6 +842,13 @@ async def test_too_many_streams() -> None:
         await expect_stream(limited.WatchTable(
             service_pb2.WatchTableRequest(table_id=b.table_id)),
             Code.RESOURCE_EXHAUSTED, reason="TOO_MANY_STREAMS")
+        # a seat's stream is not a spectator's: room for one per seat
+        mine = Watcher(limited, a.table_id, a.seat_token)
+        await mine.wait_until(lambda w: bool(w.snapshots))
+        await expect_stream(limited.WatchTable(
+            service_pb2.WatchTableRequest(table_id=a.table_id), metadata=auth(a.seat_token)),
+            Code.RESOURCE_EXHAUSTED, reason="TOO_MANY_STREAMS")
+        await mine.close()  # (it counts in the server's total, which it took past the cap)
         # Closing a stream frees its place.
         await watchers[0].close()
         for _ in range(100):
@@ -749,6 +861,6 @@ async def test_too_many_streams() -> None:
             await asyncio.sleep(0.02)
         else:
             raise AssertionError("the closed stream's place was never freed")
-        for w in (watchers[1], third, again):
+        for w in (watchers[1], third, again, mine):
             await w.close()
             assert w.error is None

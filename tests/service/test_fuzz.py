@@ -206,7 +206,9 @@ async def world(
         service_pb2.CreateTableRequest(
             rules=rules("corriente-6", first_dealer=1), take_seat=True, display_name="m"
         ).SerializeToString(),
-        service_pb2.JoinTableRequest(invite_code=w.invites[-1], seat=2).SerializeToString(),
+        service_pb2.JoinTableRequest(
+            invite_code=w.invites[-1], seat=2, display_name="p"
+        ).SerializeToString(),
         service_pb2.ListTablesRequest(preset="parejas", players=4, page_size=3).SerializeToString(),
     ]
 

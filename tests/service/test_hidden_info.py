@@ -156,6 +156,13 @@ class Watcher:
             else:
                 self.last_seq = msg.event.sequence
 
+    async def wait_seq(self, seq: int, timeout: float = 10.0) -> None:
+        """Until the stream has received up to ``seq`` (it stays open)."""
+        async with asyncio.timeout(timeout):
+            while self.last_seq < seq:
+                assert not self.task.done(), "the stream ended"
+                await asyncio.sleep(0.002)
+
     async def finish(self, final_seq: int, timeout: float = 10.0) -> None:
         loop = asyncio.get_running_loop()
         end = loop.time() + timeout
@@ -659,3 +666,159 @@ def test_log_check_catches_a_card_and_a_token() -> None:
         structlog.get_logger("tute.test").info("rpc_error", token="s3cr3t-t0ken")
     with pytest.raises(AssertionError, match="seat tokens"):
         check_log(logbuf.text, {"s3cr3t-t0ken"})
+
+
+# ---------------------------------------------------------------------------------------------
+# stale streams: seats left with their streams open, then taken by others
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class StaleStats:
+    planted: int = 0
+    seat_lost: int = 0
+    leaks: list[str] = field(default_factory=list)
+    after_lost: int = 0
+    """Messages a stale stream received after the event that ended its seat."""
+    next_hands: int = 0
+    """HandDealt copies with cards that the seats' next (human) occupants received."""
+
+
+class StaleRunner:
+    """One match whose seats were first taken by players who left again with their streams
+    open (some resuming from 0), then by humans or bots (a seat may see several leavers).
+    The stale streams are judged as a spectator: anything more is a leak."""
+
+    def __init__(
+        self, stub: Stub, oracle: Oracle, rng: random.Random, stats: StaleStats, preset: str
+    ) -> None:
+        self.stub = stub
+        self.oracle = oracle
+        self.rng = rng
+        self.stats = stats
+        self.preset = preset
+
+    async def play(self, *, expect_lost: bool = True) -> None:
+        rng, stub = self.rng, self.stub
+        n = engine.PRESETS[self.preset].players
+        created = await stub.CreateTable(service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset=self.preset, options=random_options(self.preset, rng))
+        ))
+        tid = created.table_id
+        watchers = [Watcher(stub, tid, None, None)]
+        stale: list[Watcher] = []
+        for _ in range(rng.randint(1, 2 * n)):  # leavers, on random seats
+            seat = rng.randrange(n)
+            joined = await stub.JoinTable(service_pb2.JoinTableRequest(
+                table_id=tid, seat=seat, display_name="leaver"))
+            mine = [Watcher(stub, tid, seat, joined.seat_token)]
+            if rng.random() < 0.5:
+                mine.append(Watcher(stub, tid, seat, joined.seat_token, resume_after=0))
+            for w in mine:
+                await w.wait_seq(joined.view.last_event_sequence)
+            await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
+                                  metadata=auth(joined.seat_token))
+            stale += mine
+        self.stats.planted += len(stale)
+        tokens: dict[int, str] = {}
+        seats = list(range(n))
+        rng.shuffle(seats)
+        for i, seat in enumerate(seats):
+            if rng.random() < 0.6 or (i == n - 1 and not tokens):  # a human plays along
+                joined = await stub.JoinTable(service_pb2.JoinTableRequest(
+                    table_id=tid, seat=seat, display_name="next"))
+                tokens[seat] = joined.seat_token
+                resume = 0 if rng.random() < 0.5 else None  # replays the leavers' events too
+                watchers.append(Watcher(stub, tid, seat, joined.seat_token, resume_after=resume))
+            else:
+                await stub.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=seat))
+        truth = self.oracle.tables[tid]
+        async with asyncio.timeout(60):
+            while True:
+                version = truth.latest_version
+                state = truth.at(version).state
+                assert state is not None
+                if state.over:
+                    break
+                seat = state.turn
+                if seat not in tokens:  # a bot's turn: the server plays it
+                    while truth.latest_version == version:
+                        await asyncio.sleep(0.002)
+                    continue
+                action = _action(rng.choice(engine.legal_actions(state, seat)))
+                try:
+                    await stub.SubmitAction(
+                        service_pb2.SubmitActionRequest(
+                            table_id=tid, action=action, expected_version=version),
+                        metadata=auth(tokens[seat]),
+                    )
+                except grpc.aio.AioRpcError as exc:  # a bot's partner sang first
+                    assert exc.code() == grpc.StatusCode.ABORTED, exc.details()
+        final_seq = (await stub.GetTable(
+            service_pb2.GetTableRequest(table_id=tid))).view.last_event_sequence
+        for w in watchers:
+            await w.finish(final_seq)
+            w.check(self.oracle)
+            if w.audience is not None:
+                self.stats.next_hands += sum(
+                    1 for m in w.messages if m.HasField("event")
+                    and m.event.WhichOneof("kind") == "hand_dealt" and len(m.event.hand_dealt.hand)
+                )
+        for w in stale:
+            if expect_lost:
+                await asyncio.wait([w.task], timeout=10)
+                assert w.task.done(), "a stale stream is still open"
+            else:
+                await w.finish(final_seq)
+            err = w.task.exception() if w.task.done() and not w.task.cancelled() else None
+            if isinstance(err, grpc.aio.AioRpcError) and reason_of(err) == "SEAT_LOST":
+                assert err.code() == grpc.StatusCode.PERMISSION_DENIED
+                self.stats.seat_lost += 1
+            events = [m.event for m in w.messages if m.HasField("event")]
+            ends = [i for i, e in enumerate(events)
+                    if e.WhichOneof("kind") == "seat_left" and e.seat_left.seat == w.audience]
+            if ends:
+                self.stats.after_lost += len(events) - 1 - ends[-1]
+            w.audience = None  # judged as a spectator
+            with self.oracle.counting() as leaks:
+                w.check(self.oracle)
+            self.stats.leaks += leaks
+
+
+async def run_stale(
+    stub: Stub, oracle: Oracle, per_preset: int, seed: int, expect_lost: bool = True
+) -> StaleStats:
+    rng = random.Random(seed)
+    stats = StaleStats()
+    jobs = [p for p in PRESETS for _ in range(per_preset)]
+    sem = asyncio.Semaphore(4)
+
+    async def one(preset: str, match_seed: int) -> None:
+        async with sem:
+            runner = StaleRunner(stub, oracle, random.Random(match_seed), stats, preset)
+            await runner.play(expect_lost=expect_lost)
+
+    await asyncio.gather(*(one(p, rng.getrandbits(32)) for p in jobs))
+    return stats
+
+
+async def test_stale_streams_of_players_who_left_see_nothing_of_the_next_occupants(
+    server: Server, stub: Stub, oracle: Oracle
+) -> None:
+    stats = await run_stale(stub, oracle, per_preset=3, seed=20261201)
+    assert stats.leaks == [], f"{len(stats.leaks)} leaks: {stats.leaks[:3]}"
+    assert stats.planted >= 2 * len(PRESETS)
+    assert stats.seat_lost == stats.planted  # every stale stream ended, with SEAT_LOST
+    assert stats.after_lost == 0  # ...right after its SeatLeft
+    assert stats.next_hands > len(PRESETS)  # the next occupants did get their cards
+
+
+async def test_the_stale_stream_check_catches_a_stream_that_lives_on(
+    server: Server, stub: Stub, oracle: Oracle, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from service import app as app_module
+
+    monkeypatch.setattr(app_module, "_ends_occupancy", lambda event, seat: False)
+    stats = await run_stale(stub, oracle, per_preset=1, seed=7, expect_lost=False)
+    assert stats.seat_lost == 0 and stats.after_lost > 0
+    assert any("hand_dealt" in leak for leak in stats.leaks), stats.leaks[:3]

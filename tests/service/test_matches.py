@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 
+import grpc
 import pytest
 
 import engine
@@ -214,8 +215,15 @@ async def test_leaving_mid_match_replays_as_a_forfeit(stub) -> None:  # type: ig
                 metadata=auth(seated.tokens[0]),
             )
         ).view
+        leaver = seat_watchers[1]
         for w in [*seat_watchers.values(), spectator]:
-            await w.wait_for_seq(final.last_event_sequence)
+            if w is leaver:  # its seat is lost: it ends right after its PlayerForfeited
+                await w.wait_until(lambda w: w.done)
+                assert w.error is not None and w.error.code() == grpc.StatusCode.PERMISSION_DENIED
+                assert [kind(e) for e in w.events[-1:]] == ["player_forfeited"]
+                assert w.last_seq == final.last_event_sequence - 1
+            else:
+                await w.wait_for_seq(final.last_event_sequence)
     finally:
         for w in [*seat_watchers.values(), spectator]:
             await w.close()

@@ -9,11 +9,13 @@ publishing and scheduling also checks that it works across replicas.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
+import redis
 
 from service.store import memory
 from service.store import redis as redis_store
@@ -37,6 +39,31 @@ class Stores:
     store: Store
     peer: Store
     kind: str
+    url: str = ""
+    """The Redis store URL ('' for memory)."""
+    ports: tuple[int, ...] = ()
+    """The ports of every Redis server behind the URL."""
+
+    @contextlib.asynccontextmanager
+    async def with_retention(self, retention: int) -> AsyncIterator[tuple[Store, Store]]:
+        """Another (store, peer) pair of this kind that keeps ``retention`` events."""
+        if self.kind == "memory":
+            one = MemoryStore(retention=retention)
+            yield one, one
+            return
+        for port in self.ports:  # so that Redis's MAXLEN ~ trims at such small sizes
+            with redis.Redis(port=port) as r:
+                r.config_set("stream-node-max-entries", 4)
+        a = RedisStore.from_url(self.url, retention=retention)
+        b = RedisStore.from_url(self.url, retention=retention)
+        try:
+            yield a, b
+        finally:
+            await a.close()
+            await b.close()
+            for port in self.ports:
+                with redis.Redis(port=port) as r:
+                    r.config_set("stream-node-max-entries", 100)
 
 
 @pytest.fixture(params=["memory", "redis", "cluster"])
@@ -46,11 +73,15 @@ async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
         yield Stores(one, one, "memory")
         return
     url = request.getfixturevalue("redis_url" if request.param == "redis" else "redis_cluster_url")
+    if request.param == "redis":
+        ports: tuple[int, ...] = (request.getfixturevalue("redis_proc").port,)
+    else:
+        ports = tuple(request.getfixturevalue("redis_cluster").ports)
     a = RedisStore.from_url(url, finished_ttl_s=FINISHED_TTL_S)
     b = RedisStore.from_url(url, finished_ttl_s=FINISHED_TTL_S)
     assert a.cluster == b.cluster == (request.param == "cluster")
     try:
-        yield Stores(a, b, request.param)
+        yield Stores(a, b, request.param, url, ports)
     finally:
         await a.close()
         await b.close()
@@ -481,3 +512,86 @@ async def test_bot_seats_are_counted_for_waiting_and_playing_tables(stores: Stor
     assert (await s.commit("b1", 4, b"r", [], status="playing", bot_seats=2)).applied
     assert (await s.commit("b1", 5, b"r", [], status="playing", bot_seats=2)).applied
     assert await s.count_bot_seats() == 3
+
+
+async def test_presence_lists_each_live_watcher_with_its_seat(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    await s.create("pw", b"r", "", None)
+    now = time.time()
+    await s.set_presence("pw", "7.a1", 0, now + 30)
+    await p.set_presence("pw", "9.b2", 2, now + 30)  # (the times are passed: no waiting)
+    await p.set_presence("pw", "9.b3", 2, now + 10)
+    assert await p.present_watchers("pw", now) == {"7.a1": 0, "9.b2": 2, "9.b3": 2}
+    assert await s.present_watchers("pw", now + 11) == {"7.a1": 0, "9.b2": 2}
+    await s.clear_presence("pw", "9.b2")
+    assert await p.present_watchers("pw", now) == {"7.a1": 0, "9.b3": 2}
+    assert await p.present_watchers("unknown", now) == {}
+
+
+async def test_events_past_the_retention_are_trimmed_and_resume_says_so(stores: Stores) -> None:
+    """Every store keeps at least the last ``retention`` events of a table (a few more at
+    most); events_after from a position no longer kept is None (the app sends a snapshot)."""
+    async with stores.with_retention(8) as (s, p):
+        await s.create("t", b"r", "", None)
+        for v in range(1, 41):
+            assert (await s.commit("t", v, b"r", [ev(v, {v % 4: b"own %d" % v})])).applied
+        for store in (s, p):
+            assert await store.events_after("t", 0) is None  # event 1 is gone
+            assert await store.events_after("t", 1) is None
+            assert await store.events_after("t", 32) == [
+                ev(i, {i % 4: b"own %d" % i}) for i in range(33, 41)
+            ]
+            assert await store.events_after("t", 40) == []
+            assert await store.events_after("t", 20) is None  # 20 back: more than a few over
+        # one commit of many events keeps them all up to the retention too
+        await s.create("big", b"r", "", None)
+        assert (await s.commit("big", 1, b"r", [ev(i) for i in range(1, 31)])).applied
+        assert await p.events_after("big", 22) == [ev(i) for i in range(23, 31)]
+        assert await p.events_after("big", 0) is None
+
+
+async def test_a_table_is_created_with_its_due_time(stores: Stores) -> None:
+    s, p = stores.store, stores.peer
+    now = time.time()
+    await s.create("due", b"r", "", None, due_at=now + 600)
+    await s.create("none", b"r", "", None)
+    assert await p.next_due() == pytest.approx(now + 600)
+    assert await p.claim_due(now + 599, 5.0, 10) == []
+    got = await p.claim_due(now + 601, 5.0, 10)
+    assert [(d.table_id, d.due_at) for d in got] == [("due", pytest.approx(now + 600))]
+
+
+async def test_delete_removes_a_table_at_its_version_with_everything_about_it(
+    stores: Stores,
+) -> None:
+    s, p = stores.store, stores.peer
+    now = time.time()
+    entry = LobbyEntry("gone", "parejas", 4, 4, 5.0)
+    await s.create("gone", b"r1", "GONE2345", entry, due_at=now + 600)
+    await s.create("kept", b"r1", "KEPT2345", LobbyEntry("kept", "parejas", 4, 4, 6.0),
+                   due_at=now + 600)
+    assert (await s.commit("gone", 1, b"r2", [ev(1)], lobby=entry, due_at=now + 600,
+                           idempotency_key="0:k", response=b"first")).applied
+    await s.set_presence("gone", "1.w", 0, now + 30)
+    near = await s.subscribe("gone")
+    far = await p.subscribe("gone")  # another replica's reader, for Redis
+    assert not await p.delete("gone", 1)  # not at that version any more: nothing happens
+    assert await s.load("gone") == (2, b"r2")
+    assert await p.delete("gone", 2)
+    assert not await s.delete("gone", 2)  # already gone
+    assert await s.load("gone") is None and await p.load("gone") is None
+    assert await p.events_after("gone", 0) is None
+    assert await p.idempotent_response("gone", "0:k") is None
+    assert await p.present_watchers("gone", now) == {}
+    assert await p.find_invite("GONE2345") is None
+    assert [e.table_id for e in await p.lobby("", 0, None, 10)] == ["kept"]
+    assert await p.count_tables() == {"waiting": 1, "playing": 0, "finished": 0}
+    assert [d.table_id for d in await p.claim_due(now + 601, 5.0, 10)] == ["kept"]
+    assert await p.find_invite("KEPT2345") == "kept"
+    for sub in (near, far):  # the watchers resume, and find no table
+        with pytest.raises(SubscriptionEnded) as ended:
+            await take(sub, 1)
+        assert ended.value.reason == "behind"
+        await sub.close()
+    with pytest.raises(KeyError):
+        await s.subscribe("gone")

@@ -32,7 +32,10 @@ class TuteServiceStub:
     Authentication: JoinTable and CreateTable (with take_seat) return a seat token. Send it on
     every later call about that table as gRPC metadata `authorization: Bearer <seat_token>`.
     A call without the header is a spectator's: it sees no private card and cannot act. A token
-    opens only its own seat at its own table. Tokens are secrets: keep them like passwords.
+    opens only its own seat at its own table, and only while its player holds the seat: once the
+    player leaves (LeaveTable, before or during the match) or forfeits (for any reason) the token
+    opens nothing any more (NOT_SEATED), and the seat's open streams end (SEAT_LOST). Tokens are
+    secrets: keep them like passwords.
     CreateTable also returns an owner token to the table's creator: it lets AddBot fill the
     table's seats with bots (so does a seat token of that table).
 
@@ -135,7 +138,10 @@ class TuteServiceServicer:
     Authentication: JoinTable and CreateTable (with take_seat) return a seat token. Send it on
     every later call about that table as gRPC metadata `authorization: Bearer <seat_token>`.
     A call without the header is a spectator's: it sees no private card and cannot act. A token
-    opens only its own seat at its own table. Tokens are secrets: keep them like passwords.
+    opens only its own seat at its own table, and only while its player holds the seat: once the
+    player leaves (LeaveTable, before or during the match) or forfeits (for any reason) the token
+    opens nothing any more (NOT_SEATED), and the seat's open streams end (SEAT_LOST). Tokens are
+    secrets: keep them like passwords.
     CreateTable also returns an owner token to the table's creator: it lets AddBot fill the
     table's seats with bots (so does a seat token of that table).
 
@@ -186,6 +192,9 @@ class TuteServiceServicer:
     def CreateTable(self, request, context):
         """Creates a table with the given rules and visibility. The creator may take a seat at once,
         and gets the table's owner token (for AddBot).
+        A waiting table where no human sits (nobody took a seat, only bots did, or every human
+        left) is deleted after a while set by the server (10 minutes by default) from its creation
+        or from its last human's leaving; later calls about it answer NOT_FOUND.
         Errors: INVALID_ARGUMENT (INVALID_OPTION: bad preset or option value; INVALID_ARGUMENT:
         bad visibility, seat or display_name; the field is named),
         RESOURCE_EXHAUSTED (TOO_MANY_TABLES; RATE_LIMITED: this caller created too many tables
@@ -239,8 +248,10 @@ class TuteServiceServicer:
 
     def LeaveTable(self, request, context):
         """Leaves the caller's seat (seat token required). Before the match starts the seat becomes
-        free and the token stops working. During the match leaving forfeits it: the caller's side
-        loses at once and every other side wins (docs/rules.md §11).
+        free. During the match leaving forfeits it: the caller's side loses at once and every
+        other side wins (docs/rules.md §11). Either way the token stops working (PERMISSION_DENIED
+        NOT_SEATED from then on, for every call) and the seat's open WatchTable streams end
+        with SEAT_LOST.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), UNAUTHENTICATED
         (TOKEN_REQUIRED), PERMISSION_DENIED (NOT_SEATED), NOT_FOUND (TABLE_NOT_FOUND),
         FAILED_PRECONDITION (MATCH_OVER).
@@ -253,7 +264,8 @@ class TuteServiceServicer:
         """Returns the caller's view of a table: its own hand and legal actions when a seat token is
         sent, the spectator's view otherwise.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND),
-        PERMISSION_DENIED (NOT_SEATED: token of another table or of a seat that left).
+        PERMISSION_DENIED (NOT_SEATED: a token of another table, or of a player who left or
+        forfeited).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -283,14 +295,18 @@ class TuteServiceServicer:
         shuts down: reconnect (to any server) with resume_after = the last sequence you handled.
         A seat can play from its stream alone: the copy of TurnStarted it receives for its own
         turn lists its legal actions (and a fresh one follows when they change during the turn).
+        A stream opened with a seat token belongs to that player's time in the seat: it carries
+        the seat's private cards only for events since the player took the seat, and it ends
+        with PERMISSION_DENIED reason SEAT_LOST right after the event that ends it (SeatLeft or
+        PlayerForfeited of that seat); watch without a token to follow the table as a spectator.
+        Each seat has room for a few streams of its own (4 per server by default) whatever the
+        number of spectators, who have their own limit per table.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id, resume_after beyond the last
-        event), NOT_FOUND (TABLE_NOT_FOUND), PERMISSION_DENIED (NOT_SEATED: bad token; SEAT_LOST
-        ends an open stream whose token stopped opening its seat), RESOURCE_EXHAUSTED
-        (TOO_MANY_STREAMS: too many open streams on this server, on this table, or from this
-        caller; RATE_LIMITED: this caller opened too many streams lately, see RetryInfo),
-        UNAVAILABLE (SHUTTING_DOWN, STREAM_BEHIND: reconnect with resume_after). Streams opened
-        with a seat token count for that seat, apart from spectators' streams from the same
-        address.
+        event), NOT_FOUND (TABLE_NOT_FOUND), PERMISSION_DENIED (NOT_SEATED: bad token; SEAT_LOST:
+        the seat was lost while the stream was open), RESOURCE_EXHAUSTED (TOO_MANY_STREAMS: too
+        many open streams for this seat, from this caller, or spectator streams for this table or
+        server; RATE_LIMITED: this caller opened too many streams lately, see RetryInfo),
+        UNAVAILABLE (SHUTTING_DOWN, STREAM_BEHIND: reconnect with resume_after).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -354,7 +370,10 @@ class TuteService:
     Authentication: JoinTable and CreateTable (with take_seat) return a seat token. Send it on
     every later call about that table as gRPC metadata `authorization: Bearer <seat_token>`.
     A call without the header is a spectator's: it sees no private card and cannot act. A token
-    opens only its own seat at its own table. Tokens are secrets: keep them like passwords.
+    opens only its own seat at its own table, and only while its player holds the seat: once the
+    player leaves (LeaveTable, before or during the match) or forfeits (for any reason) the token
+    opens nothing any more (NOT_SEATED), and the seat's open streams end (SEAT_LOST). Tokens are
+    secrets: keep them like passwords.
     CreateTable also returns an owner token to the table's creator: it lets AddBot fill the
     table's seats with bots (so does a seat token of that table).
 
