@@ -731,7 +731,8 @@ class StaleRunner:
                 resume = 0 if rng.random() < 0.5 else None  # replays the leavers' events too
                 watchers.append(Watcher(stub, tid, seat, joined.seat_token, resume_after=resume))
             else:
-                await stub.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=seat))
+                await stub.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=seat),
+                                  metadata=auth(created.owner_token))
         truth = self.oracle.tables[tid]
         async with asyncio.timeout(60):
             while True:

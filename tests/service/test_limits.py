@@ -100,10 +100,15 @@ async def rate_limited(call, limit: str, delay: float) -> None:  # type: ignore[
     assert abs(got - delay) < 0.002, (got, delay)
 
 
+def join(**fields: object) -> service_pb2.JoinTableRequest:
+    return service_pb2.JoinTableRequest(display_name="p", **fields)  # type: ignore[arg-type]
+
+
 def create(take_seat: bool = False, private: bool = False, preset: str = "parejas"
            ) -> service_pb2.CreateTableRequest:
     return service_pb2.CreateTableRequest(
         rules=rules_pb2.Rules(preset=preset), take_seat=take_seat,
+        display_name="p" if take_seat else "",
         visibility=table_pb2.VISIBILITY_PRIVATE if private else table_pb2.VISIBILITY_PUBLIC,
     )
 
@@ -209,7 +214,7 @@ async def test_add_bot_takes_the_owner_token_or_a_seat_token_of_that_table() -> 
                                  Code.PERMISSION_DENIED, reason="NOT_SEATED")
             if private:  # a player who joined by invite code may add bots too
                 joined = await stub.JoinTable(
-                    service_pb2.JoinTableRequest(invite_code=mine.invite_code)
+                    join(invite_code=mine.invite_code)
                 )
                 added = await stub.AddBot(add, metadata=auth(joined.seat_token))
             else:
@@ -256,7 +261,7 @@ async def test_the_bot_seats_of_the_whole_store_are_budgeted() -> None:
                                          metadata=auth(t.owner_token)),
                              Code.RESOURCE_EXHAUSTED, reason="TOO_MANY_BOTS")
         # a's match starts with two humans beside its bots: the bots still count
-        humans = [await one.JoinTable(service_pb2.JoinTableRequest(table_id=a.table_id))
+        humans = [await one.JoinTable(join(table_id=a.table_id))
                   for _ in range(2)]
         assert (await view_of(one, a.table_id, None)).status == table_pb2.TABLE_STATUS_PLAYING
         await expect(two.AddBot(service_pb2.AddBotRequest(table_id=b.table_id),
@@ -286,22 +291,22 @@ async def test_unknown_invite_codes_use_the_bucket_up_and_known_ones_do_not() ->
         wrong = "".join(reversed(t.invite_code))
         assert wrong != t.invite_code
         for _ in range(3):
-            await expect(stub.JoinTable(service_pb2.JoinTableRequest(invite_code=wrong)),
+            await expect(stub.JoinTable(join(invite_code=wrong)),
                          Code.NOT_FOUND, reason="INVITE_NOT_FOUND")
         async with unchanged(stub, t.table_id, {0: t.seat_token}):
-            await rate_limited(stub.JoinTable(service_pb2.JoinTableRequest(invite_code=wrong)),
+            await rate_limited(stub.JoinTable(join(invite_code=wrong)),
                                "invite", 10.0)
             # while the bucket is empty even the right code waits: guessing stays slow
             await rate_limited(
-                stub.JoinTable(service_pb2.JoinTableRequest(invite_code=t.invite_code)),
+                stub.JoinTable(join(invite_code=t.invite_code)),
                 "invite", 10.0)
         env.clock.advance(10.0)
         # one token back: the right code joins and gives it back, so it can join again
         for _ in range(2):
-            await stub.JoinTable(service_pb2.JoinTableRequest(invite_code=t.invite_code))
-        await expect(stub.JoinTable(service_pb2.JoinTableRequest(invite_code=wrong)),
+            await stub.JoinTable(join(invite_code=t.invite_code))
+        await expect(stub.JoinTable(join(invite_code=wrong)),
                      Code.NOT_FOUND, reason="INVITE_NOT_FOUND")
-        await rate_limited(stub.JoinTable(service_pb2.JoinTableRequest(invite_code=wrong)),
+        await rate_limited(stub.JoinTable(join(invite_code=wrong)),
                            "invite", 10.0)
 
 

@@ -11,6 +11,7 @@ the fuzz receive.
 from __future__ import annotations
 
 import ast
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from pathlib import Path
@@ -255,12 +256,12 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
         await c.fails(raw(b"\x0a\xff"), Code.INVALID_ARGUMENT, Reason.MALFORMED_REQUEST)
         await c.fails(stub.GetTable(get(table_id="0123456789abcdef")),
                       Code.NOT_FOUND, Reason.TABLE_NOT_FOUND)
-        await c.fails(stub.JoinTable(J(invite_code="ZZZZZZZZ")),
+        await c.fails(stub.JoinTable(J(display_name="p", invite_code="ZZZZZZZZ")),
                       Code.NOT_FOUND, Reason.INVITE_NOT_FOUND)
         private = await stub.CreateTable(
             C(rules=_rules("tres"), visibility=table_pb2.VISIBILITY_PRIVATE)
         )
-        await c.fails(stub.JoinTable(J(table_id=private.table_id)),
+        await c.fails(stub.JoinTable(J(display_name="p", table_id=private.table_id)),
                       Code.PERMISSION_DENIED, Reason.PRIVATE_TABLE)
 
         # seats
@@ -272,25 +273,25 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
                       Code.PERMISSION_DENIED, Reason.NOT_SEATED)
         await c.fails(stub.LeaveTable(S.LeaveTableRequest(table_id=tid)),
                       Code.UNAUTHENTICATED, Reason.TOKEN_REQUIRED)
-        await c.fails(stub.JoinTable(J(table_id=tid), metadata=mine),
+        await c.fails(stub.JoinTable(J(display_name="p", table_id=tid), metadata=mine),
                       Code.FAILED_PRECONDITION, Reason.ALREADY_SEATED)
-        await c.fails(stub.JoinTable(J(table_id=tid, seat=0)),
+        await c.fails(stub.JoinTable(J(display_name="p", table_id=tid, seat=0)),
                       Code.FAILED_PRECONDITION, Reason.SEAT_TAKEN)
         await c.fails(stub.SubmitAction(S.SubmitActionRequest(table_id=tid, action=_card("1C")),
                                         metadata=mine),
                       Code.FAILED_PRECONDITION, Reason.MATCH_NOT_STARTED)
         # a seat token of another table is no reason to refuse a join
-        other = await stub.CreateTable(C(rules=_rules("tres"), take_seat=True))
-        await stub.JoinTable(J(table_id=tid), metadata=auth(other.seat_token))
-        await stub.JoinTable(J(table_id=tid))
-        await c.fails(stub.JoinTable(J(table_id=tid)),
+        other = await stub.CreateTable(C(rules=_rules("tres"), take_seat=True, display_name="o"))
+        await stub.JoinTable(J(display_name="p", table_id=tid), metadata=auth(other.seat_token))
+        await stub.JoinTable(J(display_name="p", table_id=tid))
+        await c.fails(stub.JoinTable(J(display_name="p", table_id=tid)),
                       Code.FAILED_PRECONDITION, Reason.MATCH_ALREADY_STARTED)
         seated = stub.WatchTable(S.WatchTableRequest(table_id=tid), metadata=mine)
         assert (await seated.read()).HasField("snapshot")
         await stub.LeaveTable(S.LeaveTableRequest(table_id=tid), metadata=mine)  # forfeits
         with pytest.raises(grpc.aio.AioRpcError) as lost:
-            async for _ in seated:  # the forfeit, the match's end, then the seat is lost
-                pass
+            for _ in range(1000):  # the forfeit, the match's end, then the seat is lost
+                await asyncio.wait_for(seated.read(), 10)
         assert (lost.value.code(), registered_reason(lost.value)) == (
             Code.PERMISSION_DENIED, Reason.SEAT_LOST.value)
         c.seen.add(Reason.SEAT_LOST.value)
@@ -344,10 +345,10 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
         monkeypatch.setattr(memory, "QUEUE_LIMIT", 2)
         slow = await stub.CreateTable(C(rules=_rules("tres")))
         for _ in range(2):
-            await stub.JoinTable(J(table_id=slow.table_id))
+            await stub.JoinTable(J(display_name="p", table_id=slow.table_id))
         watch = stub.WatchTable(S.WatchTableRequest(table_id=slow.table_id))
         assert (await watch.read()).HasField("snapshot")
-        await stub.JoinTable(J(table_id=slow.table_id))  # SeatJoined .. TurnStarted
+        await stub.JoinTable(J(display_name="p", table_id=slow.table_id))  # SeatJoined ..
         msg = watch.read()
         with pytest.raises(grpc.aio.AioRpcError) as caught:
             while True:
@@ -371,7 +372,7 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
             await lc.fails(stub.AddBot(service_pb2.AddBotRequest(table_id=one.table_id),
                                        metadata=owner),
                            Code.RESOURCE_EXHAUSTED, Reason.TOO_MANY_BOTS)
-            unknown = service_pb2.JoinTableRequest(invite_code="ZZZZZZZZ")
+            unknown = service_pb2.JoinTableRequest(display_name="p", invite_code="ZZZZZZZZ")
             await lc.fails(stub.JoinTable(unknown), Code.NOT_FOUND, Reason.INVITE_NOT_FOUND)
             await lc.fails(stub.JoinTable(unknown), Code.RESOURCE_EXHAUSTED, Reason.RATE_LIMITED)
             await lc.fails(stub.CreateTable(service_pb2.CreateTableRequest()),

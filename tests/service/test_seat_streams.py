@@ -114,7 +114,8 @@ async def test_a_stale_stream_gets_nothing_of_the_next_occupant(
             # nobody watches as the new occupant: the seat is not "connected"
             assert not (await view_of(two, tid, None)).seats[1].connected
         else:
-            await one.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=1))
+            await one.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=1),
+                            metadata=auth(created.owner_token))
         first = await one.JoinTable(
             service_pb2.JoinTableRequest(table_id=tid, seat=0, display_name="first")
         )
@@ -184,7 +185,8 @@ async def test_a_stale_stream_does_not_stop_the_disconnect_forfeit() -> None:
         # The next occupant never opens a stream: away from the start, then forfeited.
         nxt = await one.JoinTable(service_pb2.JoinTableRequest(table_id=tid, seat=1,
                                                                display_name="c"))
-        await one.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=2))  # the match starts
+        await one.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=2),  # the match starts
+                        metadata=auth(created.owner_token))
         await mine.wait_until(lambda w: any(kind(e) == "player_forfeited" for e in w.events))
         (forfeit,) = [e.player_forfeited for e in mine.events if kind(e) == "player_forfeited"]
         assert (forfeit.seat, forfeit.reason) == (1, event_pb2.FORFEIT_REASON_DISCONNECTED)

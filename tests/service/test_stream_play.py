@@ -142,7 +142,8 @@ async def test_a_match_played_from_the_streams_alone(
     tasks = [asyncio.create_task(c.run()) for c in clients]
     try:
         for _ in range(players - 1):
-            joined = await stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid))
+            joined = await stub.JoinTable(
+                service_pb2.JoinTableRequest(display_name="p", table_id=tid))
             clients.append(
                 StreamPlayer(stub, tid, joined.seat, joined.seat_token, rng, players, stats)
             )

@@ -70,13 +70,16 @@ async def expiry_scenario(store: Store) -> None:
 
             empty = (await create()).table_id  # nobody sat down
             human = await create(take_seat=True, display_name="ana")  # a human waits
-            bots = (await create()).table_id  # only bots sat down
+            only_bots = await create()  # only bots sat down
+            bots = only_bots.table_id
             for _ in range(2):
-                await stub.AddBot(service_pb2.AddBotRequest(table_id=bots))
+                await stub.AddBot(service_pb2.AddBotRequest(table_id=bots),
+                                  metadata=auth(only_bots.owner_token))
             left = await create(take_seat=True, display_name="bob")  # its human leaves later
             playing = await create(take_seat=True, display_name="eve")  # the match starts
             for _ in range(2):
-                await stub.AddBot(service_pb2.AddBotRequest(table_id=playing.table_id))
+                await stub.AddBot(service_pb2.AddBotRequest(table_id=playing.table_id),
+                                  metadata=auth(playing.owner_token))
             with_error = None
             try:
                 await create()
@@ -134,8 +137,10 @@ async def test_a_ttl_of_zero_keeps_waiting_tables() -> None:
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
             stub = service_pb2_grpc.TuteServiceStub(ch)
-            empty = (await stub.CreateTable(service_pb2.CreateTableRequest())).table_id
-            await stub.AddBot(service_pb2.AddBotRequest(table_id=empty))
+            made = await stub.CreateTable(service_pb2.CreateTableRequest())
+            empty = made.table_id
+            await stub.AddBot(service_pb2.AddBotRequest(table_id=empty),
+                              metadata=auth(made.owner_token))
             assert (await srv.app.load(empty)).expires_at == 0.0
             assert await srv.app.store.next_due() is None  # nothing will ever come due
     finally:

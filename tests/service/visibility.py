@@ -348,7 +348,8 @@ class Oracle:
     ) -> None:
         got = sorted(action_id(a) for a in turn.legal_actions)
         if audience is None or audience != turn.seat:
-            assert not got, f"{where}: seat {turn.seat}'s legal actions shown to {audience}"
+            if got:  # another seat's legal actions tell its cards
+                self._fail(f"{where}: seat {turn.seat}'s legal actions shown to {audience}")
             return
         assert turn.seat == state.turn, f"{where}: TurnStarted for seat {turn.seat} off turn"
         want = sorted(engine.legal_actions(state, turn.seat))
