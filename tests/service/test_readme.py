@@ -13,7 +13,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def _snippet() -> str:
     text = README.read_text()
-    start = text.index("### A first session")
+    start = text.index("### The same over the raw stubs")
     match = re.search(r"```python\n(.*?)```", text[start:], re.S)
     assert match, "the README lost its first-session snippet"
     return match.group(1)
