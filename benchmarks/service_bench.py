@@ -766,6 +766,11 @@ def main() -> None:
     ap.add_argument("--streams", type=int, default=4000)
     ap.add_argument("--scale-timeout", type=float, default=240.0)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--compiled", metavar="DIR",
+                    help="the engine benchmark measures the mypyc build in DIR too")
+    ap.add_argument("--engine-duration", type=float, default=1.0,
+                    help="seconds per engine benchmark window (0: skip the engine benchmark)")
+    ap.add_argument("--engine-rounds", type=int, default=5)
     ap.add_argument("--no-redis", action="store_true", help="skip the Redis phase")
     ap.add_argument("--full", action="store_true",
                     help="5 rounds of 4 s windows, 10,000 idle tables, 20,000 streams")
@@ -773,7 +778,9 @@ def main() -> None:
     if a.full:
         a.rounds, a.window, a.warmup = 5, 4.0, 1.0
         a.idle_tables, a.streams, a.scale_timeout = 10_000, 20_000, 600.0
+        a.engine_duration = max(a.engine_duration, 2.0)
     t_run = time.perf_counter()
+    engine = run_engine(a)
     res: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="tute-service-bench-") as tmp_s:
         tmp = Path(tmp_s)
@@ -794,8 +801,31 @@ def main() -> None:
                 rs.stop()
         scale = run_scale(a, tmp)
     res = report(a, mem, red, scale, redis_kb)
+    for key in ("ratio_parejas_vs_openspiel", "ratio_parejas_with_view_vs_openspiel",
+                "ratio_parejas_vs_openspiel_python", "openspiel_hands_per_s", "engine_build"):
+        if key in engine:
+            res[key] = engine[key]
+    res.setdefault("ratio_parejas_vs_openspiel", None)
     res["wall_s"] = round(time.perf_counter() - t_run, 1)
     print(json.dumps(res, sort_keys=True))
+
+
+def run_engine(a: argparse.Namespace) -> dict[str, Any]:
+    """The engine benchmark (its own interleaved OpenSpiel rounds): its table, its JSON."""
+    if a.engine_duration <= 0:
+        return {}
+    cmd = [sys.executable, "-m", "benchmarks.engine_bench", "--duration", str(a.engine_duration),
+           "--reps", "1", "--rounds", str(a.engine_rounds)]
+    if a.compiled:
+        cmd += ["--compiled", a.compiled]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=_env(),
+                          timeout=900)
+    if done.returncode != 0:
+        raise SystemExit(f"engine benchmark failed: {done.stderr[-2000:]}")
+    lines = done.stdout.strip().splitlines()
+    print("\n".join(lines[:-1]), flush=True)
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
 
 
 def report(a: argparse.Namespace, mem: Any, red: Any, scale: dict[str, Any],
