@@ -600,16 +600,19 @@ async def scale_main(spec: dict[str, Any]) -> None:
     deadline = time.monotonic() + spec["timeout"]
     sem = asyncio.Semaphore(32)
 
-    async def bounded(coro: Any) -> Any:
-        async with sem:
-            return await coro
+    async def bounded(start: Any) -> Any:
+        async with sem:  # the call starts only here: at most 32 in flight
+            return await start()
 
     await stubs[0].ListTables(pb.ListTablesRequest())
     await asyncio.sleep(0.5)
     rss0 = proc_rss_kb(pid)
     idle = spec["idle_tables"]
-    await asyncio.gather(*(bounded(stubs[i % 8].CreateTable(pb.CreateTableRequest(
-        rules=rules, take_seat=True, display_name="p"))) for i in range(idle)))
+    def create(i: int) -> Any:
+        return lambda: stubs[i % 8].CreateTable(pb.CreateTableRequest(
+            rules=rules, take_seat=True, display_name="p"))
+
+    await asyncio.gather(*(bounded(create(i)) for i in range(idle)))
     await asyncio.sleep(0.5)
     rss1 = proc_rss_kb(pid)
     out["kb_per_table"] = (rss1 - rss0) / idle
@@ -625,7 +628,10 @@ async def scale_main(spec: dict[str, Any]) -> None:
         return seats
 
     n_streams = spec["streams"]
-    seats = [s for t in await asyncio.gather(*(bounded(full_table(i))
+    def full(i: int) -> Any:
+        return lambda: full_table(i)
+
+    seats = [s for t in await asyncio.gather(*(bounded(full(i))
                                                for i in range(n_streams // 4))) for s in t]
     await asyncio.sleep(0.5)
     rss2 = proc_rss_kb(pid)
@@ -771,6 +777,8 @@ def main() -> None:
     ap.add_argument("--engine-duration", type=float, default=1.0,
                     help="seconds per engine benchmark window (0: skip the engine benchmark)")
     ap.add_argument("--engine-rounds", type=int, default=5)
+    ap.add_argument("--profile-actions", type=int, default=1500,
+                    help="actions of the per-stage profile (0: skip it)")
     ap.add_argument("--no-redis", action="store_true", help="skip the Redis phase")
     ap.add_argument("--full", action="store_true",
                     help="5 rounds of 4 s windows, 10,000 idle tables, 20,000 streams")
@@ -806,8 +814,24 @@ def main() -> None:
         if key in engine:
             res[key] = engine[key]
     res.setdefault("ratio_parejas_vs_openspiel", None)
+    if a.profile_actions > 0:
+        res["profile"] = run_profile(a, res["server_cpu_us_per_action"])
     res["wall_s"] = round(time.perf_counter() - t_run, 1)
     print(json.dumps(res, sort_keys=True))
+
+
+def run_profile(a: argparse.Namespace, server_cpu_us: float | None) -> dict[str, Any]:
+    """benchmarks.action_profile in a process of its own: its table, its JSON."""
+    cmd = [sys.executable, "-m", "benchmarks.action_profile", "--actions",
+           str(a.profile_actions), "--server-cpu-us", str(server_cpu_us or 0)]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=_env(),
+                          timeout=300)
+    if done.returncode != 0:
+        raise SystemExit(f"action profile failed: {done.stderr[-2000:]}")
+    lines = done.stdout.strip().splitlines()
+    print("\n".join(lines[:-1]), flush=True)
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
 
 
 def run_engine(a: argparse.Namespace) -> dict[str, Any]:
@@ -816,6 +840,8 @@ def run_engine(a: argparse.Namespace) -> dict[str, Any]:
         return {}
     cmd = [sys.executable, "-m", "benchmarks.engine_bench", "--duration", str(a.engine_duration),
            "--reps", "1", "--rounds", str(a.engine_rounds)]
+    if not a.full:  # the short form: the headline presets only
+        cmd += ["--presets", "parejas", "parejas-manos"]
     if a.compiled:
         cmd += ["--compiled", a.compiled]
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=_env(),

@@ -27,7 +27,7 @@ def test_service_bench_smoke() -> None:
         [sys.executable, "-m", "benchmarks.service_bench", "--tables", "2", "--clients", "1",
          "--rounds", "1", "--window", "0.5", "--warmup", "0.2", "--rate", "20",
          "--idle-tables", "20", "--streams", "40", "--engine-duration", "0.1",
-         "--engine-rounds", "1"],
+         "--engine-rounds", "1", "--profile-actions", "20"],
         capture_output=True, text=True, cwd=REPO, env=env, timeout=240,
     )
     assert done.returncode == 0, done.stderr[-3000:]
