@@ -50,7 +50,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PLAY_PORT ?= 50052
 PLAY_ARGS ?= --preset corriente-6
 
-.PHONY: help venv run play test test-compiled test-all lint compile bench bench-redis proto system-deps clean image bench-abuse bench-bots
+.PHONY: help venv run play test test-compiled test-all lint compile bench bench-full bench-redis proto system-deps clean image bench-abuse bench-bots
 
 # The container image `make image` builds: tute:<version in pyproject.toml>.
 IMAGE ?= tute:$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
@@ -119,8 +119,11 @@ $(MYPYC_STAMP): $(wildcard engine/*.py) $(STAMP)
 
 compile: $(MYPYC_STAMP) ## the engine compiled with mypyc into build/mypyc (PYTHONPATH=build/mypyc)
 
-bench: $(STAMP) $(MYPYC_STAMP) ## engine benchmark: pure and compiled engine beside OpenSpiel
-	$(PY) -m benchmarks.engine_bench --compiled $(MYPYC_DIR)
+bench: $(STAMP) $(MYPYC_STAMP) system-deps ## service beside bare grpc.aio (memory, Redis x2, memory per table/stream) and the engine beside OpenSpiel, all interleaved (< 4 min)
+	$(PY) -m benchmarks.service_bench --compiled $(MYPYC_DIR)
+
+bench-full: $(STAMP) $(MYPYC_STAMP) system-deps ## the same, longer windows, more rounds, 10,000 idle tables and 20,000 streams (~10 min)
+	$(PY) -m benchmarks.service_bench --full --compiled $(MYPYC_DIR)
 
 bench-redis: $(STAMP) system-deps ## Redis store: 2 replicas on Redis beside the memory store and bare Redis baselines (~2 min)
 	$(PY) -m benchmarks.redis_bench

@@ -5,7 +5,10 @@ For each preset: complete random matches, every action chosen uniformly from
 matches and actions per second; then the same loop building ``view(state, seat)`` for the
 seat on turn before every action (what the server does). The baseline, measured in the same
 run the same way as ``shared/perf-baseline/openspiel_bench.py``: OpenSpiel's
-``oh_hell(players=4,num_suits=4,num_cards_per_suit=10,num_tricks_fixed=9)`` random games.
+``oh_hell(players=4,num_suits=4,num_cards_per_suit=10,num_tricks_fixed=9)`` random games,
+interleaved with ``parejas``: ``--rounds`` rounds of one OpenSpiel window then one window of
+each ``parejas`` loop, in the process measuring the engine; the ratio is the median of the
+rounds' ratios (a change of load hits both sides of a round alike).
 
 With ``--compiled DIR`` the same loops run again in a subprocess whose ``engine`` is the
 same source compiled with mypyc (``make compile`` builds it into ``build/mypyc``): the build
@@ -124,8 +127,33 @@ def median(runs: list[dict[str, float]], key: str) -> float:
     return statistics.median(r[key] for r in runs)
 
 
-def measure_engine(presets: list[str], duration: float, reps: int) -> dict[str, Any]:
-    """Median figures of every preset with and without views, and legal_actions latency."""
+def interleaved_openspiel(duration: float, rounds: int) -> dict[str, float] | None:
+    """``parejas`` (plain and with a view per action) against OpenSpiel in alternating
+    windows: medians of the rounds' figures and of their ratios."""
+    rows = []
+    for i in range(rounds):
+        o = bench_openspiel(duration, 2000 + i)
+        if o is None:
+            return None
+        p = bench_preset(PRESETS["parejas"], duration, 3000 + i, False)
+        v = bench_preset(PRESETS["parejas"], duration, 3000 + i, True)
+        rows.append((o, p, v))
+    return {
+        "openspiel_hands_per_s": round(statistics.median(o["hands_per_s"] for o, _, _ in rows), 1),
+        "openspiel_actions_per_s": round(
+            statistics.median(o["actions_per_s"] for o, _, _ in rows), 1),
+        "ratio": round(statistics.median(p["hands_per_s"] / o["hands_per_s"]
+                                         for o, p, _ in rows), 3),
+        "ratio_view": round(statistics.median(v["hands_per_s"] / o["hands_per_s"]
+                                              for o, _, v in rows), 3),
+        "rounds": rounds,
+    }
+
+
+def measure_engine(presets: list[str], duration: float, reps: int,
+                   rounds: int = 0) -> dict[str, Any]:
+    """Median figures of every preset with and without views, legal_actions latency and,
+    with ``rounds``, the interleaved comparison with OpenSpiel (``vs_openspiel``)."""
     out: dict[str, Any] = {
         "hands_per_s": {},
         "hands_per_s_with_view": {},
@@ -143,17 +171,20 @@ def measure_engine(presets: list[str], duration: float, reps: int) -> dict[str, 
         out["hands_per_s_with_view"][name] = round(median(viewed, "hands_per_s"), 1)
         out["actions_per_s_with_view"][name] = round(median(viewed, "actions_per_s"), 1)
     out["legal_actions_us"] = round(legal_actions_us(), 3)
+    out["vs_openspiel"] = interleaved_openspiel(duration, rounds) if rounds else None
     return out
 
 
-def measure_compiled(directory: str, presets: list[str], duration: float, reps: int) -> Any:
+def measure_compiled(directory: str, presets: list[str], duration: float, reps: int,
+                     rounds: int) -> Any:
     """The same measurement in a subprocess that imports the mypyc-compiled engine."""
     root = Path(__file__).resolve().parent.parent
     compiled = Path(directory).resolve()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(compiled), str(root)])
     cmd = [sys.executable, "-m", "benchmarks.engine_bench", "--engine-only",
-           "--duration", str(duration), "--reps", str(reps), "--presets", *presets]
+           "--duration", str(duration), "--reps", str(reps), "--rounds", str(rounds),
+           "--presets", *presets]
     # cwd: the compiled copy, so that it comes first on sys.path (before the source tree).
     done = subprocess.run(cmd, env=env, cwd=compiled, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -175,6 +206,8 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--duration", type=float, default=2.0, help="seconds per measurement")
     ap.add_argument("--reps", type=int, default=3, help="repetitions (the median is kept)")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="interleaved rounds of OpenSpiel and parejas (the median is kept)")
     ap.add_argument("--presets", nargs="*", default=sorted(PRESETS))
     ap.add_argument("--compiled", metavar="DIR", help="also measure the mypyc-compiled engine")
     ap.add_argument("--engine-only", action="store_true", help=argparse.SUPPRESS)
@@ -184,20 +217,17 @@ def main(argv: list[str] | None = None) -> None:
 
     compiled_here = not engine.game.__file__.endswith(".py")
     if a.engine_only:
-        figures = measure_engine(a.presets, a.duration, a.reps)
+        figures = measure_engine(a.presets, a.duration, a.reps, a.rounds)
         figures["compiled"] = compiled_here
         print(json.dumps(figures))
         return
 
-    os_runs = [
-        r for r in (bench_openspiel(a.duration, 1000 + i) for i in range(a.reps)) if r is not None
-    ]
-    here = measure_engine(a.presets, a.duration, a.reps)
+    here = measure_engine(a.presets, a.duration, a.reps, a.rounds)
     here_build = "mypyc" if compiled_here else "python"
     print_table(f"engine imported here ({here_build}: {Path(engine.game.__file__).name})", here)
     builds = {here_build: here}
     if a.compiled:
-        comp = measure_compiled(a.compiled, a.presets, a.duration, a.reps)
+        comp = measure_compiled(a.compiled, a.presets, a.duration, a.reps, a.rounds)
         if not comp.pop("compiled"):
             raise SystemExit(f"{a.compiled} does not hold a compiled engine (make compile)")
         print_table(f"the same engine compiled with mypyc ({a.compiled}; what `make run` serves)",
@@ -206,24 +236,23 @@ def main(argv: list[str] | None = None) -> None:
     # The headline figures are the build the server runs (`make run` serves the compiled one);
     # the pure-Python build's figures follow with the suffix _python.
     headline = "mypyc" if "mypyc" in builds else "python"
+    versus = {build: figures.pop("vs_openspiel") for build, figures in builds.items()}
     result: dict[str, Any] = {"engine_build": headline, **builds[headline]}
     if headline == "mypyc" and "python" in builds:
         for key, value in builds["python"].items():
             result[f"{key}_python"] = value
-    if os_runs:
-        os_hands = median(os_runs, "hands_per_s")
-        result["openspiel_hands_per_s"] = round(os_hands, 1)
-        result["openspiel_actions_per_s"] = round(median(os_runs, "actions_per_s"), 1)
-        print(f"baseline, same run: OpenSpiel {OPENSPIEL_GAME}: {os_hands:.0f} games/s")
-        for build, figures in builds.items():
+    if versus[headline] is not None:
+        result["openspiel_hands_per_s"] = versus[headline]["openspiel_hands_per_s"]
+        result["openspiel_actions_per_s"] = versus[headline]["openspiel_actions_per_s"]
+        for build, vs in versus.items():
+            if vs is None:
+                continue
             suffix = "" if build == headline else f"_{build}"
-            if "parejas" in figures["hands_per_s"]:
-                ratio = round(figures["hands_per_s"]["parejas"] / os_hands, 3)
-                ratio_view = round(figures["hands_per_s_with_view"]["parejas"] / os_hands, 3)
-                result[f"ratio_parejas_vs_openspiel{suffix}"] = ratio
-                result[f"ratio_parejas_with_view_vs_openspiel{suffix}"] = ratio_view
-                print(f"parejas ({build}) / OpenSpiel: {ratio:.2f}x; with a view per action: "
-                      f"{ratio_view:.2f}x")
+            result[f"ratio_parejas_vs_openspiel{suffix}"] = vs["ratio"]
+            result[f"ratio_parejas_with_view_vs_openspiel{suffix}"] = vs["ratio_view"]
+            print(f"parejas ({build}) / OpenSpiel {OPENSPIEL_GAME}, interleaved, median of "
+                  f"{vs['rounds']} rounds: {vs['ratio']:.2f}x; with a view per action: "
+                  f"{vs['ratio_view']:.2f}x (OpenSpiel {vs['openspiel_hands_per_s']:.0f} games/s)")
     else:
         result["openspiel_hands_per_s"] = None
         result["ratio_parejas_vs_openspiel"] = None

@@ -109,6 +109,34 @@ class TableRecord:
 
 _FORMAT = 1
 
+_RULES_CACHE_MAX = 256
+_rules_by_options: dict[str, engine.Rules] = {}
+"""Rules already decoded, by their options' JSON: a table's rules never change, and every
+load of its record would otherwise validate the same options again. Bounded: past
+``_RULES_CACHE_MAX`` distinct rule sets, decoding simply stops caching."""
+_options_by_rules: dict[engine.Rules, dict[str, Any]] = {}
+
+
+def _rules_options(rules: engine.Rules) -> dict[str, Any]:
+    """``rules.options()``, computed once per distinct rules value (Rules is frozen)."""
+    found = _options_by_rules.get(rules)
+    if found is None:
+        found = rules.options()
+        if len(_options_by_rules) < _RULES_CACHE_MAX:
+            _options_by_rules[rules] = found
+    return found
+
+
+def _rules_from_options(options: dict[str, Any]) -> engine.Rules:
+    """``engine.Rules.from_options(options)``, validated once per distinct set of options."""
+    key = json.dumps(options, sort_keys=True, separators=(",", ":"))
+    found = _rules_by_options.get(key)
+    if found is None:
+        found = engine.Rules.from_options(options)
+        if len(_rules_by_options) < _RULES_CACHE_MAX:
+            _rules_by_options[key] = found
+    return found
+
 
 def encode_record(rec: TableRecord) -> bytes:
     """A record as bytes (JSON; the engine state through the engine's own codec)."""
@@ -116,7 +144,7 @@ def encode_record(rec: TableRecord) -> bytes:
         "f": _FORMAT,
         "id": rec.table_id,
         "preset": rec.preset,
-        "rules": rec.rules.options(),
+        "rules": _rules_options(rec.rules),
         "vis": rec.visibility,
         "invite": rec.invite_code,
         "created": rec.created_at,
@@ -145,7 +173,7 @@ def decode_record(data: bytes) -> TableRecord:
     return TableRecord(
         table_id=d["id"],
         preset=d["preset"],
-        rules=engine.Rules.from_options(d["rules"]),
+        rules=_rules_from_options(d["rules"]),
         visibility=d["vis"],
         invite_code=d["invite"],
         created_at=d["created"],

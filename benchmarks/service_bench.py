@@ -1,0 +1,934 @@
+"""The service beside the bare grpc.aio stack: actions/s, submit-to-all-watchers latency, server
+CPU per action and memory per table and per stream, every figure with its baseline measured in
+the same run, interleaved in alternating short windows.
+
+Game load. Load-generator processes (``--clients``, separate from the servers) drive
+``--tables`` concurrent ``parejas-manos`` tables of 4 scripted players; every seat watches its
+table (WatchTable with its seat token). A finished match is replaced by a new table (not timed).
+Two client patterns:
+
+- (a) ``get+submit``: GetTable for the seat on turn, then SubmitAction of one of its legal
+  actions (what a simple client does: two calls per action);
+- (b) ``stream``: the seat acts from its own stream, on the legal actions of the last
+  TurnStarted its copy of the stream carried (one SubmitAction per action).
+
+Latency runs from just before SubmitAction to the moment the action's events (table version
++ 1) have reached all four seat streams. Server CPU is the server processes' own CPU time
+(/proc/<pid>/stat) over the measured part of a window, per action.
+
+Baseline (the same client processes, the same number of tables, one publisher per table): a bare
+grpc.aio server (generic handlers, bytes in and out, no game logic) where one unary Publish
+bumps the table's version under its lock and puts one message of the same size as the bytes a
+watcher receives per tute action (measured in the run) on the table's 4 server streams.
+
+Windows alternate (baseline, pattern b, pattern a, then baseline and pattern b at a fixed total
+rate, ``--rate``) for ``--rounds`` rounds; each figure is the median over rounds and each ratio
+the median of the rounds' ratios. Then the same with 2 replicas on one Redis (its own
+redis-server on a free port; seats 0 and 2 on one replica, 1 and 3 on the other). Then scale:
+the resident memory of one fresh server holding ``--idle-tables`` idle tables (one seated
+player each) and then ``--streams`` open seat streams, beside a bare grpc.aio server holding the
+same number of streams; Redis memory per table (INFO memory) after the Redis phase's matches
+at the default event retention.
+
+    python -m benchmarks.service_bench            # short form (about 2 minutes)
+    python -m benchmarks.service_bench --full     # longer windows, more rounds, 10k/20k scale
+
+Prints a table, then as its last line one JSON object. Everything it starts (servers,
+redis-server, load generators) it stops, by process id.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from benchmarks.redis_bench import LISTENING, RedisServer, Replica, free_port, pct
+
+REPO = Path(__file__).resolve().parents[1]
+PRESET = "parejas-manos"
+PLAYING, FINISHED = 2, 3  # TableStatus values
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+MAX_SAMPLES = 500_000  # latency samples kept per window (bounded memory)
+MAX_SUBMITS = 10_000_000  # hard bound on submissions per client process
+SETUP_TIMEOUT = 120.0
+BASE_SERVICE = "bench.Bench"
+LISTENING_JSON = re.compile(r'"grpc": "[\d.]+:(\d+)"[^\n]*"event": "listening"')
+
+
+class Server(Replica):
+    """A tute-server subprocess; its port read from its log (JSON or text lines)."""
+
+    async def ready(self) -> grpc.aio.Channel:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            text = self.log_path.read_text(errors="replace")
+            found = LISTENING_JSON.search(text) or LISTENING.search(text)
+            if found:
+                self.port = int(found.group(1))
+                return grpc.aio.insecure_channel(f"127.0.0.1:{self.port}")
+            if self.proc.poll() is not None:
+                break
+            await asyncio.sleep(0.05)
+        raise SystemExit(f"tute-server did not start: {self.log_path.read_text()[-2000:]}")
+
+
+def proc_cpu_s(pid: int) -> float:
+    """utime + stime of a process (all its threads), seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return (int(parts[11]) + int(parts[12])) / CLK_TCK
+
+
+def proc_rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return -1
+
+
+def median(values: list[float]) -> float:
+    vals = [v for v in values if v == v]  # drop NaN
+    return statistics.median(vals) if vals else float("nan")
+
+
+def rnd(x: float, n: int = 2) -> float | None:
+    return None if x != x else round(x, n)
+
+
+# ---------------------------------------------------------------------------------------------
+# The bare grpc.aio baseline server
+# ---------------------------------------------------------------------------------------------
+
+
+def serve_baseline(port: int) -> None:
+    """Subscribe(b"<table>") streams; Publish(b"T<table:6>:<seq>:...") -> every stream of the
+    table gets the same bytes, after a compare-and-set of the table's version under its lock."""
+
+    async def main() -> None:
+        subs: dict[int, list[asyncio.Queue[bytes]]] = {}
+        locks: dict[int, asyncio.Lock] = {}
+        versions: dict[int, int] = {}
+        state: dict[int, bytes] = {}
+
+        async def subscribe(request: bytes, context: Any) -> Any:
+            t = int(request)
+            q: asyncio.Queue[bytes] = asyncio.Queue()
+            subs.setdefault(t, []).append(q)
+            try:
+                yield b"ack"
+                while True:
+                    yield await q.get()
+            finally:
+                subs[t].remove(q)
+
+        async def publish(request: bytes, context: Any) -> bytes:
+            t = int(request[1:7])
+            lock = locks.get(t)
+            if lock is None:
+                lock = locks[t] = asyncio.Lock()
+            async with lock:
+                v = versions.get(t, 0) + 1
+                versions[t] = v
+                state[t] = request
+                for q in subs.get(t, ()):
+                    q.put_nowait(request)
+            return b"%d" % v
+
+        server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(BASE_SERVICE, {
+            "Subscribe": grpc.unary_stream_rpc_method_handler(subscribe),
+            "Publish": grpc.unary_unary_rpc_method_handler(publish),
+        }),))
+        server.add_insecure_port(f"127.0.0.1:{port}")
+        await server.start()
+        print("ready", flush=True)
+        await server.wait_for_termination()
+
+    asyncio.run(main())
+
+
+class Baseline:
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.service_bench", "baseline-server",
+             "--port", str(self.port)],
+            stdout=subprocess.PIPE, text=True, cwd=REPO, env=_env())
+        assert self.proc.stdout is not None
+        if self.proc.stdout.readline().strip() != "ready":
+            raise SystemExit("baseline server did not start")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO), str(REPO / "protos"), *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
+# ---------------------------------------------------------------------------------------------
+# The load generator (a process of its own)
+# ---------------------------------------------------------------------------------------------
+
+
+class Window:
+    """What runs now: ``kind`` ('base', 'a', 'b' or '' for nothing), its pacing and counts."""
+
+    def __init__(self) -> None:
+        self.kind = ""
+        self.interval = 0.0
+        self.measuring = False
+        self.done = 0
+        self.latencies: list[float] = []
+        self.bytes_per_watcher = 0  # event bytes one watcher received during the window
+        self.fallbacks = 0
+        self.rejected = 0
+        self.submits = 0
+        self.changed = asyncio.Event()
+
+    def record(self, seconds: float) -> None:
+        if self.measuring and len(self.latencies) < MAX_SAMPLES:
+            self.latencies.append(seconds)
+
+    async def wait_kind(self, kinds: tuple[str, ...], stop: asyncio.Event) -> bool:
+        while self.kind not in kinds:
+            if stop.is_set():
+                return False
+            self.changed.clear()
+            await self.changed.wait()
+        return not stop.is_set()
+
+
+class TuteTable:
+    """One table at a time (a new one when its match ends): four seats, four seat streams."""
+
+    def __init__(self, stubs: list[Any], win: Window, stop: asyncio.Event, seed: int) -> None:
+        from tute.v1 import service_pb2
+
+        self.pb = service_pb2
+        self.stubs = stubs
+        self.win = win
+        self.stop = stop
+        self.rng = random.Random(seed)
+        self.pending: dict[int, float] = {}
+        self.arrivals: dict[int, int] = {}
+        self.turn: tuple[int, int, list[Any]] = (-1, -1, [])  # (table_version, seat, legal)
+        self.turn_changed = asyncio.Event()
+        self.created = 0
+        self.set_up = asyncio.Event()
+
+    def stub(self, seat: int) -> Any:
+        return self.stubs[seat % len(self.stubs)]
+
+    async def _watch(self, table_id: str, seat: int, md: Any, ready: asyncio.Event,
+                     last: int) -> None:
+        call = self.stub(seat).WatchTable(
+            self.pb.WatchTableRequest(table_id=table_id, resume_after=0), metadata=md)
+        seen = 0
+        win = self.win
+        try:
+            async for msg in call:
+                ev = msg.event
+                if ev.sequence >= last:
+                    ready.set()
+                if win.measuring and seat == 0 and win.kind in ("a", "b"):
+                    win.bytes_per_watcher += msg.ByteSize()
+                if ev.WhichOneof("kind") == "turn_started":
+                    ts = ev.turn_started
+                    if ts.seat == seat and len(ts.legal_actions):
+                        self.turn = (ev.table_version, seat, list(ts.legal_actions))
+                        self.turn_changed.set()
+                if ev.table_version <= seen:
+                    continue
+                seen = ev.table_version
+                n = self.arrivals.get(seen, 0) + 1
+                self.arrivals[seen] = n
+                if n == 4:
+                    del self.arrivals[seen]
+                    t0 = self.pending.pop(seen, None)
+                    if t0 is not None:
+                        win.record(time.perf_counter() - t0)
+        except grpc.aio.AioRpcError:
+            pass
+
+    async def _next_turn(self, version: int) -> tuple[int, list[Any]] | None:
+        """The seat on turn at ``version`` and its legal actions, from that seat's stream."""
+        deadline = time.monotonic() + 5.0
+        while self.turn[0] < version:
+            self.turn_changed.clear()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                await asyncio.wait_for(self.turn_changed.wait(), left)
+            except TimeoutError:
+                return None
+        if self.turn[0] != version:
+            return None
+        return self.turn[1], self.turn[2]
+
+    async def play_one_match(self) -> None:
+        from tute.v1 import rules_pb2
+
+        pb = self.pb
+        created = await self.stub(0).CreateTable(pb.CreateTableRequest(
+            rules=rules_pb2.Rules(preset=PRESET), take_seat=True, display_name="p"))
+        self.created += 1
+        table_id = created.table_id
+        tokens = {created.seat: created.seat_token}
+        for seat in range(1, 4):
+            joined = await self.stub(seat).JoinTable(
+                pb.JoinTableRequest(table_id=table_id, seat=seat, display_name="p"))
+            tokens[seat] = joined.seat_token
+        md = {s: (("authorization", f"Bearer {t}"),) for s, t in tokens.items()}
+        view = (await self.stub(0).GetTable(pb.GetTableRequest(table_id=table_id),
+                                            metadata=md[0])).view
+        self.turn = (-1, -1, [])
+        readies = [asyncio.Event() for _ in range(4)]
+        watchers = [asyncio.create_task(self._watch(table_id, s, md[s], readies[s],
+                                                    view.last_event_sequence))
+                    for s in range(4)]
+        win = self.win
+        try:
+            for r in readies:
+                await asyncio.wait_for(r.wait(), 30)
+            self.set_up.set()
+            self.arrivals.clear()
+            self.pending.clear()
+            version, turn_seat = view.version, view.turn_seat
+            while view.status == PLAYING and win.submits < MAX_SUBMITS:
+                if not await win.wait_kind(("a", "b"), self.stop):
+                    return
+                t_start = time.perf_counter()
+                legal: list[Any] | None = None
+                if win.kind == "b":
+                    got = await self._next_turn(version)
+                    if got is not None:
+                        turn_seat, legal = got
+                    else:
+                        win.fallbacks += 1
+                if legal is None:
+                    view = (await self.stub(turn_seat).GetTable(
+                        pb.GetTableRequest(table_id=table_id), metadata=md[turn_seat])).view
+                    if view.status != PLAYING:
+                        break
+                    version, legal = view.version, list(view.legal_actions)
+                seat = turn_seat
+                action = self.rng.choice(legal)
+                t0 = time.perf_counter()
+                self.pending[version + 1] = t0
+                win.submits += 1
+                try:
+                    resp = await self.stub(seat).SubmitAction(
+                        pb.SubmitActionRequest(table_id=table_id, action=action),
+                        metadata=md[seat])
+                except grpc.aio.AioRpcError:
+                    win.rejected += 1
+                    self.pending.pop(version + 1, None)
+                    view = (await self.stub(seat).GetTable(
+                        pb.GetTableRequest(table_id=table_id), metadata=md[seat])).view
+                    version, turn_seat = view.version, view.turn_seat
+                    continue
+                if win.measuring:
+                    win.done += 1
+                view = resp.view
+                version, turn_seat = resp.table_version, view.turn_seat
+                if win.interval:
+                    await asyncio.sleep(max(0.0, t_start + win.interval - time.perf_counter()))
+        finally:
+            for w in watchers:
+                w.cancel()
+            await asyncio.gather(*watchers, return_exceptions=True)
+
+    async def run(self) -> None:
+        while not self.stop.is_set():
+            await self.play_one_match()
+
+
+class BaseTable:
+    """One baseline table: four Subscribe streams, one publisher."""
+
+    def __init__(self, channel: grpc.aio.Channel, table: int, win: Window,
+                 stop: asyncio.Event) -> None:
+        self.table = table
+        self.win = win
+        self.stop = stop
+        self.publish = channel.unary_unary(f"/{BASE_SERVICE}/Publish")
+        self.subscribe = channel.unary_stream(f"/{BASE_SERVICE}/Subscribe")
+        self.pending: dict[int, float] = {}
+        self.arrivals: dict[int, int] = {}
+        self.calls: list[Any] = []
+        self.acks = 0
+
+    async def _reader(self, call: Any) -> None:
+        try:
+            async for msg in call:
+                if msg == b"ack":
+                    self.acks += 1
+                    continue
+                seq = int(msg[8:18])
+                n = self.arrivals.get(seq, 0) + 1
+                if n < 4:
+                    self.arrivals[seq] = n
+                    continue
+                self.arrivals.pop(seq, None)
+                t0 = self.pending.pop(seq, None)
+                if t0 is not None:
+                    self.win.record(time.perf_counter() - t0)
+        except (grpc.aio.AioRpcError, asyncio.CancelledError):
+            pass
+
+    async def open(self) -> list[asyncio.Task[None]]:
+        tasks = []
+        for _ in range(4):
+            call = self.subscribe(b"%d" % self.table)
+            self.calls.append(call)
+            tasks.append(asyncio.create_task(self._reader(call)))
+        deadline = time.monotonic() + 30
+        while self.acks < 4 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        return tasks
+
+    async def run(self, size: list[int]) -> None:
+        win = self.win
+        seq = 0
+        while win.submits < MAX_SUBMITS:
+            if not await win.wait_kind(("base",), self.stop):
+                return
+            t_start = time.perf_counter()
+            seq += 1
+            head = b"T%06d:%010d:" % (self.table, seq)
+            msg = head + b"x" * max(0, size[0] - len(head))
+            self.pending[seq] = time.perf_counter()
+            win.submits += 1
+            try:
+                await self.publish(msg)
+            except grpc.aio.AioRpcError:
+                win.rejected += 1
+                continue
+            if win.measuring:
+                win.done += 1
+            if win.interval:
+                await asyncio.sleep(max(0.0, t_start + win.interval - time.perf_counter()))
+
+
+async def load_main(spec: dict[str, Any]) -> None:
+    """Set up, say ``ready``, read the start time, run the windows, print one JSON line."""
+    from tute.v1 import service_pb2_grpc
+
+    win = Window()
+    stop = asyncio.Event()
+    tute_channels = [grpc.aio.insecure_channel(f"127.0.0.1:{p}") for p in spec["tute_ports"]]
+    base_channel = grpc.aio.insecure_channel(f"127.0.0.1:{spec['base_port']}")
+    stubs = [service_pb2_grpc.TuteServiceStub(c) for c in tute_channels]
+    n = spec["tables"]
+    tables = [TuteTable(stubs, win, stop, spec["seed"] * 1000 + i) for i in range(n)]
+    bases = [BaseTable(base_channel, spec["table_offset"] + i, win, stop) for i in range(n)]
+    readers = [t for b in bases for t in await b.open()]
+    size = [200]
+    drivers = [asyncio.create_task(t.run()) for t in tables]
+    drivers += [asyncio.create_task(b.run(size)) for b in bases]
+    await asyncio.wait_for(asyncio.gather(*(t.set_up.wait() for t in tables)), SETUP_TIMEOUT)
+    loop = asyncio.get_running_loop()
+    print("ready", flush=True)
+    line = await asyncio.wait_for(loop.run_in_executor(None, sys.stdin.readline), SETUP_TIMEOUT)
+    t_zero = float(line)
+    cpu_pids = spec["cpu_pids"]
+    results = []
+    for w in spec["windows"]:
+        start = t_zero + w["start"]
+        await asyncio.sleep(max(0.0, start - time.monotonic()))
+        win.latencies = []
+        win.done = win.fallbacks = win.rejected = win.bytes_per_watcher = 0
+        win.interval = n * spec["clients"] / w["rate"] if w["rate"] else 0.0
+        win.kind = w["kind"]
+        win.changed.set()
+        await asyncio.sleep(max(0.0, start + w["warm"] - time.monotonic()))
+        pids = cpu_pids.get("base" if w["kind"] == "base" else "tute", [])
+        cpu0 = [proc_cpu_s(p) for p in pids]
+        redis0 = [proc_cpu_s(p) for p in cpu_pids.get("redis", [])]
+        me0 = time.process_time()
+        t0 = time.perf_counter()
+        win.measuring = True
+        await asyncio.sleep(max(0.0, start + w["warm"] + w["measure"] - time.monotonic()))
+        win.measuring = False
+        elapsed = time.perf_counter() - t0
+        cpu = sum(proc_cpu_s(p) for p in pids) - sum(cpu0)
+        redis_cpu = sum(proc_cpu_s(p) for p in cpu_pids.get("redis", [])) - sum(redis0)
+        win.kind = ""
+        win.changed.set()
+        results.append({
+            "kind": w["kind"], "rate": w["rate"], "done": win.done, "elapsed": elapsed,
+            "latencies": win.latencies, "server_cpu_s": cpu, "redis_cpu_s": redis_cpu,
+            "client_cpu_s": time.process_time() - me0, "fallbacks": win.fallbacks,
+            "rejected": win.rejected, "bytes_per_watcher": win.bytes_per_watcher,
+        })
+        if w["kind"] in ("a", "b") and win.done:
+            # the baseline's message: the bytes one watcher gets per tute action
+            size[0] = max(size[0] // 2, int(win.bytes_per_watcher / win.done))
+    stop.set()
+    win.changed.set()
+    for t in tables:
+        t.turn_changed.set()
+    _, pending = await asyncio.wait(drivers, timeout=30)
+    for d in pending:
+        d.cancel()
+    await asyncio.gather(*drivers, return_exceptions=True)
+    for b in bases:
+        for c in b.calls:
+            c.cancel()
+    await asyncio.gather(*readers, return_exceptions=True)
+    for c in [*tute_channels, base_channel]:
+        await c.close(None)
+    print(json.dumps({"windows": results, "tables_created": sum(t.created for t in tables),
+                      "base_size": size[0]}))
+
+
+def run_load(spec: dict[str, Any], clients: int) -> list[dict[str, Any]]:
+    """``clients`` load processes, started together on the same window schedule."""
+    procs = []
+    try:
+        for i in range(clients):
+            s = dict(spec, seed=spec["seed"] + i, table_offset=i * spec["tables"],
+                     clients=clients, cpu_pids=spec["cpu_pids"] if i == 0 else {})
+            p = subprocess.Popen(
+                [sys.executable, "-m", "benchmarks.service_bench", "load", json.dumps(s)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO, env=_env())
+            procs.append(p)
+        for p in procs:
+            assert p.stdout is not None
+            if p.stdout.readline().strip() != "ready":
+                raise SystemExit("a load generator failed to set up")
+        t_zero = time.monotonic() + 0.5
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write(f"{t_zero}\n")
+            p.stdin.flush()
+        total = spec["windows"][-1]["start"] + 30 + sum(
+            w["warm"] + w["measure"] for w in spec["windows"][-1:])
+        outs = []
+        for p in procs:
+            out, _ = p.communicate(timeout=total + 60)
+            if p.returncode != 0:
+                raise SystemExit(f"a load generator failed (rc={p.returncode})")
+            outs.append(json.loads(out.strip().splitlines()[-1]))
+        return outs
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(5)
+
+
+def schedule(kinds: list[tuple[str, float]], rounds: int, warm: float, measure: float,
+             gap: float) -> list[dict[str, Any]]:
+    out, t = [], 0.0
+    for _ in range(rounds):
+        for kind, rate in kinds:
+            out.append({"kind": kind, "rate": rate, "start": t, "warm": warm, "measure": measure})
+            t += warm + measure + gap
+    return out
+
+
+Rows = dict[tuple[str, float], list[dict[str, float]]]
+
+
+def summarize(outs: list[dict[str, Any]], rounds: int) -> Rows:
+    """Per (kind, rate): one row per round, the load processes' windows merged."""
+    by: dict[tuple[str, float], list[dict[str, float]]] = {}
+    for i, w0 in enumerate(outs[0]["windows"]):
+        ws = [o["windows"][i] for o in outs]
+        done = sum(w["done"] for w in ws)
+        el = w0["elapsed"]
+        lat = sorted(x for w in ws for x in w["latencies"])
+        by.setdefault((w0["kind"], w0["rate"]), []).append({
+            "per_s": done / el,
+            "p50_ms": pct(lat, 0.50) * 1e3, "p99_ms": pct(lat, 0.99) * 1e3,
+            "cpu_us": w0["server_cpu_s"] / done * 1e6 if done else float("nan"),
+            "redis_cpu_us": w0["redis_cpu_s"] / done * 1e6 if done else float("nan"),
+            "client_cpu_util": sum(w["client_cpu_s"] for w in ws) / el,
+            "fallbacks": sum(w["fallbacks"] for w in ws),
+            "rejected": sum(w["rejected"] for w in ws),
+            "bytes_per_action": w0["bytes_per_watcher"] / max(1, w0["done"]),
+        })
+    return by
+
+
+def ratio_rounds(rows: list[dict[str, float]], base: list[dict[str, float]], key: str) -> float:
+    return median([r[key] / b[key] for r, b in zip(rows, base, strict=False) if b[key]])
+
+
+# ---------------------------------------------------------------------------------------------
+# Scale: memory per idle table and per open stream
+# ---------------------------------------------------------------------------------------------
+
+
+async def scale_main(spec: dict[str, Any]) -> None:
+    from tute.v1 import rules_pb2, service_pb2_grpc
+    from tute.v1 import service_pb2 as pb
+
+    out: dict[str, Any] = {}
+    pid, base_pid = spec["pid"], spec["base_pid"]
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{spec['port']}",
+                                          options=[("grpc.use_local_subchannel_pool", 1)])
+                for _ in range(8)]
+    stubs = [service_pb2_grpc.TuteServiceStub(c) for c in channels]
+    rules = rules_pb2.Rules(preset=PRESET)
+    deadline = time.monotonic() + spec["timeout"] / 2
+    sem = asyncio.Semaphore(32)
+
+    async def bounded(start: Any) -> Any:
+        async with sem:  # the call starts only here: at most 32 in flight
+            return await start()
+
+    await stubs[0].ListTables(pb.ListTablesRequest())
+    await asyncio.sleep(0.5)
+    rss0 = proc_rss_kb(pid)
+    idle = spec["idle_tables"]
+    def create(i: int) -> Any:
+        return lambda: stubs[i % 8].CreateTable(pb.CreateTableRequest(
+            rules=rules, take_seat=True, display_name="p"))
+
+    await asyncio.gather(*(bounded(create(i)) for i in range(idle)))
+    await asyncio.sleep(0.5)
+    rss1 = proc_rss_kb(pid)
+    out["kb_per_table"] = (rss1 - rss0) / idle
+
+    async def full_table(i: int) -> list[tuple[str, str]]:
+        c = await stubs[i % 8].CreateTable(pb.CreateTableRequest(
+            rules=rules, take_seat=True, display_name="p"))
+        seats = [(c.table_id, c.seat_token)]
+        for s in range(1, 4):
+            j = await stubs[i % 8].JoinTable(pb.JoinTableRequest(
+                table_id=c.table_id, seat=s, display_name="p"))
+            seats.append((c.table_id, j.seat_token))
+        return seats
+
+    n_streams = spec["streams"]
+    def full(i: int) -> Any:
+        return lambda: full_table(i)
+
+    seats = [s for t in await asyncio.gather(*(bounded(full(i))
+                                               for i in range(n_streams // 4))) for s in t]
+    await asyncio.sleep(0.5)
+    rss2 = proc_rss_kb(pid)
+    got = [0]
+
+    async def reader(call: Any) -> None:
+        try:
+            async for _ in call:
+                got[0] += 1
+                break
+            async for _ in call:
+                pass
+        except (grpc.aio.AioRpcError, asyncio.CancelledError):
+            pass
+
+    calls = []
+    tasks = []
+    for i, (table_id, token) in enumerate(seats):
+        call = stubs[i % 8].WatchTable(pb.WatchTableRequest(table_id=table_id),
+                                       metadata=(("authorization", f"Bearer {token}"),))
+        calls.append(call)
+        tasks.append(asyncio.create_task(reader(call)))
+    while got[0] < len(calls) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(1.0)
+    rss3 = proc_rss_kb(pid)
+    out["streams_open"] = got[0]
+    out["kb_per_stream"] = (rss3 - rss2) / max(1, got[0])
+    out["server_rss_kb"] = rss3
+    for c in calls:
+        c.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+    # the bare grpc.aio server: the same number of streams
+    bch = [grpc.aio.insecure_channel(f"127.0.0.1:{spec['base_port']}",
+                                     options=[("grpc.use_local_subchannel_pool", 1)])
+           for _ in range(8)]
+    subs = [c.unary_stream(f"/{BASE_SERVICE}/Subscribe") for c in bch]
+    deadline = time.monotonic() + spec["timeout"] / 2  # its own time, not what tute's left
+    await asyncio.sleep(0.3)
+    b0 = proc_rss_kb(base_pid)
+    got[0] = 0
+    bcalls = [subs[i % 8](b"%d" % (i // 4)) for i in range(n_streams)]
+    btasks = [asyncio.create_task(reader(c)) for c in bcalls]
+    while got[0] < len(bcalls) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(1.0)
+    b1 = proc_rss_kb(base_pid)
+    out["baseline_streams_open"] = got[0]
+    out["baseline_kb_per_stream"] = (b1 - b0) / max(1, got[0])
+    for c in bcalls:
+        c.cancel()
+    await asyncio.gather(*btasks, return_exceptions=True)
+    for c in [*channels, *bch]:
+        await c.close(None)
+    print(json.dumps(out))
+
+
+def run_scale(a: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    server = Server("memory", tmp, "scale")
+    base = Baseline()
+    try:
+        asyncio.run(_port(server))
+        spec = {"port": server.port, "pid": server.proc.pid, "base_port": base.port,
+                "base_pid": base.proc.pid, "idle_tables": a.idle_tables, "streams": a.streams,
+                "timeout": a.scale_timeout}
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmarks.service_bench", "scale", json.dumps(spec)],
+            capture_output=True, text=True, cwd=REPO, env=_env(), timeout=a.scale_timeout + 60)
+        if done.returncode != 0:
+            raise SystemExit(f"scale client failed: {done.stderr[-2000:]}")
+        result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+        return result
+    finally:
+        server.stop()
+        base.stop()
+
+
+async def _port(replica: Server) -> None:
+    ch = await replica.ready()
+    await ch.close(None)
+
+
+# ---------------------------------------------------------------------------------------------
+# The run
+# ---------------------------------------------------------------------------------------------
+
+
+def redis_used_kb(port: int) -> float:
+    import redis
+
+    r = redis.Redis(host="127.0.0.1", port=port)
+    try:
+        return float(r.info("memory")["used_memory"]) / 1024
+    finally:
+        r.close()
+
+
+def run_phase(a: argparse.Namespace, tmp: Path, store: str, replicas: int,
+              kinds: list[tuple[str, float]], redis_pid: int | None) -> tuple[Any, Any]:
+    servers = [Server(store, tmp, f"{'mem' if store == 'memory' else 'redis'}-{i}")
+               for i in range(replicas)]
+    base = Baseline()
+    try:
+        for s in servers:
+            asyncio.run(_port(s))
+        spec = {"tute_ports": [s.port for s in servers], "base_port": base.port,
+                "tables": max(1, a.tables // a.clients), "seed": a.seed,
+                "windows": schedule(kinds, a.rounds, a.warmup, a.window, 0.3),
+                "cpu_pids": {"tute": [s.proc.pid for s in servers], "base": [base.proc.pid],
+                             "redis": [redis_pid] if redis_pid else []}}
+        outs = run_load(spec, a.clients)
+        return summarize(outs, a.rounds), outs
+    finally:
+        for s in servers:
+            s.stop()
+        base.stop()
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] in ("load", "scale", "baseline-server"):
+        cmd = sys.argv[1]
+        if cmd == "baseline-server":
+            serve_baseline(int(sys.argv[3]))
+        elif cmd == "load":
+            asyncio.run(load_main(json.loads(sys.argv[2])))
+        else:
+            asyncio.run(scale_main(json.loads(sys.argv[2])))
+        return
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tables", type=int, default=16, help="concurrent tables (in total)")
+    ap.add_argument("--clients", type=int, default=2, help="load-generator processes")
+    ap.add_argument("--rate", type=float, default=250.0, help="fixed total actions/s")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--window", type=float, default=2.0, help="measured seconds per window")
+    ap.add_argument("--warmup", type=float, default=0.7, help="unmeasured seconds per window")
+    ap.add_argument("--idle-tables", type=int, default=1000)
+    ap.add_argument("--streams", type=int, default=2000)
+    ap.add_argument("--scale-timeout", type=float, default=240.0)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--compiled", metavar="DIR",
+                    help="the engine benchmark measures the mypyc build in DIR too")
+    ap.add_argument("--engine-duration", type=float, default=1.0,
+                    help="seconds per engine benchmark window (0: skip the engine benchmark)")
+    ap.add_argument("--engine-rounds", type=int, default=5)
+    ap.add_argument("--profile-actions", type=int, default=1500,
+                    help="actions of the per-stage profile (0: skip it)")
+    ap.add_argument("--no-redis", action="store_true", help="skip the Redis phase")
+    ap.add_argument("--full", action="store_true",
+                    help="5 rounds of 4 s windows, 10,000 idle tables, 20,000 streams")
+    a = ap.parse_args()
+    if a.full:
+        a.rounds, a.window, a.warmup = 5, 4.0, 1.0
+        a.idle_tables, a.streams, a.scale_timeout = 10_000, 20_000, 600.0
+        a.engine_duration = max(a.engine_duration, 2.0)
+    t_run = time.perf_counter()
+    engine = run_engine(a)
+    res: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="tute-service-bench-") as tmp_s:
+        tmp = Path(tmp_s)
+        r = a.rate
+        mem, _ = run_phase(a, tmp, "memory", 1,
+                           [("base", 0), ("b", 0), ("a", 0), ("base", r), ("b", r)], None)
+        red = None
+        redis_kb = float("nan")
+        if not a.no_redis:
+            rs = RedisServer(tmp)
+            try:
+                used0 = redis_used_kb(rs.port)
+                red, outs = run_phase(a, tmp, rs.url, 2, [("base", 0), ("b", 0), ("a", 0)],
+                                      rs.proc.pid)
+                created = sum(o["tables_created"] for o in outs)
+                redis_kb = (redis_used_kb(rs.port) - used0) / max(1, created)
+            finally:
+                rs.stop()
+        scale = run_scale(a, tmp)
+    res = report(a, mem, red, scale, redis_kb)
+    for key in ("ratio_parejas_vs_openspiel", "ratio_parejas_with_view_vs_openspiel",
+                "ratio_parejas_vs_openspiel_python", "openspiel_hands_per_s", "engine_build"):
+        if key in engine:
+            res[key] = engine[key]
+    res.setdefault("ratio_parejas_vs_openspiel", None)
+    if a.profile_actions > 0:
+        res["profile"] = run_profile(a, res["server_cpu_us_per_action"])
+    res["wall_s"] = round(time.perf_counter() - t_run, 1)
+    print(json.dumps(res, sort_keys=True))
+
+
+def run_profile(a: argparse.Namespace, server_cpu_us: float | None) -> dict[str, Any]:
+    """benchmarks.action_profile in a process of its own: its table, its JSON."""
+    cmd = [sys.executable, "-m", "benchmarks.action_profile", "--actions",
+           str(a.profile_actions), "--server-cpu-us", str(server_cpu_us or 0)]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=_env(),
+                          timeout=300)
+    if done.returncode != 0:
+        raise SystemExit(f"action profile failed: {done.stderr[-2000:]}")
+    lines = done.stdout.strip().splitlines()
+    print("\n".join(lines[:-1]), flush=True)
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def run_engine(a: argparse.Namespace) -> dict[str, Any]:
+    """The engine benchmark (its own interleaved OpenSpiel rounds): its table, its JSON."""
+    if a.engine_duration <= 0:
+        return {}
+    cmd = [sys.executable, "-m", "benchmarks.engine_bench", "--duration", str(a.engine_duration),
+           "--reps", "1", "--rounds", str(a.engine_rounds)]
+    if not a.full:  # the short form: the headline presets only
+        cmd += ["--presets", "parejas", "parejas-manos"]
+    if a.compiled:
+        cmd += ["--compiled", a.compiled]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=_env(),
+                          timeout=900)
+    if done.returncode != 0:
+        raise SystemExit(f"engine benchmark failed: {done.stderr[-2000:]}")
+    lines = done.stdout.strip().splitlines()
+    print("\n".join(lines[:-1]), flush=True)
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def report(a: argparse.Namespace, mem: Any, red: Any, scale: dict[str, Any],
+           redis_kb: float) -> dict[str, Any]:
+    base, b, pa = mem[("base", 0)], mem[("b", 0)], mem[("a", 0)]
+    base_r, b_r = mem[("base", a.rate)], mem[("b", a.rate)]
+
+    def med(rows: list[dict[str, float]], key: str) -> float:
+        return median([r[key] for r in rows])
+
+    rows = [("memory: baseline publish", base, None), ("memory: (b) stream", b, base),
+            ("memory: (a) get+submit", pa, base),
+            (f"memory: baseline @{a.rate:g}/s", base_r, None),
+            (f"memory: (b) stream @{a.rate:g}/s", b_r, base_r)]
+    if red is not None:
+        rows += [("redis x2: baseline publish", red[("base", 0)], None),
+                 ("redis x2: (b) stream", red[("b", 0)], red[("base", 0)]),
+                 ("redis x2: (a) get+submit", red[("a", 0)], red[("base", 0)])]
+    print(f"service benchmark: {a.tables} tables of 4 ({PRESET}), {a.clients} load processes, "
+          f"{a.rounds} rounds of {a.window:g} s windows, interleaved; medians over rounds")
+    print(f"  {'scenario':<30} {'per s':>8} {'ratio':>6} {'p50 ms':>7} {'p99 ms':>7} "
+          f"{'p99 x':>6} {'srv us/op':>9} {'cpu x':>6}")
+    for name, rws, ref in rows:
+        ratio = ratio_rounds(rws, ref, "per_s") if ref else float("nan")
+        p99x = ratio_rounds(rws, ref, "p99_ms") if ref else float("nan")
+        cpux = ratio_rounds(rws, ref, "cpu_us") if ref else float("nan")
+        print(f"  {name:<30} {med(rws, 'per_s'):>8.0f} {ratio:>6.2f} {med(rws, 'p50_ms'):>7.2f} "
+              f"{med(rws, 'p99_ms'):>7.2f} {p99x:>6.2f} {med(rws, 'cpu_us'):>9.0f} {cpux:>6.2f}")
+    print(f"  baseline message: {med(b, 'bytes_per_action'):.0f} bytes (event bytes a watcher "
+          f"gets per action); (b) fell back to GetTable {int(sum(r['fallbacks'] for r in b))} "
+          f"times")
+    print(f"  scale: {scale['kb_per_table']:.2f} kB per idle table ({a.idle_tables}), "
+          f"{scale['kb_per_stream']:.2f} kB per open stream ({scale['streams_open']}); bare "
+          f"grpc.aio {scale['baseline_kb_per_stream']:.2f} kB per stream; Redis "
+          f"{redis_kb:.2f} kB per table (played, default retention)")
+    out: dict[str, Any] = {
+        "actions_per_s": rnd(med(pa, "per_s"), 1),
+        "actions_per_s_stream": rnd(med(b, "per_s"), 1),
+        "baseline_publish_per_s": rnd(med(base, "per_s"), 1),
+        "ratio": rnd(ratio_rounds(pa, base, "per_s"), 3),
+        "ratio_stream": rnd(ratio_rounds(b, base, "per_s"), 3),
+        "p50_ms_stream": rnd(med(b, "p50_ms")),
+        "p99_ms_stream": rnd(med(b, "p99_ms")),
+        "p99_ms_at_250": rnd(med(b_r, "p99_ms")),
+        "baseline_p99_ms_at_250": rnd(med(base_r, "p99_ms")),
+        "p99_ratio": rnd(ratio_rounds(b_r, base_r, "p99_ms"), 3),
+        "p50_ms_at_250": rnd(med(b_r, "p50_ms")),
+        "baseline_p50_ms_at_250": rnd(med(base_r, "p50_ms")),
+        "kb_per_stream": rnd(scale["kb_per_stream"]),
+        "baseline_kb_per_stream": rnd(scale["baseline_kb_per_stream"]),
+        "kb_per_table": rnd(scale["kb_per_table"]),
+        "server_cpu_us_per_action": rnd(med(b, "cpu_us"), 1),
+        "server_cpu_us_per_action_get_submit": rnd(med(pa, "cpu_us"), 1),
+        "baseline_cpu_us_per_publish": rnd(med(base, "cpu_us"), 1),
+        "cpu_ratio": rnd(ratio_rounds(b, base, "cpu_us"), 3),
+        "baseline_message_bytes": rnd(med(b, "bytes_per_action"), 0),
+        "stream_fallbacks": int(sum(r["fallbacks"] for r in b)),
+        "redis_kb_per_table": rnd(redis_kb),
+        "tables": a.tables, "clients": a.clients, "rounds": a.rounds, "rate": a.rate,
+        "cpus": os.cpu_count(),
+    }
+    if red is not None:
+        rb, rbase = red[("b", 0)], red[("base", 0)]
+        out.update({
+            "redis_actions_per_s": rnd(med(rb, "per_s"), 1),
+            "redis_actions_per_s_get_submit": rnd(med(red[("a", 0)], "per_s"), 1),
+            "redis_baseline_publish_per_s": rnd(med(rbase, "per_s"), 1),
+            "redis_ratio": rnd(ratio_rounds(rb, rbase, "per_s"), 3),
+            "redis_p99_ms": rnd(med(rb, "p99_ms")),
+            "redis_server_cpu_us_per_action": rnd(med(rb, "cpu_us"), 1),
+            "redis_cpu_us_per_action": rnd(med(rb, "redis_cpu_us"), 1),
+        })
+    else:
+        out.update({"redis_actions_per_s": None, "redis_ratio": None})
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""A smoke run of the service benchmark with tiny counts: it starts and stops its own servers
+and redis-server, and prints the figures the issue asks for as the last line's JSON keys
+(no figure is checked against a target here: benchmarks are not tests)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+KEYS = {
+    "actions_per_s", "actions_per_s_stream", "baseline_publish_per_s", "ratio", "ratio_stream",
+    "p99_ms_at_250", "baseline_p99_ms_at_250", "p99_ratio", "kb_per_stream",
+    "baseline_kb_per_stream", "kb_per_table", "redis_actions_per_s", "redis_ratio",
+    "server_cpu_us_per_action", "ratio_parejas_vs_openspiel",
+}
+
+
+def test_service_bench_smoke() -> None:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(REPO / "protos")])
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.service_bench", "--tables", "2", "--clients", "1",
+         "--rounds", "1", "--window", "0.5", "--warmup", "0.2", "--rate", "20",
+         "--idle-tables", "20", "--streams", "40", "--engine-duration", "0.1",
+         "--engine-rounds", "1", "--profile-actions", "20"],
+        capture_output=True, text=True, cwd=REPO, env=env, timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result.keys() >= KEYS, KEYS - result.keys()
+    # the load ran: both patterns and the baseline completed actions, streams were opened
+    assert result["actions_per_s"] > 0
+    assert result["actions_per_s_stream"] > 0
+    assert result["baseline_publish_per_s"] > 0
+    assert result["redis_actions_per_s"] > 0
+    assert result["kb_per_stream"] is not None
