@@ -63,7 +63,8 @@ from google.protobuf.message import Message
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[1]
-LISTENING = re.compile(r"tute-server listening on [\d.]+:(\d+)")
+LISTENING = re.compile(r'"grpc": "[\d.]+:(\d+)"[^\n]*"event": "listening"')
+"""The server's ``listening`` line (a JSON log line: its stdout is not a terminal)."""
 TARGET_P99_MS = 50.0
 PLAYER_ADDRESS = "198.51.100.7"
 ATTACKER_ADDRESSES = {"create": "203.0.113.1", "streams": "203.0.113.2", "bots": "203.0.113.3"}

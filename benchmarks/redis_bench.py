@@ -63,7 +63,8 @@ redis.call('SET', KEYS[1], cur + 1)
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', '1000', '*', 'e', ARGV[3])
 return cur + 1
 """
-LISTENING = re.compile(r"tute-server listening on [\d.]+:(\d+)")
+LISTENING = re.compile(r'"grpc": "[\d.]+:(\d+)"[^\n]*"event": "listening"')
+"""The server's ``listening`` line (a JSON log line: its stdout is not a terminal)."""
 
 
 def free_port() -> int:
