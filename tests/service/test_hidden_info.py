@@ -807,6 +807,8 @@ async def test_stale_streams_of_players_who_left_see_nothing_of_the_next_occupan
     server: Server, stub: Stub, oracle: Oracle
 ) -> None:
     stats = await run_stale(stub, oracle, per_preset=3, seed=20261201)
+    print(f"stale streams planted: {stats.planted}, ended with SEAT_LOST: {stats.seat_lost}, "
+          f"events after the loss: {stats.after_lost}, leaks: {len(stats.leaks)}")
     assert stats.leaks == [], f"{len(stats.leaks)} leaks: {stats.leaks[:3]}"
     assert stats.planted >= 2 * len(PRESETS)
     assert stats.seat_lost == stats.planted  # every stale stream ended, with SEAT_LOST
