@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import dataclasses
+import re
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from pathlib import Path
 from typing import Any
@@ -391,3 +392,14 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
     assert "STREAM_BEHIND" in c.seen
     expected = {r.value for r in set(Reason) - ENGINE_INPUT - NOT_YET_EMITTED}
     assert c.seen == expected, f"not caused: {expected - c.seen}"
+
+
+def test_the_frontend_guide_explains_every_reason_a_request_can_cause() -> None:
+    """docs/frontend.md's error table has a row for each reason a request can cause (the
+    engine's input codes aside), under its status code, and names no other reason."""
+    doc = (ROOT / "docs" / "frontend.md").read_text()
+    rows = re.findall(r"^\| ([A-Z_]+) \| (.*?) \|", doc, re.M)
+    listed = {(code, r) for code, cell in rows for r in re.findall(r"`([A-Z][A-Z_]+)`", cell)}
+    want = {(STATUS[r].name, r.value) for r in set(Reason) - ENGINE_INPUT}
+    assert want <= listed, f"not in docs/frontend.md's error table: {sorted(want - listed)}"
+    assert {r for _, r in listed} <= {r.value for r in Reason}, "a reason that is not registered"
