@@ -810,6 +810,11 @@ class TuteApp:
             return
         log.info("seat_away" if away else "seat_back", table_id=table_id, seat=seat)
 
+    @property
+    def closing(self) -> bool:
+        """True once :meth:`begin_shutdown` was called."""
+        return self._closing
+
     def begin_shutdown(self) -> None:
         """Refuse new streams and end the open ones with UNAVAILABLE."""
         self._closing = True
@@ -821,9 +826,11 @@ class TuteApp:
     # ------------------------------------------------------------------------------------
 
     async def run_scheduler(self) -> None:
-        """Claim due tables and act on them, until cancelled."""
+        """Claim due tables and act on them, until cancelled or shutting down."""
         last_gauge = 0.0
-        while True:
+        # Not only cancellation ends the loop: on Python 3.11 asyncio.wait_for (redis-py uses
+        # it) can swallow a cancel that comes as the awaited call completes.
+        while not self._closing:
             try:
                 now = self.clock()
                 items = await self.store.claim_due(now, self.settings.claim_lease_s, 64)

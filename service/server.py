@@ -68,7 +68,7 @@ class Server:
 async def _watch_health(server: Server) -> None:
     """Health follows the store: NOT_SERVING while it is unreachable."""
     serving: bool | None = None
-    while True:
+    while not server.app.closing:  # (see TuteApp.run_scheduler)
         try:
             await server.store.ping()
             ok = True
