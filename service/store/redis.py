@@ -930,7 +930,7 @@ class RedisStore(Store):
             if parts.path.strip("/") not in ("", "0"):
                 raise ValueError("a Redis Cluster has database 0 only")
 
-            def cluster_client(**kw: Any) -> RedisCluster:
+            def cluster_client(retries: int = 1, **kw: Any) -> RedisCluster:
                 # One retry at once (as below); a node that cannot be reached makes the
                 # client look the cluster's layout up again before it. A MOVED reply moves
                 # its slot alone (reinitialize_steps=0): redis-py's default closes every
@@ -938,12 +938,13 @@ class RedisStore(Store):
                 # them, which then fail or are sent again.
                 return RedisCluster.from_url(
                     clean, socket_connect_timeout=timeout, decode_responses=False,
-                    retry=Retry(NoBackoff(), 1), reinitialize_steps=0, **kw,
+                    retry=Retry(NoBackoff(), retries), reinitialize_steps=0, **kw,
                 )
 
             return cls(
                 cluster_client(max_connections=max_connections, socket_timeout=timeout),
-                cluster_client(max_connections=1_000_000, socket_timeout=reader_timeout),
+                # the readers see every broken connection (they check the table after it)
+                cluster_client(0, max_connections=1_000_000, socket_timeout=reader_timeout),
                 where=f"Redis Cluster at {host}:{parts.port or 6379}",
                 max_calls=max_connections,
                 **settings,
@@ -960,8 +961,10 @@ class RedisStore(Store):
             clean, max_connections=max_connections, timeout=timeout,
             socket_timeout=timeout, **common,
         )
+        # No retry for the readers: each sees its connection break (a Redis restart) and
+        # checks its table's history before it reads on.
         readers_pool = aredis.ConnectionPool.from_url(
-            clean, socket_timeout=reader_timeout, **common
+            clean, socket_timeout=reader_timeout, **{**common, "retry": Retry(NoBackoff(), 0)}
         )
         where = f"Redis at {host}:{parts.port or 6379}{parts.path if parts.hostname else ''}"
         return cls(
