@@ -75,6 +75,8 @@ Cluster alike. The table hash is the truth; the indexes are derived from it.
 - :meth:`RedisStore.claim_due` is one script on the global slot (the due set alone), after
   a repair pass when one is due (below). It carries a nonce and records what it took under
   it for the lease, so that the same claim sent again returns that instead of taking more.
+  :meth:`RedisStore.renew_due` is one script there too: it pushes the lease end of the items
+  still at the one this replica's claim gave them (the app renews while it works on them).
 
 Why a crash between the two steps loses nothing. The marker is written before the commit,
 and removed only after an index update of that commit's version (or of a later one), or once
@@ -142,6 +144,15 @@ stops when its last local watcher leaves.
 A new reader starts from the table's last sequence number read in :meth:`subscribe`, before
 the caller loads the table, so no event falls between the load and the live stream (the
 app drops the duplicates by sequence number).
+A reader checks that the table's history still continues what it delivered: at its start,
+after every failed call (its connections are never retried silently, so a Redis restart
+always shows as one), whenever ``XREAD`` comes back idle, and when an entry does not follow
+the last one delivered. The table's last sequence number below the reader's, or the stream
+entry it delivered last missing or different (Redis restored from an older RDB snapshot,
+maybe played on past the old position since), means the history went back: every
+subscription then gets :data:`~.base.REWOUND` and the reader goes on from the table's last
+event; the app sends its watchers a fresh snapshot (see WatchTable). A history rewritten
+by hand on a live Redis, with no broken connection, is noticed only at such a check.
 
 Redis unreachable. Every call fails within about ``timeout_s`` (1 s: connect and read
 timeouts; a refused connection fails at once) with :class:`StoreUnavailable`; the server
@@ -166,9 +177,11 @@ What survives a Redis restart:
   empty loses the tables of its slots (repair then removes them from the indexes), or, for
   the global slot's node, the indexes (rebuilt from the tables by the next repair pass).
 - With RDB snapshots: the tables as of the last snapshot. Moves committed after it are lost
-  while clients may have seen them, so a table can go back in time; watchers resuming past
-  the restored last sequence number get INVALID_ARGUMENT and must watch afresh. Acceptable
-  for casual play, not for anything that must not go back.
+  while clients may have seen them, so a table can go back in time. Open streams get a
+  fresh snapshot of the restored table (above), or end with PERMISSION_DENIED SEAT_LOST when
+  their token no longer opens its seat there; streams that ended in a longer outage and
+  resume past the restored last sequence number get INVALID_ARGUMENT and must watch afresh.
+  Acceptable for casual play, not for anything that must not go back.
 - With AOF (``appendonly yes``, ``appendfsync everysec``: at most about a second of commits
   lost; ``always``: none): tables, events, the lobby, due-items (timers and bot turns resume
   on their own) and idempotency keys all come back; clients resume their streams. (On a
