@@ -219,8 +219,9 @@ async def test_turn_timeouts_held_by_a_killed_replica_fire_within_the_lease(
     tmp_path: Path,
 ) -> None:
     """Replica A claims the first due turn deadlines (B is stopped meanwhile) and is killed
-    -9 holding them: B plays every timeout (those A held, and those due later) within 1.5 s of its deadline (a 0.5 s lease), each
-    once. Lateness is measured from the events' own deadlines and timestamps."""
+    -9 holding them: B plays every timeout (those A held, and those due later) within 1.5 s
+    of its deadline (a 0.5 s lease), each once. Lateness is measured from the events' own
+    deadlines and timestamps."""
     proc = RedisProcess(tmp_path / "redis").start()
     a, b = replicas = await start_replicas(proc.url, tmp_path, 2, "--claim-lease-s", "0.5")
     stopped: list[Replica] = []
