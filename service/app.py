@@ -67,7 +67,14 @@ from .model import (
     encode_record,
 )
 from .reasons import Reason, from_engine
-from .store.base import LobbyEntry, Store, StoredEvent, StoreUnavailable, SubscriptionEnded
+from .store.base import (
+    REWOUND,
+    LobbyEntry,
+    Store,
+    StoredEvent,
+    StoreUnavailable,
+    SubscriptionEnded,
+)
 
 if TYPE_CHECKING:
     from .store.base import Subscription
@@ -134,6 +141,10 @@ class TuteApp:
         """Worker processes for the bots' moves (see :mod:`service.bots`)."""
         self._thinking: dict[str, asyncio.Task[None]] = {}
         """Tables whose bot on turn is thinking on this replica."""
+        self._leases: dict[str, float] = {}
+        """Due items this replica claimed and works on: table id -> the lease end its claim
+        (or last renewal) gave it; renewed while the work runs (:meth:`_keep_leases`)."""
+        self._leases_renewed = 0.0
 
     # ------------------------------------------------------------------------------------
     # reading
@@ -803,20 +814,24 @@ class TuteApp:
                 last = rec.last_seq
                 yield service_pb2.WatchTableResponse(snapshot=self._view(rec, seat))
             async for ev in sub:
+                if ev is REWOUND or loaded_last < ev.seq <= last or ev.seq > last + 1:
+                    # The table's history went back or changed under the stream (a store
+                    # restored from an older snapshot), or does not continue what it sent:
+                    # a fresh snapshot replaces what the client holds, as at the start.
+                    rec = await self.load(table_id)
+                    log.warning("watch_resynced", table_id=table_id, sent=last,
+                                last_seq=rec.last_seq)
+                    if seat is not None and (
+                        rec.seat_of_token_hash(hash_token(token or "")) != seat
+                        or rec.seats[seat].occupancy() != occupancy
+                    ):
+                        lost = True  # in the table's history now, the seat is not this player's
+                        raise _seat_lost(seat)
+                    last = loaded_last = rec.last_seq
+                    yield service_pb2.WatchTableResponse(snapshot=self._view(rec, seat))
+                    continue
                 if ev.seq <= last:
                     continue
-                if ev.seq != last + 1:  # never expected; fill from the log rather than skip
-                    for missing in await self.store.events_after(table_id, last) or []:
-                        if missing.seq >= ev.seq:
-                            break
-                        msg = response(missing)
-                        yield msg
-                        last = missing.seq
-                        if seat_lost(msg):
-                            lost = True
-                            raise _seat_lost(seat)
-                    if ev.seq != last + 1:  # the log no longer has them: resume
-                        raise SubscriptionEnded("behind")
                 out = response(ev)
                 self.metrics.publish.observe(
                     max(0.0, self.clock() - out.event.time.ToNanoseconds() / 1e9)
@@ -923,13 +938,20 @@ class TuteApp:
         # it) can swallow a cancel that comes as the awaited call completes.
         while not self._closing:
             try:
+                await self._keep_leases()
                 now = self.clock()
                 items = await self.store.claim_due(now, self.settings.claim_lease_s, 64)
                 for item in items:
+                    self._leases[item.table_id] = now + self.settings.claim_lease_s
+                for item in items:
                     try:
+                        await self._keep_leases()
                         await self.run_due(item.table_id)
                     except ServiceError as exc:
                         log.debug("due_item_skipped", table_id=item.table_id, error=exc.message)
+                    finally:
+                        if item.table_id not in self._thinking:
+                            self._leases.pop(item.table_id, None)
                     await asyncio.sleep(0)  # calls waiting go first (bots never starve them)
                 if now - self._presence_refreshed > PRESENCE_TTL_S / 3:
                     self._presence_refreshed = now
@@ -950,12 +972,37 @@ class TuteApp:
                     log.warning("store_unavailable", error=str(exc))
                 self.healthy = False
                 next_due = None
+                # the rest of a batch is not worked on: its claims lapse
+                self._leases = {t: at for t, at in self._leases.items() if t in self._thinking}
             wait = self.settings.scheduler_poll_s
             if next_due is not None:
                 wait = min(wait, max(0.0, next_due - self.clock()))
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), wait)
+
+    async def _keep_leases(self) -> None:
+        """Renew the claims of the due items this replica works on (a batch being run, a
+        bot thinking) once a third of the lease passed since the last renewal: a claim lasts
+        ``claim_lease_s`` past the last renewal, so a crashed replica's items fall due again
+        that soon, while a live replica keeps its items however long the work takes. A claim
+        that could not be renewed (a commit moved the due time, or the lease lapsed and
+        another replica claimed it) is let go; the commit's compare-and-set still makes the
+        work happen once."""
+        lease = self.settings.claim_lease_s
+        now = self.clock()
+        if not self._leases or now < self._leases_renewed + lease / 3:
+            return
+        self._leases_renewed = now
+        held = dict(self._leases)
+        renewed = set(await self.store.renew_due(held, now + lease))
+        for table_id, at in held.items():
+            if self._leases.get(table_id) != at:
+                continue  # claimed again or let go meanwhile
+            if table_id in renewed:
+                self._leases[table_id] = now + lease
+            else:
+                del self._leases[table_id]
 
     async def run_due(self, table_id: str) -> None:
         """Play a bot's turn or a timed-out turn at one table, or forfeit a player away beyond
@@ -1044,6 +1091,7 @@ class TuteApp:
     def _done_thinking(self, table_id: str, task: asyncio.Task[Any] | None) -> None:
         if self._thinking.get(table_id) is task:
             del self._thinking[table_id]
+            self._leases.pop(table_id, None)
 
     def close_bots(self) -> None:
         """Stop thinking: cancel the bots' moves in flight and stop the worker processes."""

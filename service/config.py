@@ -34,7 +34,10 @@ class Settings:
     bot_delay_s: float = 0.5
     """How long a server-side bot waits before it plays (0 in tests)."""
     scheduler_poll_s: float = 0.05
-    claim_lease_s: float = 5.0
+    claim_lease_s: float = 1.0
+    """How long a claimed due item (a turn deadline, a bot's turn) stays reserved for the
+    replica that claimed it past its last renewal: the replica renews it every third of
+    this while it works on the item, so a crashed replica's items are taken over this soon."""
     finished_ttl_s: float = 3600.0
     """How long a finished table is kept (views, resume) before it is dropped."""
     max_connection_age_s: float = 0.0
@@ -110,7 +113,8 @@ _HELP = {
     "grace_s": "seconds open calls get on SIGTERM before streams end with UNAVAILABLE",
     "bot_delay_s": "seconds a server-side bot waits before playing",
     "scheduler_poll_s": "how often the scheduler looks for due turns",
-    "claim_lease_s": "seconds a claimed due item is reserved for the replica that claimed it",
+    "claim_lease_s": "seconds a claimed due item stays reserved for the replica that claimed it "
+    "past its last renewal (renewed while it works on it)",
     "finished_ttl_s": "seconds a finished table is kept",
     "max_connection_age_s": "close client connections after this many seconds (0: never)",
     "disconnect_forfeit_s": "seconds a seated player may go without a WatchTable stream during "

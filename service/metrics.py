@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib.metadata
 import platform
 import time
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from prometheus_client import (
@@ -237,6 +237,9 @@ class TimedStore(Store):
 
     async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:
         return await self._timed("claim_due", self.inner.claim_due(now, lease_s, limit))
+
+    async def renew_due(self, held: Mapping[str, float], until: float) -> list[str]:
+        return await self._timed("renew_due", self.inner.renew_due(held, until))
 
     async def set_presence(
         self, table_id: str, watcher: str, seat: int, expires_at: float

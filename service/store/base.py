@@ -99,8 +99,16 @@ def refill_and_take(
     return (tokens, last), BucketOutcome(False, (cost - tokens) / rate)
 
 
+REWOUND = StoredEvent(0, b"")
+"""Not an event: a subscription yields this (the very object) when the store found the
+table's history gone back or different from what it delivered (a Redis restored from an
+older snapshot). The events it yielded before may not be the table's any more; it goes on
+with the table's events from its current position, so a watcher loads the table afresh."""
+
+
 class Subscription(abc.ABC):
-    """Live events of one table for one watcher, in sequence order, from subscription on."""
+    """Live events of one table for one watcher, in sequence order, from subscription on;
+    :data:`REWOUND` when the table's history went back or changed under it."""
 
     @abc.abstractmethod
     def __aiter__(self) -> AsyncIterator[StoredEvent]: ...
@@ -144,6 +152,16 @@ class QueueSubscription(Subscription):
             self.end("behind")
         else:
             self._queue.put_nowait(event)
+
+    def rewound(self) -> None:
+        """The table's history changed under this subscription: queue :data:`REWOUND` (a
+        watcher that cannot take it any more is ended with ``behind``)."""
+        if self._ended:
+            return
+        if self._queue.qsize() >= self._limit:
+            self.end("behind")
+        else:
+            self._queue.put_nowait(REWOUND)
 
     def end(self, reason: str) -> None:
         """Detach, and make the iteration stop with SubscriptionEnded(reason)."""
@@ -244,6 +262,13 @@ class Store(abc.ABC):
     async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:
         """Due-items with ``due_at <= now``, each pushed ``lease_s`` into the future so that
         one replica works on it at a time (a crashed replica's claim falls due again)."""
+
+    @abc.abstractmethod
+    async def renew_due(self, held: Mapping[str, float], until: float) -> list[str]:
+        """Extend claims this replica still holds: each table of ``held`` whose due-item is
+        still at the lease end its claim (or last renewal) gave it, ``held[table]`` (no commit
+        moved it, no other replica claimed it since), is pushed to ``until``. The tables
+        renewed; the others are no longer this replica's to work on."""
 
     @abc.abstractmethod
     async def next_due(self) -> float | None:

@@ -12,7 +12,7 @@ playing one ``abandoned_ttl_s``; ``clock`` tells the time for those TTLs.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from .base import (
     BucketOutcome,
@@ -260,6 +260,12 @@ class MemoryStore(Store):
         ]:
             self._drop(tid)
         return [DueItem(tid, at) for at, tid in due]
+
+    async def renew_due(self, held: Mapping[str, float], until: float) -> list[str]:
+        renewed = [tid for tid, at in held.items() if self._due.get(tid) == at]
+        for tid in renewed:
+            self._due[tid] = until
+        return renewed
 
     async def next_due(self) -> float | None:
         return min(self._due.values(), default=None)

@@ -75,6 +75,8 @@ Cluster alike. The table hash is the truth; the indexes are derived from it.
 - :meth:`RedisStore.claim_due` is one script on the global slot (the due set alone), after
   a repair pass when one is due (below). It carries a nonce and records what it took under
   it for the lease, so that the same claim sent again returns that instead of taking more.
+  :meth:`RedisStore.renew_due` is one script there too: it pushes the lease end of the items
+  still at the one this replica's claim gave them (the app renews while it works on them).
 
 Why a crash between the two steps loses nothing. The marker is written before the commit,
 and removed only after an index update of that commit's version (or of a later one), or once
@@ -142,6 +144,15 @@ stops when its last local watcher leaves.
 A new reader starts from the table's last sequence number read in :meth:`subscribe`, before
 the caller loads the table, so no event falls between the load and the live stream (the
 app drops the duplicates by sequence number).
+A reader checks that the table's history still continues what it delivered: at its start,
+after every failed call (its connections are never retried silently, so a Redis restart
+always shows as one), whenever ``XREAD`` comes back idle, and when an entry does not follow
+the last one delivered. The table's last sequence number below the reader's, or the stream
+entry it delivered last missing or different (Redis restored from an older RDB snapshot,
+maybe played on past the old position since), means the history went back: every
+subscription then gets :data:`~.base.REWOUND` and the reader goes on from the table's last
+event; the app sends its watchers a fresh snapshot (see WatchTable). A history rewritten
+by hand on a live Redis, with no broken connection, is noticed only at such a check.
 
 Redis unreachable. Every call fails within about ``timeout_s`` (1 s: connect and read
 timeouts; a refused connection fails at once) with :class:`StoreUnavailable`; the server
@@ -166,9 +177,11 @@ What survives a Redis restart:
   empty loses the tables of its slots (repair then removes them from the indexes), or, for
   the global slot's node, the indexes (rebuilt from the tables by the next repair pass).
 - With RDB snapshots: the tables as of the last snapshot. Moves committed after it are lost
-  while clients may have seen them, so a table can go back in time; watchers resuming past
-  the restored last sequence number get INVALID_ARGUMENT and must watch afresh. Acceptable
-  for casual play, not for anything that must not go back.
+  while clients may have seen them, so a table can go back in time. Open streams get a
+  fresh snapshot of the restored table (above), or end with PERMISSION_DENIED SEAT_LOST when
+  their token no longer opens its seat there; streams that ended in a longer outage and
+  resume past the restored last sequence number get INVALID_ARGUMENT and must watch afresh.
+  Acceptable for casual play, not for anything that must not go back.
 - With AOF (``appendonly yes``, ``appendfsync everysec``: at most about a second of commits
   lost; ``always``: none): tables, events, the lobby, due-items (timers and bot turns resume
   on their own) and idempotency keys all come back; clients resume their streams. (On a
@@ -185,7 +198,7 @@ import hashlib
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -494,6 +507,29 @@ end
 return due
 """
 
+_RENEW = """
+-- KEYS: 1 due (global slot); ARGV: 1 new lease end, then per table: id, the lease end its
+-- claim (or last renewal) gave it. Returns the ids renewed: those still at that lease end
+-- (a commit that moved the due time, or another replica's claim, changed it).
+local out = {}
+for i = 2, #ARGV, 2 do
+  local at = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if at and tonumber(at) == tonumber(ARGV[i + 1]) then
+    redis.call('ZADD', KEYS[1], ARGV[1], ARGV[i])
+    out[#out + 1] = ARGV[i]
+  end
+end
+return out
+"""
+
+_AT = """
+-- KEYS: 1 table, 2 events stream (table slot); ARGV: 1 stream id
+-- Returns nil (no table) or {version, last seq, the entry with that id (none: empty)}.
+local t = redis.call('HMGET', KEYS[1], 'v', 'q')
+if not t[1] then return false end
+return {t[1], t[2] or '0', redis.call('XRANGE', KEYS[2], ARGV[1], ARGV[1])}
+"""
+
 _COUNT = _NOW_MS + """
 -- KEYS: the status sets; returns how many tables of each have not expired
 local ms = now_ms()
@@ -623,13 +659,25 @@ class _RedisSubscription(QueueSubscription):
 
 
 class _Reader:
-    """This replica's one reader of one table's stream, fanning out to local watchers."""
+    """This replica's one reader of one table's stream, fanning out to local watchers.
+
+    It checks that the table's history still continues what it delivered: after every
+    failed call (a Redis restart breaks its connection), when the stream is idle, and when
+    an entry does not follow the last one delivered. Its check reads the table's last
+    sequence number and the entry it delivered last: a table whose last sequence number is
+    below it, or whose entry there is missing or different (a Redis restored from an older
+    snapshot, then played on past that point), went back in time. Then every subscription
+    gets :data:`REWOUND` and the reader goes on from the table's current position."""
 
     def __init__(self, store: RedisStore, table_id: str, after_seq: int) -> None:
         self.store = store
         self.table_id = table_id
         self.subs: set[_RedisSubscription] = set()
         self.last_id: bytes | str = f"{after_seq}-0"
+        self.seq = after_seq
+        """The sequence number delivered last (or the table's when the reader started)."""
+        self.entry: dict[bytes, bytes] | None = None
+        """The stream entry of ``seq`` as delivered (None: not read yet)."""
         self.task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -665,22 +713,73 @@ class _Reader:
             {stream: self.last_id}, count=512, block=self.store.block_ms
         ))
 
+    async def _read_at(self, seq: int) -> tuple[int, dict[bytes, bytes] | None] | None:
+        """(the table's last sequence number, the entry of ``seq`` or None); None: no table."""
+        store = self.store
+        if isinstance(store._readers_client, RedisCluster):
+            await store._readers_client.initialize()  # route by the key, as _xread does
+        reply = await store._at(
+            keys=[store._k_table(self.table_id), store._k_stream(self.table_id)],
+            args=[f"{seq}-0"],
+        )
+        if reply is None:
+            return None
+        entries = reply[2]
+        fields = None
+        if entries:
+            flat = entries[0][1]
+            fields = dict(zip(flat[::2], flat[1::2], strict=True))
+        return int(reply[1] or 0), fields
+
+    async def _check(self, *, diverged: bool = False) -> bool:
+        """Does the table still continue what this reader delivered (``diverged``: it is
+        known not to)? If not, every subscription gets REWOUND and the reader starts again
+        from the table's last event. False: the table is gone."""
+        found = await self._read_at(self.seq)
+        if found is None:
+            return False
+        last, entry = found
+        if self.seq and entry is None and last >= self.seq:
+            diverged = True  # the entry delivered last is not in the stream any more
+        elif last < self.seq or (entry is not None and self.entry is not None
+                                 and entry != self.entry):
+            diverged = True
+        if not diverged:
+            if self.entry is None:
+                self.entry = entry
+            return True
+        log.warning("stream_history_changed", table_id=self.table_id, delivered=self.seq,
+                    last_seq=last)
+        found = await self._read_at(last)
+        if found is None:
+            return False
+        self.seq, self.entry = last, found[1]
+        self.last_id = f"{last}-0"
+        for sub in list(self.subs):
+            sub.rewound()
+        return True
+
     async def _run(self) -> None:
         store = self.store
         stream = store._k_stream(self.table_id)
-        table = store._k_table(self.table_id)
         down_since: float | None = None
         delay = 0.05
+        check = True  # the first round reads the entry the reader starts after
+        diverged = False
         try:
             while self.subs:
                 try:
-                    reply = await self._xread(stream)
-                    if not reply or down_since is not None:
-                        # idle, or back after an outage: is the table still there?
-                        if not await store._readers_client.exists(table):
+                    if check or down_since is not None:
+                        # at the start, idle, back after an outage, or after an entry out of
+                        # order: does the table still continue what was delivered?
+                        if not await self._check(diverged=diverged):
                             self.end_all("behind")  # expired or lost: a resume says NOT_FOUND
                             return
-                        down_since, delay = None, 0.05
+                        down_since, delay, check, diverged = None, 0.05, False, False
+                    reply = await self._xread(stream)
+                    if not reply:
+                        check = True
+                        continue
                 except (RedisConnectionError, RedisTimeoutError, OSError, ResponseError,
                         RedisClusterException) as exc:
                     if isinstance(exc, ResponseError | RedisClusterException) and (
@@ -698,10 +797,13 @@ class _Reader:
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 0.5)
                     continue
-                for _key, entries in reply or ():
+                for _key, entries in reply:
                     for entry_id, fields in entries:
                         event = _event_from_entry(entry_id, fields)
-                        self.last_id = entry_id
+                        if event.seq != self.seq + 1:
+                            check = diverged = True  # a gap: not the history delivered
+                            break
+                        self.last_id, self.seq, self.entry = entry_id, event.seq, fields
                         for sub in list(self.subs):
                             sub.push(event)
         except asyncio.CancelledError:
@@ -777,6 +879,8 @@ class RedisStore(Store):
         self._count = _Script(client, _COUNT)
         self._events = _Script(client, _EVENTS)
         self._take = _Script(client, _TAKE)
+        self._renew = _Script(client, _RENEW)
+        self._at = _Script(readers_client, _AT)
         self._readers: dict[str, _Reader] = {}
         # A Cluster client's pools do not wait for a free connection: calls wait here.
         self._gate = asyncio.Semaphore(max_calls) if max_calls > 0 else None
@@ -839,7 +943,7 @@ class RedisStore(Store):
             if parts.path.strip("/") not in ("", "0"):
                 raise ValueError("a Redis Cluster has database 0 only")
 
-            def cluster_client(**kw: Any) -> RedisCluster:
+            def cluster_client(retries: int = 1, **kw: Any) -> RedisCluster:
                 # One retry at once (as below); a node that cannot be reached makes the
                 # client look the cluster's layout up again before it. A MOVED reply moves
                 # its slot alone (reinitialize_steps=0): redis-py's default closes every
@@ -847,12 +951,13 @@ class RedisStore(Store):
                 # them, which then fail or are sent again.
                 return RedisCluster.from_url(
                     clean, socket_connect_timeout=timeout, decode_responses=False,
-                    retry=Retry(NoBackoff(), 1), reinitialize_steps=0, **kw,
+                    retry=Retry(NoBackoff(), retries), reinitialize_steps=0, **kw,
                 )
 
             return cls(
                 cluster_client(max_connections=max_connections, socket_timeout=timeout),
-                cluster_client(max_connections=1_000_000, socket_timeout=reader_timeout),
+                # the readers see every broken connection (they check the table after it)
+                cluster_client(0, max_connections=1_000_000, socket_timeout=reader_timeout),
                 where=f"Redis Cluster at {host}:{parts.port or 6379}",
                 max_calls=max_connections,
                 **settings,
@@ -869,8 +974,10 @@ class RedisStore(Store):
             clean, max_connections=max_connections, timeout=timeout,
             socket_timeout=timeout, **common,
         )
+        # No retry for the readers: each sees its connection break (a Redis restart) and
+        # checks its table's history before it reads on.
         readers_pool = aredis.ConnectionPool.from_url(
-            clean, socket_timeout=reader_timeout, **common
+            clean, socket_timeout=reader_timeout, **{**common, "retry": Retry(NoBackoff(), 0)}
         )
         where = f"Redis at {host}:{parts.port or 6379}{parts.path if parts.hostname else ''}"
         return cls(
@@ -1245,6 +1352,16 @@ class RedisStore(Store):
         return [
             DueItem(reply[i].decode(), float(reply[i + 1])) for i in range(0, len(reply), 2)
         ]
+
+    async def renew_due(self, held: Mapping[str, float], until: float) -> list[str]:
+        if not held:
+            return []
+        args: list[bytes | str | int] = [repr(until)]
+        for table_id, at in held.items():
+            args += [table_id, repr(at)]
+        async with self._call():
+            renewed = await self._renew(keys=[self._k_due], args=args)
+        return [t.decode() for t in renewed]
 
     async def next_due(self) -> float | None:
         async with self._call():

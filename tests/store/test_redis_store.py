@@ -13,7 +13,13 @@ import redis
 import redis.asyncio as aredis
 from redis.crc import key_slot
 
-from service.store.base import LobbyEntry, StoredEvent, StoreUnavailable, SubscriptionEnded
+from service.store.base import (
+    REWOUND,
+    LobbyEntry,
+    StoredEvent,
+    StoreUnavailable,
+    SubscriptionEnded,
+)
 from service.store.redis import RedisStore
 
 from .redisproc import RedisProcess
@@ -250,3 +256,47 @@ def test_replies_that_mean_redis_cannot_serve_now_are_store_unavailable() -> Non
             raise exc
     with pytest.raises(ResponseError), _guard("Redis at here"):
         raise ResponseError("tute: event 3 is not after 5")
+
+
+@pytest.mark.parametrize("play_past", [False, True], ids=["behind", "past"])
+async def test_a_restart_from_an_older_snapshot_rewinds_the_watchers(
+    tmp_path: Path, play_past: bool
+) -> None:
+    """Redis restarted from an RDB snapshot older than what a reader delivered: the reader
+    notices (the table's last sequence number is below it, or, played on past it, the entry
+    there is another) and its subscriptions get REWOUND, then the new history: never an
+    event of the new history as if it continued the old one."""
+    proc = RedisProcess(tmp_path / "redis").start()
+    watching, writer = RedisStore.from_url(proc.url), RedisStore.from_url(proc.url)
+    try:
+        await writer.create("t", b"r", "", None)
+        for v in range(1, 6):
+            assert (await writer.commit("t", v, b"r", [ev(v)])).applied
+        sub = await watching.subscribe("t")
+        got = aiter(sub)
+        with redis.Redis.from_url(proc.url) as r:
+            r.save()  # the snapshot: the table at sequence 5
+        for v in range(6, 11):
+            assert (await writer.commit("t", v, b"r", [ev(v)])).applied
+        assert [await asyncio.wait_for(anext(got), 5) for _ in range(5)] == [
+            ev(v) for v in range(6, 11)]
+        proc.restart()  # kill -9, and start again from the snapshot within the grace
+        assert await writer.load("t") == (6, b"r")
+        new = [StoredEvent(v, b"new %d" % v) for v in range(6, 17)]
+        if play_past:  # the new history passes the old position before the reader is back
+            for v in range(6, 15):
+                assert (await writer.commit("t", v, b"r", [new[v - 6]])).applied
+        first = await asyncio.wait_for(anext(got), 10)
+        assert first is REWOUND
+        for v in range(15 if play_past else 6, 17):
+            assert (await writer.commit("t", v, b"r", [new[v - 6]])).applied
+        after: list[StoredEvent] = []
+        while not after or after[-1].seq < 16:
+            after.append(await asyncio.wait_for(anext(got), 5))
+        # from where the reader found the table on: the new history, gap-free
+        assert after == new[len(new) - len(after):]
+        await sub.close()
+    finally:
+        await watching.close()
+        await writer.close()
+        proc.stop()

@@ -595,3 +595,30 @@ async def test_delete_removes_a_table_at_its_version_with_everything_about_it(
         await sub.close()
     with pytest.raises(KeyError):
         await s.subscribe("gone")
+
+
+async def test_renew_due_keeps_only_the_claims_still_held(stores: Stores) -> None:
+    """A claim renewed before its lease ends stays the claimer's; a renewal finds nothing to
+    keep once a commit moved the due time or another claimer took the item."""
+    s, p = stores.store, stores.peer
+    now = time.time()
+    for t in ("r0", "r1", "r2"):
+        await s.create(t, b"r", "", None)
+        assert (await s.commit(t, 1, b"r", [ev(1)], due_at=now - 1, status="playing")).applied
+    claimed = await s.claim_due(now, 1.0, 10)
+    assert sorted(d.table_id for d in claimed) == ["r0", "r1", "r2"]
+    # renewed before its lease ends: r0 stays the claimer's
+    assert await s.renew_due({"r0": now + 1.0}, now + 3.0) == ["r0"]
+    # r1's turn moved on (a commit set its next due time); r2's lease ran out and the
+    # peer claimed it
+    assert (await p.commit("r1", 2, b"r", [ev(2)], due_at=now + 60, status="playing")).applied
+    assert [d.table_id for d in await p.claim_due(now + 1.5, 5.0, 10)] == ["r2"]
+    held = {"r0": now + 3.0, "r1": now + 1.0, "r2": now + 1.0}
+    assert await s.renew_due(held, now + 4.0) == ["r0"]
+    assert await p.claim_due(now + 3.9, 1.0, 10) == []
+    assert await p.next_due() == pytest.approx(now + 4.0)
+    assert [d.table_id for d in await p.claim_due(now + 4.1, 1.0, 10)] == ["r0"]
+    # a stale lease end renews nothing, and an empty request is fine
+    assert await s.renew_due({"r0": now + 4.0, "gone": now}, now + 9.0) == []
+    assert await s.renew_due({}, now + 9.0) == []
+    assert await p.next_due() == pytest.approx(now + 5.1)
