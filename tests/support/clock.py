@@ -6,14 +6,15 @@ import time
 
 
 class FakeClock:
-    """``now()`` starts at the wall time of the clock's creation (or ``start``) and stays
-    there until :meth:`advance`; ``monotonic()`` moves with it. Pass it to ``create_server``
-    (``clock=``) and to the store, so the app, the store's expiries, presence and the limits
-    all read it; the scheduler polls on the event loop's real time, so a deadline passed by
-    :meth:`advance` is acted on at its next poll (wait for the resulting event, bounded)."""
+    """``now()`` starts at the wall time of the clock's creation, in whole seconds (or at
+    ``start``), and stays there until :meth:`advance`; ``monotonic()`` moves with it. Pass it
+    to ``create_server`` (``clock=``) and to the store, so the app, the store's expiries,
+    presence and the limits all read it. The scheduler polls on the event loop's real time,
+    so a deadline passed by :meth:`advance` is acted on at its next poll: wait for the
+    resulting event (bounded), or run the pass yourself (``app.run_due``)."""
 
     def __init__(self, start: float | None = None) -> None:
-        self.start = time.time() if start is None else start
+        self.start = float(int(time.time())) if start is None else start
         self._now = self.start
 
     def now(self) -> float:
