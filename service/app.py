@@ -19,7 +19,6 @@ import hmac
 import random
 import re
 import secrets
-import time
 import unicodedata
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
@@ -37,6 +36,7 @@ from . import convert
 from .auth import hash_token, new_token
 from .bots import BotPool
 from .callers import CallerResolver
+from .clock import SYSTEM_CLOCK, Clock
 from .config import Settings
 from .errors import (
     Aborted,
@@ -115,7 +115,7 @@ class TuteApp:
         settings: Settings,
         metrics: Metrics,
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.store = store
         self.settings = settings

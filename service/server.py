@@ -23,6 +23,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from tute.v1 import service_pb2, service_pb2_grpc
 
 from .app import TuteApp
+from .clock import SYSTEM_CLOCK, Clock
 from .config import Settings
 from .interceptor import CallInterceptor
 from .metrics import Metrics, TimedStore
@@ -164,17 +165,20 @@ async def _watch_health(server: Server) -> None:
         await asyncio.sleep(0.5 if ok else 0.2)
 
 
-async def create_server(settings: Settings, store: Store | None = None) -> Server:
+async def create_server(
+    settings: Settings, store: Store | None = None, *, clock: Clock = SYSTEM_CLOCK
+) -> Server:
     """Build and start a server (bind ``settings.host:settings.port``; port 0 picks one) and,
-    with ``settings.metrics_port``, its ``/metrics`` endpoint; StartupError if a port is taken."""
+    with ``settings.metrics_port``, its ``/metrics`` endpoint; StartupError if a port is taken.
+    The server and the store it opens run on ``clock`` (a ``store`` given has its own)."""
     metrics = Metrics()
     inner = (
         store
         if store is not None
-        else open_store(settings.store, finished_ttl_s=settings.finished_ttl_s)
+        else open_store(settings.store, finished_ttl_s=settings.finished_ttl_s, clock=clock)
     )
     timed = TimedStore(inner, metrics)
-    app = TuteApp(timed, settings, metrics)
+    app = TuteApp(timed, settings, metrics, clock=clock)
     interceptor = CallInterceptor(metrics, access_log=settings.access_log)
     grpc_server = grpc.aio.server(interceptors=[interceptor], options=server_options(settings))
     service_pb2_grpc.add_TuteServiceServicer_to_server(TuteServicer(app), grpc_server)

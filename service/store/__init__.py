@@ -1,5 +1,6 @@
 """Stores: where tables, their events, the lobby and the due-items live (see base.Store)."""
 
+from ..clock import SYSTEM_CLOCK, Clock
 from .base import (
     CommitOutcome,
     DueItem,
@@ -23,16 +24,18 @@ __all__ = [
 ]
 
 
-def open_store(url: str, *, finished_ttl_s: float = 3600.0) -> Store:
+def open_store(
+    url: str, *, finished_ttl_s: float = 3600.0, clock: Clock = SYSTEM_CLOCK
+) -> Store:
     """The store for a ``TUTE_STORE`` URL: ``memory`` (default) or ``redis://host:port/db``
     (``redis://host:port?cluster=1``: a Redis Cluster); a finished table is kept
-    ``finished_ttl_s``."""
+    ``finished_ttl_s``; its expiries and presence run on ``clock``."""
     if url in ("", "memory", "memory://"):
         from .memory import MemoryStore
 
-        return MemoryStore(finished_ttl_s)
+        return MemoryStore(finished_ttl_s, clock=clock)
     if url.startswith(("redis://", "rediss://", "unix://")):
         from .redis import RedisStore
 
-        return RedisStore.from_url(url, finished_ttl_s=finished_ttl_s)
+        return RedisStore.from_url(url, finished_ttl_s=finished_ttl_s, clock=clock)
     raise ValueError(f"unknown store URL {url!r}: use 'memory' or 'redis://host:port/db'")

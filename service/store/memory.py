@@ -11,9 +11,9 @@ playing one ``abandoned_ttl_s``; ``clock`` tells the time for those TTLs.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
+from ..clock import SYSTEM_CLOCK, Clock
 from .base import (
     BucketOutcome,
     CommitOutcome,
@@ -81,7 +81,7 @@ class MemoryStore(Store):
         abandoned_ttl_s: float = 86400.0,
         *,
         retention: int = RETENTION,
-        clock: Callable[[], float] = time.time,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         if retention < 1:
             raise ValueError("retention must be at least 1")

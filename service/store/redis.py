@@ -211,6 +211,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError, RedisClusterException, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from ..clock import SYSTEM_CLOCK, Clock
 from .base import (
     BucketOutcome,
     CommitOutcome,
@@ -831,8 +832,11 @@ class RedisStore(Store):
         reader_grace_s: float = 2.0,
         max_calls: int = 0,
         call_timeout_s: float = 1.0,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._redis = client
+        self._clock = clock
+        """The time of presence expiries and of repair passes (the Lua scripts read Redis's)."""
         self._readers_client = readers_client
         self.cluster = isinstance(client, RedisCluster)
         self._where = where
@@ -905,6 +909,7 @@ class RedisStore(Store):
         prefix: str | None = None,
         timeout_s: float | None = None,
         max_connections: int = 64,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> RedisStore:
         """A store on ``redis://host:port/db`` (``?cluster=1``: on the Redis Cluster that
         node belongs to). Store options given as query parameters win over the keyword
@@ -931,7 +936,7 @@ class RedisStore(Store):
         settings: dict[str, Any] = {
             "prefix": pfx, "finished_ttl_s": finished, "abandoned_ttl_s": abandoned,
             "retention": keep, "block_ms": block_ms, "reader_grace_s": max(2.0, 2 * timeout),
-            "call_timeout_s": timeout,
+            "call_timeout_s": timeout, "clock": clock,
         }
         host = parts.hostname or parts.path or "localhost"
         if ours.get("cluster", "").lower() in _TRUE:
@@ -1239,8 +1244,9 @@ class RedisStore(Store):
         async with self._call():
             pipe = self._redis.pipeline(transaction=False)
             pipe.zadd(key, {f"{seat}:{watcher}": expires_at})
-            pipe.zremrangebyscore(key, "-inf", repr(time.time()))
-            pipe.expire(key, max(1, int(expires_at - time.time()) + 60))
+            now = self._clock.now()
+            pipe.zremrangebyscore(key, "-inf", repr(now))
+            pipe.expire(key, max(1, int(expires_at - now) + 60))
             await pipe.execute()
 
     async def clear_presence(self, table_id: str, watcher: str) -> None:
@@ -1415,7 +1421,7 @@ class RedisStore(Store):
         """A :meth:`repair` pass when the last one is ``maintain_every_s`` old. Its first step
         runs on the global slot, like the claim that follows: its failure is the claim's. A
         failure further on (another node) is logged, and the claim goes ahead."""
-        started = time.monotonic()
+        started = self._clock.monotonic()
         if self._repairing or started - self._last_repair < self.maintain_every_s:
             return
         self._repairing = True

@@ -17,10 +17,21 @@ import pytest
 
 from service.server import create_server
 from service.store.memory import MemoryStore
+from tests.support.clock import FakeClock
+from tests.support.wait import eventually
 from tute.v1 import event_pb2, rules_pb2, score_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import FAST
-from .helpers import FINISHED, Seated, auth, replicas, table_with_humans, view_of
+from .helpers import (
+    FINISHED,
+    Replicas,
+    Seated,
+    auth,
+    replica_servers,
+    replicas,
+    table_with_humans,
+    view_of,
+)
 from .matchplay import Watcher, kind
 
 Stub = service_pb2_grpc.TuteServiceStub
@@ -43,15 +54,34 @@ def forfeits(w: Watcher) -> list[event_pb2.PlayerForfeited]:
     return [e.player_forfeited for e in w.events if kind(e) == "player_forfeited"]
 
 
+async def marked(r: Replicas, table_id: str, seat: int, *, away: bool = True) -> None:
+    """Wait (bounded) until the table records ``seat`` away (or back): the stream's end is
+    recorded by the server after the client closed it, at the clock's time then."""
+
+    async def recorded() -> bool:
+        rec = await r.servers[0].app.load(table_id, presence=False)
+        return (seat in rec.away) == away
+
+    await eventually(recorded, what=f"seat {seat} {'away' if away else 'back'}")
+
+
 async def test_a_player_gone_beyond_the_grace_period_forfeits() -> None:
-    async with replicas(1, disconnect_forfeit_s=GRACE) as (stub,):
+    clock = FakeClock()
+    async with replica_servers(1, clock=clock, disconnect_forfeit_s=GRACE) as r:
+        (stub,) = r.stubs
         seated, watchers = await watched_table(stub)
         tid = seated.table_id
-        t0 = asyncio.get_running_loop().time()
+        t0 = clock.now()
         await watchers[1].close()  # seat 1 drops its stream and does not come back
+        await marked(r, tid, 1)
+        clock.advance(GRACE / 2)  # within the grace: nothing
+        await r.scheduler_pass(tid)
+        assert not forfeits(watchers[0])
+        assert (await view_of(stub, tid, seated.tokens[0])).status == PLAYING
+        clock.advance(GRACE / 2 + 0.001)
         await watchers[0].wait_until(lambda w: kind(w.events[-1]) == "match_ended"
                                      if w.events else False, timeout=5)
-        waited = asyncio.get_running_loop().time() - t0
+        waited = clock.now() - t0
         assert waited >= GRACE - 0.05, waited
         (forfeit,) = forfeits(watchers[0])
         assert forfeit.seat == 1
@@ -63,7 +93,8 @@ async def test_a_player_gone_beyond_the_grace_period_forfeits() -> None:
         view = await view_of(stub, tid, seated.tokens[0])
         assert view.status == FINISHED
         # The forfeit happened once, and the seat's token opens nothing any more.
-        await asyncio.sleep(2 * GRACE)
+        clock.advance(2 * GRACE)
+        await r.scheduler_pass(tid)
         assert len(forfeits(watchers[0])) == 1
         with pytest.raises(grpc.aio.AioRpcError) as denied:
             await view_of(stub, tid, seated.tokens[1])
@@ -72,28 +103,37 @@ async def test_a_player_gone_beyond_the_grace_period_forfeits() -> None:
 
 
 async def test_a_player_back_within_the_grace_period_plays_on() -> None:
-    async with replicas(1, disconnect_forfeit_s=GRACE) as (stub,):
+    clock = FakeClock()
+    async with replica_servers(1, clock=clock, disconnect_forfeit_s=GRACE) as r:
+        (stub,) = r.stubs
         seated, watchers = await watched_table(stub)
         tid = seated.table_id
         for _ in range(3):  # drops and comes back three times, each time within the grace
             await watchers[1].close()
-            await asyncio.sleep(GRACE / 4)
+            await marked(r, tid, 1)
+            clock.advance(GRACE / 4)
+            await r.scheduler_pass(tid)
             watchers[1] = Watcher(stub, tid, seated.tokens[1])
             await watchers[1].wait_until(lambda w: bool(w.snapshots))
-        await asyncio.sleep(3 * GRACE)
+            await marked(r, tid, 1, away=False)
+        clock.advance(3 * GRACE)
+        await r.scheduler_pass(tid)
         view = await view_of(stub, tid, seated.tokens[0])
         assert view.status == PLAYING
         assert all(seat.connected for seat in view.seats)
         assert not forfeits(watchers[0])
         # ...and a later disconnection still counts from its own start.
         await watchers[1].close()
+        await marked(r, tid, 1)
+        clock.advance(GRACE + 0.001)
         await watchers[0].wait_until(lambda w: bool(forfeits(w)), timeout=5)
         assert forfeits(watchers[0])[0].seat == 1
         await watchers[0].close()
 
 
 async def test_a_player_who_never_watches_is_away_from_the_start() -> None:
-    async with replicas(1, disconnect_forfeit_s=GRACE) as (stub,):
+    clock = FakeClock()
+    async with replicas(1, clock=clock, disconnect_forfeit_s=GRACE) as (stub,):
         rules = rules_pb2.Rules(preset="corriente-6", options=rules_pb2.RuleOptions(turn_time_s=0))
         created = await stub.CreateTable(
             service_pb2.CreateTableRequest(rules=rules, take_seat=True, display_name="ana")
@@ -102,6 +142,8 @@ async def test_a_player_who_never_watches_is_away_from_the_start() -> None:
         w0 = Watcher(stub, tid, created.seat_token)
         await w0.wait_until(lambda w: bool(w.snapshots))
         joined = await stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid, display_name="p"))
+        await w0.wait_until(lambda w: any(kind(e) == "hand_dealt" for e in w.events))
+        clock.advance(GRACE + 0.001)
         await w0.wait_until(lambda w: bool(forfeits(w)), timeout=5)
         (forfeit,) = forfeits(w0)
         assert forfeit.seat == joined.seat
@@ -113,7 +155,9 @@ async def test_a_player_who_never_watches_is_away_from_the_start() -> None:
 async def test_only_the_players_without_a_stream_count() -> None:
     # Spectators come and go freely, and bots never forfeit; a human seat watched on the
     # other replica is there.
-    async with replicas(2, disconnect_forfeit_s=GRACE) as (one, two):
+    clock = FakeClock()
+    async with replica_servers(2, clock=clock, disconnect_forfeit_s=GRACE) as r:
+        one, two = r.stubs
         created = await one.CreateTable(
             service_pb2.CreateTableRequest(
                 rules=rules_pb2.Rules(
@@ -132,7 +176,13 @@ async def test_only_the_players_without_a_stream_count() -> None:
         await spectator.wait_until(lambda w: bool(w.snapshots))
         await spectator.close()
         # The bots play until the human's turn; then nothing happens for several graces.
-        await asyncio.sleep(4 * GRACE)
+
+        async def humans_turn() -> bool:
+            return bool((await view_of(one, tid, created.seat_token)).legal_actions)
+
+        await eventually(humans_turn, what="the human's turn")
+        clock.advance(4 * GRACE)
+        await r.scheduler_pass(tid)
         view = await view_of(one, tid, created.seat_token)
         assert view.status == PLAYING
         assert not forfeits(mine)
@@ -140,10 +190,13 @@ async def test_only_the_players_without_a_stream_count() -> None:
 
 
 async def test_the_default_never_forfeits_for_a_disconnection() -> None:
-    async with replicas(1) as (stub,):
+    clock = FakeClock()
+    async with replica_servers(1, clock=clock) as r:
+        (stub,) = r.stubs
         seated, watchers = await watched_table(stub)
         await watchers[1].close()
-        await asyncio.sleep(1.0)
+        clock.advance(1.0)
+        await r.scheduler_pass(seated.table_id)
         view = await view_of(stub, seated.table_id, seated.tokens[0])
         assert view.status == PLAYING
         assert not forfeits(watchers[0])

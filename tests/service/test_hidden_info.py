@@ -27,6 +27,8 @@ from engine.cards import BIT, SUIT_OF, card_of, card_text, cards_of
 from engine.game import pack_for
 from service import convert
 from service.server import Server
+from tests.support.clock import FakeClock
+from tests.support.wait import eventually
 from tute.v1 import (
     action_pb2,
     card_pb2,
@@ -513,7 +515,9 @@ def check_log(text: str, tokens: set[str]) -> None:
 async def test_no_hidden_card_reaches_any_seat_or_spectator(
     server: Server, stub: Stub, oracle: Oracle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stats = await run_matches(server, stub, oracle, monkeypatch, per_preset=29, seed=20240601)
+    # A few matches per preset over the wire; the combinatorics are the engine's and
+    # convert's (test_properties.py, test_convert.py), the long runs below (slow).
+    stats = await run_matches(server, stub, oracle, monkeypatch, per_preset=5, seed=20240601)
     assert stats.kinds.get("trump_exchanged") and stats.kinds.get("tute_declared"), stats.kinds
 
 
@@ -530,6 +534,8 @@ async def test_bots_and_timeouts_log_no_card_and_leak_nothing(
 ) -> None:
     """Server-side moves (bots, a timed-out turn) go through the same paths: the human and a
     spectator see nothing hidden, and nothing about them is logged with a card."""
+    clock = FakeClock()
+    server.app.clock = clock  # the turn clock runs out when the test says so
     with LogBuffer() as logbuf:
         tokens: set[str] = set()
         for preset in ("tres", "corriente-6", "parejas"):
@@ -557,7 +563,17 @@ async def test_bots_and_timeouts_log_no_card_and_leak_nothing(
                 if v.legal_actions and v.turn_seat == 0:
                     if not timed_out:
                         timed_out = True
-                        await asyncio.sleep(1.3)
+                        clock.advance(1.001)  # the human's turn time runs out
+
+                        async def moved(
+                            version: int = v.version, tok: str = token, t: str = tid
+                        ) -> bool:
+                            got = await stub.GetTable(
+                                service_pb2.GetTableRequest(table_id=t), metadata=auth(tok)
+                            )
+                            return bool(got.view.version != version)
+
+                        await eventually(moved, what="the timeout")
                         continue
                     resp = await stub.SubmitAction(
                         service_pb2.SubmitActionRequest(table_id=tid, action=v.legal_actions[0]),

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import time
 from collections.abc import AsyncIterator
 
 import grpc
@@ -20,6 +19,7 @@ from grpc_status import rpc_status
 
 from service.server import Server, create_server
 from service.store.memory import MemoryStore
+from tests.support.clock import FakeClock
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc, table_pb2
 
 from .conftest import FAST
@@ -29,24 +29,11 @@ from .test_errors import expect, unchanged
 Code = grpc.StatusCode
 
 
-class Clock:
-    """The servers' clock: it moves only when the test advances it."""
-
-    def __init__(self) -> None:
-        self.now = time.time()
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
-
-
 @dataclasses.dataclass
 class Limited:
     servers: list[Server]
     stubs: list[Stub]
-    clock: Clock
+    clock: FakeClock
 
     @property
     def server(self) -> Server:
@@ -62,7 +49,7 @@ async def limited(replicas: int = 1, **settings: object) -> AsyncIterator[Limite
     """``replicas`` servers on one store, with ``settings`` over FAST and one test clock."""
     conf = dataclasses.replace(FAST, **settings)  # type: ignore[arg-type]
     store = MemoryStore()
-    clock = Clock()
+    clock = FakeClock()
     servers: list[Server] = []
     channels: list[grpc.aio.Channel] = []
     try:

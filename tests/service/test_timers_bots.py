@@ -10,15 +10,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 import pytest
 
 import engine
+from tests.support.clock import FakeClock
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc, table_pb2
 
-from .helpers import FINISHED, auth, replicas, table_with_humans, view_of
+from .helpers import FINISHED, auth, replica_servers, replicas, table_with_humans, view_of
 from .matchplay import Watcher, assert_gap_free, card, kind, replay
 
 Stub = service_pb2_grpc.TuteServiceStub
@@ -29,7 +27,9 @@ def timed_out_count(w: Watcher) -> int:
 
 
 async def test_a_silent_player_times_out_exactly_once_per_turn() -> None:
-    async with replicas(2) as (one, two):
+    clock = FakeClock()
+    async with replica_servers(2, clock=clock) as r:
+        one, two = r.stubs
         seated = await table_with_humans(one, "corriente-6", turn_time_s=1)
         tid = seated.table_id
         watchers = {s: Watcher(two, tid, t, resume_after=0) for s, t in seated.tokens.items()}
@@ -37,21 +37,25 @@ async def test_a_silent_player_times_out_exactly_once_per_turn() -> None:
             spectator = await view_of(one, tid, None)
             assert spectator.rules.options.turn_time_s == 1
             assert spectator.HasField("turn_deadline")
-            left = spectator.turn_deadline.ToNanoseconds() / 1e9 - time.time()
+            left = spectator.turn_deadline.ToNanoseconds() / 1e9 - clock.now()
             assert 0 < left <= 1.05
-            # Nobody plays: two turns time out (one lead, one follow).
-            await watchers[0].wait_until(lambda w: timed_out_count(w) >= 2, timeout=6)
+            # Nobody plays: two turns time out (one lead, one follow), each once its clock
+            # has run out.
+            for n in (1, 2):
+                clock.advance(1.001)
+                await watchers[0].wait_until(lambda w, n=n: timed_out_count(w) >= n, timeout=6)
             # Then the player on turn acts in time: that turn does not time out.
             turn = (await view_of(one, tid, None)).turn_seat
             mine = await view_of(two, tid, seated.tokens[turn])
             assert mine.HasField("turn_deadline")
-            assert mine.turn_deadline.ToNanoseconds() / 1e9 > time.time()
+            assert mine.turn_deadline.ToNanoseconds() / 1e9 > clock.now()
             played = await one.SubmitAction(
                 service_pb2.SubmitActionRequest(table_id=tid, action=mine.legal_actions[0],
                                                 expected_version=mine.version),
                 metadata=auth(seated.tokens[turn]),
             )
-            await asyncio.sleep(0.5)
+            clock.advance(0.5)  # within the next turn's time: no timeout
+            await r.scheduler_pass(tid)
             final = await view_of(one, tid, seated.tokens[0])
             for w in watchers.values():
                 await w.wait_for_seq(final.last_event_sequence)
@@ -96,30 +100,36 @@ async def test_a_silent_player_times_out_exactly_once_per_turn() -> None:
     assert final.HasField("turn_deadline")
 
 
-async def test_no_clock_means_no_timeout(stub) -> None:  # type: ignore[no-untyped-def]
-    seated = await table_with_humans(stub, "corriente-6", turn_time_s=0)
-    tid = seated.table_id
-    watcher = Watcher(stub, tid, resume_after=0)
-    try:
-        view = await view_of(stub, tid, None)
-        assert view.rules.options.turn_time_s == 0
-        assert not view.HasField("turn_deadline")
-        await asyncio.sleep(1.3)
-        after = await view_of(stub, tid, None)
-        assert after.version == view.version
-        await watcher.wait_for_seq(after.last_event_sequence)
-    finally:
-        await watcher.close()
+async def test_no_clock_means_no_timeout() -> None:
+    clock = FakeClock()
+    async with replica_servers(1, clock=clock) as r:
+        (stub,) = r.stubs
+        seated = await table_with_humans(stub, "corriente-6", turn_time_s=0)
+        tid = seated.table_id
+        watcher = Watcher(stub, tid, resume_after=0)
+        try:
+            view = await view_of(stub, tid, None)
+            assert view.rules.options.turn_time_s == 0
+            assert not view.HasField("turn_deadline")
+            clock.advance(1.3)
+            await r.scheduler_pass(tid)
+            after = await view_of(stub, tid, None)
+            assert after.version == view.version
+            await watcher.wait_for_seq(after.last_event_sequence)
+        finally:
+            await watcher.close()
     turns = [e.turn_started for e in watcher.events if kind(e) == "turn_started"]
     assert turns and not any(t.HasField("deadline") for t in turns)
     assert not any(kind(e) == "turn_timed_out" for e in watcher.events)
 
 
-async def test_the_default_clock_is_30_seconds(stub) -> None:  # type: ignore[no-untyped-def]
-    seated = await table_with_humans(stub, "parejas")
-    view = await view_of(stub, seated.table_id, None)
+async def test_the_default_clock_is_30_seconds() -> None:
+    clock = FakeClock()
+    async with replicas(1, clock=clock) as (stub,):
+        seated = await table_with_humans(stub, "parejas")
+        view = await view_of(stub, seated.table_id, None)
     assert view.rules.options.turn_time_s == 30
-    left = view.turn_deadline.ToNanoseconds() / 1e9 - time.time()
+    left = view.turn_deadline.ToNanoseconds() / 1e9 - clock.now()
     assert 28 < left <= 30
 
 

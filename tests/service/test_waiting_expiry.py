@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
 
 import grpc
 
 from service.server import create_server
 from service.store.base import Store
 from service.store.memory import MemoryStore
+from tests.support.clock import FakeClock
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import FAST
@@ -25,16 +25,6 @@ from .matchplay import Watcher
 
 Code = grpc.StatusCode
 TTL = 600.0
-
-
-class Clock:
-    """The wall clock plus an offset the test moves forward."""
-
-    def __init__(self) -> None:
-        self.offset = 0.0
-
-    def __call__(self) -> float:
-        return time.time() + self.offset
 
 
 async def gone(stub: service_pb2_grpc.TuteServiceStub, table_id: str) -> bool:
@@ -56,7 +46,7 @@ async def until_gone(stub: service_pb2_grpc.TuteServiceStub, *table_ids: str) ->
 async def expiry_scenario(store: Store) -> None:
     conf = dataclasses.replace(FAST, waiting_ttl_s=TTL, max_tables=5)
     srv = await create_server(conf, store=store)
-    clock = Clock()
+    clock = FakeClock()
     srv.app.clock = clock
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
@@ -90,11 +80,11 @@ async def expiry_scenario(store: Store) -> None:
             spectator = Watcher(stub, empty)
             await spectator.wait_until(lambda w: bool(w.snapshots))
 
-            clock.offset = TTL / 2
+            clock.advance_to(TTL / 2)
             await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=left.table_id),
                                   metadata=auth(left.seat_token))  # expires at 1.5 TTL
 
-            clock.offset = TTL + 1
+            clock.advance_to(TTL + 1)
             await until_gone(stub, empty, bots)
             for t in (human, left, playing):
                 assert not await gone(stub, t.table_id)
@@ -112,7 +102,7 @@ async def expiry_scenario(store: Store) -> None:
             again = await create()
             assert (await view_of(stub, again.table_id, None)).status == 1  # waiting
 
-            clock.offset = 1.5 * TTL + 1
+            clock.advance_to(1.5 * TTL + 1)
             await until_gone(stub, left.table_id)
             for t in (human, playing, again):  # (``again`` expires a TTL after its creation)
                 assert not await gone(stub, t.table_id)

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from service.store.base import StoredEvent
 from service.store.memory import MemoryStore
+from tests.support.clock import FakeClock
 
 
 async def test_a_table_without_commits_expires_after_the_abandoned_ttl() -> None:
-    store = MemoryStore(finished_ttl_s=60, abandoned_ttl_s=0.3)
+    clock = FakeClock()
+    store = MemoryStore(finished_ttl_s=60, abandoned_ttl_s=0.3, clock=clock)
     await store.create("idle", b"r", "CODE", None)
     await store.create("busy", b"r", "", None)
     for i in range(4):
-        await asyncio.sleep(0.1)
+        clock.advance(0.1)
         outcome = await store.commit("busy", i + 1, b"r", [StoredEvent(i + 1, b"e")],
                                      status="playing")
         assert outcome.applied

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ from service.store.base import (
 )
 from service.store.memory import MemoryStore
 from service.store.redis import RedisStore
+from tests.support.clock import FakeClock
+from tests.support.wait import eventually
 
 FINISHED_TTL_S = 0.4
 
@@ -43,6 +46,8 @@ class Stores:
     """The Redis store URL ('' for memory)."""
     ports: tuple[int, ...] = ()
     """The ports of every Redis server behind the URL."""
+    clock: FakeClock = dataclasses.field(default_factory=FakeClock)
+    """The clock of both stores (Redis's own clock still expires Redis keys)."""
 
     @contextlib.asynccontextmanager
     async def with_retention(self, retention: int) -> AsyncIterator[tuple[Store, Store]]:
@@ -68,20 +73,21 @@ class Stores:
 
 @pytest.fixture(params=["memory", "redis", "cluster"])
 async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
+    clock = FakeClock()
     if request.param == "memory":
-        one = MemoryStore(finished_ttl_s=FINISHED_TTL_S)
-        yield Stores(one, one, "memory")
+        one = MemoryStore(finished_ttl_s=FINISHED_TTL_S, clock=clock)
+        yield Stores(one, one, "memory", clock=clock)
         return
     url = request.getfixturevalue("redis_url" if request.param == "redis" else "redis_cluster_url")
     if request.param == "redis":
         ports: tuple[int, ...] = (request.getfixturevalue("redis_proc").port,)
     else:
         ports = tuple(request.getfixturevalue("redis_cluster").ports)
-    a = RedisStore.from_url(url, finished_ttl_s=FINISHED_TTL_S)
-    b = RedisStore.from_url(url, finished_ttl_s=FINISHED_TTL_S)
+    a = RedisStore.from_url(url, finished_ttl_s=FINISHED_TTL_S, clock=clock)
+    b = RedisStore.from_url(url, finished_ttl_s=FINISHED_TTL_S, clock=clock)
     assert a.cluster == b.cluster == (request.param == "cluster")
     try:
-        yield Stores(a, b, request.param, url, ports)
+        yield Stores(a, b, request.param, url, ports, clock)
     finally:
         await a.close()
         await b.close()
@@ -207,21 +213,25 @@ async def test_subscribe_then_load_loses_nothing(stores: Stores) -> None:
     s, p = stores.store, stores.peer
     await s.create("t", b"r", "", None)
     writing = True
+    written = 0
 
     async def writer() -> None:
+        nonlocal written
         version = 1  # the record at version v has events 1 .. v-1
         while writing:
             assert (await p.commit("t", version, b"r", [ev(version)])).applied
+            written = version
             version += 1
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(0)  # the reader's turn between commits
 
     task = asyncio.create_task(writer())
     try:
         for _ in range(5):
-            await asyncio.sleep(0.02)
+            start = written
+            await eventually(lambda s0=start: written >= s0 + 3, what="three more commits")
             sub = await s.subscribe("t")
             loaded = (await s.load("t"))[0] - 1  # type: ignore[index]
-            await asyncio.sleep(0.03)
+            await eventually(lambda l0=loaded: written >= l0 + 3, what="commits after the load")
             target = (await s.load("t"))[0] - 1  # type: ignore[index]
             assert target > loaded
             live: list[int] = []
@@ -344,14 +354,21 @@ async def test_finished_tables_expire_after_their_ttl(stores: Stores) -> None:
     entry = LobbyEntry("f", "parejas", 4, 3, 1.0)
     await s.create("f", b"r", "INV23456", entry)
     await s.create("alive", b"r", "", None)
-    assert (await s.commit("f", 1, b"r", [ev(1)], status="playing", due_at=time.time())).applied
+    clock = stores.clock
+    assert (await s.commit("f", 1, b"r", [ev(1)], status="playing", due_at=clock.now())).applied
     assert (await s.commit("f", 2, b"r", [ev(2)], status="finished")).applied
     assert await p.load("f") == (3, b"r")
-    await asyncio.sleep(FINISHED_TTL_S + 0.3)
+    clock.advance(FINISHED_TTL_S + 0.3)
+    # The memory store expires on its clock; Redis expires its keys on its own.
+
+    async def expired() -> bool:
+        return await p.load("f") is None
+
+    await eventually(expired, timeout=5, what="the finished table's expiry")
     assert await p.load("f") is None
     assert await p.events_after("f", 0) is None
     assert await p.find_invite("INV23456") is None
-    await p.claim_due(time.time(), 5.0, 10)  # the scheduler's pass drops what expired
+    await p.claim_due(clock.now(), 5.0, 10)  # the scheduler's pass drops what expired
     assert await p.count_tables() == {"waiting": 1, "playing": 0, "finished": 0}
     assert await p.next_due() is None
     assert await p.load("alive") == (1, b"r")
@@ -398,20 +415,23 @@ async def test_ping(stores: Stores) -> None:
 async def test_presence_of_watchers_across_replicas(stores: Stores) -> None:
     s, p = stores.store, stores.peer
     await s.create("pr", b"r", "", None)
-    now = time.time()
+    clock = stores.clock
+    now = clock.now()
     assert await p.present_seats("pr", now) == frozenset()
     await s.set_presence("pr", "w1", 0, now + 30)
     await p.set_presence("pr", "w2", 2, now + 30)
     await p.set_presence("pr", "w3", 2, now + 30)  # a second stream of the same seat
     await s.set_presence("pr", "w4", 1, now + 0.2)  # a crashed replica's watcher: not renewed
     assert await p.present_seats("pr", now) == frozenset({0, 1, 2})
-    await asyncio.sleep(0.3)
-    assert await s.present_seats("pr", time.time()) == frozenset({0, 2})
+    clock.advance(0.3)
+    assert await s.present_seats("pr", clock.now()) == frozenset({0, 2})
+    await s.set_presence("pr", "w1", 0, clock.now() + 30)  # a renewal drops what expired
+    assert await p.present_seats("pr", clock.now()) == frozenset({0, 2})
     await s.clear_presence("pr", "w2")
-    assert await p.present_seats("pr", time.time()) == frozenset({0, 2})
+    assert await p.present_seats("pr", clock.now()) == frozenset({0, 2})
     await p.clear_presence("pr", "w3")
     await s.clear_presence("pr", "w1")
-    assert await s.present_seats("pr", time.time()) == frozenset()
+    assert await s.present_seats("pr", clock.now()) == frozenset()
 
 
 # -- token buckets (per-caller limits), driven by explicit times ---------------------------------
