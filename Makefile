@@ -138,15 +138,21 @@ proto: $(STAMP) ## regenerate the Python code and .pyi stubs of protos/tute/v1
 	$(PROTOC) $(PROTO_SRC)
 
 # The Debian packages the tests run: redis-server and redis-cli (tests/store, tests/replicas),
-# promtool (deploy/prometheus). Make never installs them (no sudo here); .ci/run does.
+# promtool (deploy/prometheus). Installed with apt-get when missing and make runs as root (as
+# .ci/run does too); make never uses sudo: otherwise it names the packages and stops.
 SYSTEM_TOOLS := redis-server:redis-server redis-cli:redis-tools promtool:prometheus
 
-system-deps: $(STAMP) ## check redis-server, redis-cli and promtool are there; kubectl into .venv when missing
+system-deps: $(STAMP) ## install redis-server, redis-cli and promtool when missing (as root); kubectl into .venv
 	@missing=""; for t in $(SYSTEM_TOOLS); do \
 		command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
 	if [ -n "$$missing" ]; then \
-		echo "missing system packages:$$missing (Debian: apt-get install$$missing; .ci/run does it)"; \
-		exit 1; \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "missing system packages:$$missing (as root: apt-get install$$missing)"; \
+			exit 1; \
+		fi; \
+		echo "installing$$missing"; \
+		apt-get update && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y --no-install-recommends $$missing; \
 	fi
 	@# kubectl renders deploy/k8s (tests/deploy).
 	@command -v kubectl >/dev/null 2>&1 || test -x $(BIN)/kubectl || { \
