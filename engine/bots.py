@@ -8,10 +8,14 @@ The levels (``BOTS``) are budgets of one search, weakest first:
   40 before a 20; win tricks that hold points with the cheapest winning card; throw points on
   a partner's trick that is safe; never overtrump a partner who is winning when the rules let
   it choose; keep the rey and caballo of a suit together until it can sing them; keep a low
-  trump for las diez de últimas; otherwise play the cheapest card.
+  trump for las diez de últimas; otherwise play the cheapest card. A master (a card nobody
+  can head) is led or trusted unless an opponent still to play is known, from the obligations
+  of play, to be void of its suit and may hold a trump.
 - ``medium``: determinized Monte Carlo: over a few dozen deals sampled consistently with the
-  view (:mod:`engine.determinize`), each legal card is played out to the end of the hand by
-  the ``easy`` policy on the real engine; the card with the best mean outcome is played.
+  view (:mod:`engine.determinize`), each legal card is played out to the end of the hand
+  (with no stock left by the quick rule of thumb of :class:`engine.search.Rollout` on bit
+  masks, with a stock by the ``easy`` policy on the real engine); the card with the best mean
+  outcome is played.
 - ``hard``: the same search with more samples, and once few cards are left (or, in 2p, once
   the stock is gone: then the deal is known) the exact endgame solver of
   :mod:`engine.search` scores each card on each sample instead of a playout.
@@ -174,7 +178,8 @@ def easy_card(rules: Rules, v: View) -> Card:
         at_stake += POINTS[c]
     partner_wins = n == 4 and my_pos - win_pos == 2
     if partner_wins:
-        # Safe: nobody after me can head it (a plain master may still be trumped; accepted).
+        # Safe: nobody after me can head it (a plain master may be trumped only by an opponent
+        # known to be void of its suit).
         safe = last or (
             not STRONGER[win_card] & unseen
             and (SUIT_OF[win_card] == trump or not may_trump(win_card, my_pos))
@@ -204,7 +209,7 @@ def easy_card(rules: Rules, v: View) -> Card:
         else:
             masters = 0
             for c in cards_of(winners):
-                safe_suit = SUIT_OF[c] == trump or not SUIT_MASK[trump] & unseen
+                safe_suit = SUIT_OF[c] == trump or not may_trump(c, my_pos)
                 if not STRONGER[c] & unseen and safe_suit:
                     masters |= BIT[c]
             if masters:
