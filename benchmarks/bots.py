@@ -16,6 +16,9 @@ the three seats against two copies of the second. It prints a table and one JSON
 Matches run in worker processes (``--workers``, default the cores). ``ismcts`` is
 OpenSpiel's IS-MCTS bot (:mod:`benchmarks.openspiel_tute`) given ``hard``'s mean time per
 move as measured in the same run (``--ismcts-time`` to fix it).
+
+``--loop`` runs :mod:`benchmarks.bot_load` instead: a player's GetTable p99 on a server while
+50 tables of ``hard`` bots think at once.
 """
 
 from __future__ import annotations
@@ -282,6 +285,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     p.add_argument("--ismcts-time", type=float, default=0.0,
                    help="seconds per IS-MCTS move (default: hard's mean in this run)")
+    p.add_argument("--loop", action="store_true",
+                   help="instead: the event-loop benchmark (python -m benchmarks.bot_load)")
     a = p.parse_args(argv)
     if a.pairs == "round-robin":
         a.pairs = ",".join(f"{y}:{x}" for x, y in itertools.combinations(LEVELS, 2))
@@ -295,7 +300,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
-    run(parse(argv), print)
+    a = parse(argv)
+    if a.loop:
+        from . import bot_load
+
+        bot_load.main([])
+        return
+    run(a, print)
 
 
 if __name__ == "__main__":

@@ -8,10 +8,14 @@ The levels (``BOTS``) are budgets of one search, weakest first:
   40 before a 20; win tricks that hold points with the cheapest winning card; throw points on
   a partner's trick that is safe; never overtrump a partner who is winning when the rules let
   it choose; keep the rey and caballo of a suit together until it can sing them; keep a low
-  trump for las diez de últimas; otherwise play the cheapest card.
+  trump for las diez de últimas; otherwise play the cheapest card. A master (a card nobody
+  can head) is led or trusted unless an opponent still to play is known, from the obligations
+  of play, to be void of its suit and may hold a trump.
 - ``medium``: determinized Monte Carlo: over a few dozen deals sampled consistently with the
-  view (:mod:`engine.determinize`), each legal card is played out to the end of the hand by
-  the ``easy`` policy on the real engine; the card with the best mean outcome is played.
+  view (:mod:`engine.determinize`), each legal card is played out to the end of the hand
+  (with no stock left by the quick rule of thumb of :class:`engine.search.Rollout` on bit
+  masks, with a stock by the ``easy`` policy on the real engine); the card with the best mean
+  outcome is played.
 - ``hard``: the same search with more samples, and once few cards are left (or, in 2p, once
   the stock is gone: then the deal is known) the exact endgame solver of
   :mod:`engine.search` scores each card on each sample instead of a playout.
@@ -31,11 +35,11 @@ from typing import Final, NamedTuple
 
 from .actions import EXCHANGE, SING, TUTE_11, TUTE_12
 from .cards import BIT, POINTS, STRENGTH, STRONGER, SUIT_MASK, SUIT_OF, Card, Mask, cards_of
-from .determinize import knowledge, sample_from, to_state
+from .determinize import constraints, knowledge, sample_from, to_state
 from .events import HandResult
 from .game import apply, pack_for
 from .rules import Rules, Scoring
-from .search import solve, trick_winner
+from .search import rollout_values, solve, trick_winner
 from .state import PLAYING, State
 from .view import View, view
 
@@ -137,11 +141,28 @@ def easy_card(rules: Rules, v: View) -> Card:
             if STRENGTH[c] < STRENGTH[low]:
                 low = c
         keep |= BIT[low]
+    # What the obligations showed each opponent lacks: a known void of a plain suit with
+    # trumps still possible means that opponent may trump it.
+    lacks = constraints(rules, v)
+    opponents = [o for o in range(n) if _side(n, o) != _side(n, me)]
+    order = [(v.leader + i) % n for i in range(n)]
+
+    def may_trump(c: Card, after: int) -> bool:
+        """Whether an opponent playing after position ``after`` may trump plain ``c``."""
+        for o in opponents:
+            if order.index(o) <= after:
+                continue
+            may_hold = unseen & ~lacks[o]
+            if not may_hold & SUIT_MASK[SUIT_OF[c]] and may_hold & SUIT_MASK[trump]:
+                return True
+        return False
+
     if not v.trick:
-        # Lead a master card of a plain suit (nobody can head it; an ace wins its 11 points).
+        # Lead a master card of a plain suit (nobody can head it; an ace wins its 11 points)
+        # unless an opponent is known to be void of the suit and may trump it.
         best = -1
         for c in cards_of(legal & ~SUIT_MASK[trump] & ~keep):
-            master = not STRONGER[c] & unseen
+            master = not STRONGER[c] & unseen and not may_trump(c, 0)
             if master and POINTS[c] >= 10 and (best < 0 or POINTS[c] > POINTS[best]):
                 best = c
         if best >= 0:
@@ -157,8 +178,12 @@ def easy_card(rules: Rules, v: View) -> Card:
         at_stake += POINTS[c]
     partner_wins = n == 4 and my_pos - win_pos == 2
     if partner_wins:
-        # Safe: nobody after me can head it (a plain master may still be trumped; accepted).
-        safe = last or not STRONGER[win_card] & unseen
+        # Safe: nobody after me can head it (a plain master may be trumped only by an opponent
+        # known to be void of its suit).
+        safe = last or (
+            not STRONGER[win_card] & unseen
+            and (SUIT_OF[win_card] == trump or not may_trump(win_card, my_pos))
+        )
         plain = legal & ~SUIT_MASK[trump]
         choices = plain if plain else legal
         if safe:
@@ -184,7 +209,7 @@ def easy_card(rules: Rules, v: View) -> Card:
         else:
             masters = 0
             for c in cards_of(winners):
-                safe_suit = SUIT_OF[c] == trump or not SUIT_MASK[trump] & unseen
+                safe_suit = SUIT_OF[c] == trump or not may_trump(c, my_pos)
                 if not STRONGER[c] & unseen and safe_suit:
                     masters |= BIT[c]
             if masters:
@@ -323,6 +348,10 @@ class SearchBot:
                     totals[j] += _solved_utility(rules, base + values[c])
                 if known:
                     return totals
+            elif v.stock_size == 0:
+                base = _current_margin(state, side)
+                for j, m in enumerate(rollout_values(state, side, cards)):
+                    totals[j] += _solved_utility(rules, base + m)
             else:
                 for j, c in enumerate(cards):
                     after, _ = apply(state, me, c)
@@ -355,7 +384,7 @@ def _solved_utility(rules: Rules, margin: int) -> float:
     return 0.0
 
 
-MEDIUM: Final = Budget(samples=14, solve_cards=0, node_limit=0, time_s=0.1)
+MEDIUM: Final = Budget(samples=40, solve_cards=0, node_limit=0, time_s=0.04)
 HARD: Final = Budget(samples=60, solve_cards=16, node_limit=30_000, time_s=0.8)
 
 BOTS: dict[str, Bot] = {

@@ -256,3 +256,157 @@ def solve(state: State, max_side: int, node_limit: int = 0) -> dict[Card, int] |
     if solver.aborted:
         return None
     return values
+
+
+class Rollout(Solver):
+    """A quick playout of a known deal with no stock: every seat plays a rule of thumb that
+    sees every hand (it is a sample's perfect information), on bit masks, without the engine.
+
+    The rule of thumb: win a trick holding points with the cheapest card nobody after can
+    beat, throw points on a partner's trick nobody after can beat, lead a card nobody can
+    beat when it holds points, otherwise give the cheapest card (keeping an unsung rey and
+    caballo together and trumps back). Cantes and las diez de últimas count as in
+    :class:`Solver`.
+    """
+
+    def __init__(self, state: State, max_side: int, record: bool = False) -> None:
+        super().__init__(state, max_side)
+        self.record = record
+        self.line: list[Card] = []
+        """With ``record``: the cards the rule of thumb played, in order (for checks)."""
+
+    def margin_after(self, card: Card) -> int:
+        """The margin for the max side from now to the end of the hand once the seat on turn
+        has played ``card`` and every seat then plays the rule of thumb."""
+        hands, trick = list(self.hands), list(self.trick)
+        leader, sung, sang = self.leader, self.sung, self.sang_twenty
+        n = self.n
+        total = 0
+        c = card
+        while True:
+            seat = (self.leader + len(self.trick)) % n
+            self.hands[seat] &= ~BIT[c]
+            self.trick.append(c)
+            if len(self.trick) == n:
+                won = self.trick
+                winner = (self.leader + trick_winner(won, self.trump)) % n
+                pts = 0
+                for x in won:
+                    pts += POINTS[x]
+                self.trick = []
+                self.leader = winner
+                left = False
+                for h in self.hands:
+                    if h:
+                        left = True
+                        break
+                if left:
+                    pts += self._cantes(winner)
+                else:
+                    pts += 10
+                total += pts * self._sign(winner)
+                if not left:
+                    break
+            c = self.policy((self.leader + len(self.trick)) % n)
+            if self.record:
+                self.line.append(c)
+        self.hands, self.trick = hands, trick
+        self.leader, self.sung, self.sang_twenty = leader, sung, sang
+        return total
+
+    def _cost(self, c: Card, keep: Mask) -> int:
+        cost = POINTS[c] * 16 + STRENGTH[c]
+        if SUIT_OF[c] == self.trump:
+            cost += 60
+        if keep & BIT[c]:
+            cost += 80
+        return cost
+
+    def _cheapest(self, cards: Mask, keep: Mask) -> Card:
+        best = -1
+        best_cost = 0
+        for c in cards_of(cards):
+            k = self._cost(c, keep)
+            if best < 0 or k < best_cost:
+                best, best_cost = c, k
+        return best
+
+    def _sure(self, trick: list[Card], seat: int) -> bool:
+        """Whether the trick's winning card stays the winner whatever the opponents of
+        ``seat`` after it in the trick play (its partner may still head it)."""
+        n = self.n
+        trump = self.trump
+        pos = len(trick)
+        win = trick[trick_winner(trick, trump)]
+        me = self.side(seat)
+        for later in range(pos, n):
+            other = (self.leader + later) % n
+            if self.side(other) == me:
+                continue
+            can = follow_mask(self.rules, self.hands[other], trick, trump, later)
+            for x in cards_of(can):
+                if SUIT_OF[x] == SUIT_OF[win]:
+                    if STRENGTH[x] > STRENGTH[win]:
+                        return False
+                elif SUIT_OF[x] == trump:
+                    return False
+        return True
+
+    def policy(self, seat: int) -> Card:
+        legal = self.moves()
+        if legal & (legal - 1) == 0:
+            return (legal & -legal).bit_length() - 1
+        trump = self.trump
+        hand = self.hands[seat]
+        keep = 0
+        if self.sings:
+            for s in range(4):
+                if hand & _PAIR[s] == _PAIR[s] and not self.sung >> s & 1:
+                    keep |= _PAIR[s]
+        trick = self.trick
+        if not trick:
+            best = -1
+            for c in cards_of(legal & ~keep):
+                better = best < 0 or POINTS[c] > POINTS[best]
+                if POINTS[c] >= 10 and better and self._sure([c], seat):
+                    best = c
+            if best >= 0:
+                return best
+            return self._cheapest(legal, keep)
+        n = self.n
+        win_pos = trick_winner(trick, trump)
+        at_stake = 0
+        for c in trick:
+            at_stake += POINTS[c]
+        if n == 4 and self.side((self.leader + win_pos) % n) == self.side(seat):
+            if self._sure(trick, seat):
+                plain = legal & ~SUIT_MASK[trump] & ~keep
+                best = -1
+                for c in cards_of(plain if plain else legal & ~keep):
+                    if best < 0 or POINTS[c] > POINTS[best]:
+                        best = c
+                if best >= 0:
+                    return best
+            return self._cheapest(legal, keep)
+        win = trick[win_pos]
+        sure = 0
+        for c in cards_of(legal):
+            s = SUIT_OF[c]
+            beats = STRENGTH[c] > STRENGTH[win] if s == SUIT_OF[win] else s == trump
+            if beats:
+                trick.append(c)
+                if self._sure(trick, seat):
+                    sure |= BIT[c]
+                trick.pop()
+        if sure:
+            c = self._cheapest(sure, keep)
+            if at_stake + POINTS[c] >= 10 or SUIT_OF[c] != trump:
+                return c
+        return self._cheapest(legal, keep)
+
+
+def rollout_values(state: State, max_side: int, cards: Sequence[Card]) -> list[int]:
+    """For each of ``cards`` (legal for the seat on turn of a play with no stock left), the
+    margin for ``max_side`` from now when every seat then plays :class:`Rollout`'s rule."""
+    r = Rollout(state, max_side)
+    return [r.margin_after(c) for c in cards]

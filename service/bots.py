@@ -5,7 +5,10 @@ state) with a seed to a worker process and awaits the chosen action. A worker th
 (killed, out of memory) breaks the pool: the pool is replaced and the move computed again.
 A move that takes longer than its level's budget (plus a margin for a busy machine) is not
 waited for: the caller gets ``None`` and plays the engine's cheapest legal card instead, so
-no table waits on a bot beyond that bound.
+no table waits on a bot beyond that bound. A move that starts late (it waited in the queue of
+a busy pool) thinks only for what is left of that bound, and with nothing left it plays the
+``easy`` rules of thumb at once. The workers run at a lower CPU priority than the server
+(``WORKER_NICE``), so that bots thinking never slow the event loop's answers.
 
 The ``random`` level is a single draw and is chosen in place.
 """
@@ -13,6 +16,7 @@ The ``random`` level is a single draw and is chosen in place.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import multiprocessing
 import os
 import random
@@ -24,7 +28,7 @@ from typing import Any
 import structlog
 
 from engine import Rules, View
-from engine.bots import BOTS, TIME_BUDGET_S, Bot, SearchBot
+from engine.bots import BOTS, TIME_BUDGET_S, Bot, SearchBot, easy_bot
 
 log = structlog.get_logger("tute.bots")
 
@@ -32,6 +36,11 @@ RETRIES = 3
 """Times a move is computed again after its worker died."""
 SLACK_S = 2.0
 """Beyond its level's budget, how long a move may wait for a busy pool."""
+
+WORKER_NICE = 10
+"""How much lower the worker processes' CPU priority is than the server's."""
+LATE_MARGIN_S = 0.25
+"""A move that starts late stops thinking this long before its bound (to travel back)."""
 
 _SCALED: dict[tuple[str, float], Bot] = {}
 
@@ -50,14 +59,29 @@ def level_bot(level: str, scale: float) -> Bot:
     return _SCALED[key]
 
 
-def think(level: str, options: dict[str, Any], v: View, seed: int, scale: float) -> int:
-    """One move (runs in a worker process)."""
+def think(
+    level: str, options: dict[str, Any], v: View, seed: int, scale: float, deadline: float = 0.0
+) -> int:
+    """One move (runs in a worker process). ``deadline`` (``time.monotonic()``, 0: none): the
+    search stops in time for it; past it, the ``easy`` rules of thumb choose."""
     rules = Rules.from_options(options)
-    return level_bot(level, scale)(rules, v, random.Random(seed))
+    bot = level_bot(level, scale)
+    if deadline > 0 and isinstance(bot, SearchBot):
+        left = deadline - time.monotonic() - LATE_MARGIN_S
+        if left <= 0:
+            bot = easy_bot
+        elif left < bot.budget.time_s:
+            bot = SearchBot(bot.budget._replace(time_s=left))
+    return bot(rules, v, random.Random(seed))
 
 
 def _warm() -> int:
     return os.getpid()
+
+
+def _lower_priority() -> None:
+    with contextlib.suppress(OSError):
+        os.nice(WORKER_NICE)
 
 
 class BotPool:
@@ -75,7 +99,9 @@ class BotPool:
 
     def _pool(self) -> ProcessPoolExecutor:
         if self._executor is None:
-            self._executor = ProcessPoolExecutor(self.workers, mp_context=self._context)
+            self._executor = ProcessPoolExecutor(
+                self.workers, mp_context=self._context, initializer=_lower_priority
+            )
         return self._executor
 
     def pids(self) -> list[int]:
@@ -106,7 +132,10 @@ class BotPool:
             for attempt in range(RETRIES + 1):
                 pool = self._pool()
                 try:
-                    fut = loop.run_in_executor(pool, think, level, options, v, seed, self.scale)
+                    fut = loop.run_in_executor(
+                        pool, think, level, options, v, seed, self.scale,
+                        time.monotonic() + deadline - time.perf_counter(),
+                    )
                     left = deadline - time.perf_counter()
                     action = await asyncio.wait_for(fut, max(0.001, left))
                     return action, time.perf_counter() - start

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import PRESETS, Rules, State, apply, legal_actions, new_match, view
-from engine.bots import BOTS, HARD, MEDIUM, SearchBot, easy_bot
+from engine.bots import BOTS, HARD, MEDIUM, SearchBot, declaration, easy_bot
 from engine.determinize import determinize
 from engine.game import _follow_cards
-from engine.search import follow_mask, solve
+from engine.search import Rollout, follow_mask, solve
 from engine.state import PLAYING
 
 from .positions import legal, position, texts
@@ -24,10 +24,11 @@ from .positions import legal, position, texts
 FAST = {
     "random": BOTS["random"],
     "easy": BOTS["easy"],
-    "medium": SearchBot(MEDIUM._replace(samples=3)),
-    "hard": SearchBot(HARD._replace(samples=3, solve_cards=8, node_limit=3000)),
+    "medium": SearchBot(MEDIUM._replace(samples=3, time_s=600.0)),
+    "hard": SearchBot(HARD._replace(samples=3, solve_cards=8, node_limit=3000, time_s=600.0)),
 }
-"""The levels with small budgets: the same code paths, quicker."""
+"""The levels with small budgets: the same code paths, quicker. Their samples, not the time
+bound, end the search (so that a busy machine changes no move)."""
 
 
 def play_match(rules: Rules, levels: list[str], seed: int, max_moves: int = 400) -> State:
@@ -132,6 +133,38 @@ def test_the_solver_agrees_with_brute_force_on_small_endgames(preset: str, left:
         base = _margin_now(s, side)
         for c in cards:
             assert base + values[c] == brute(apply(s, seat, c)[0], side), (preset, seed, c)
+        checked += 1
+    assert checked >= 6
+
+
+@pytest.mark.parametrize(("preset", "left"), [("parejas", 24), ("tres", 21), ("corriente-8", 12),
+                                               ("corriente-6", 10)])
+def test_a_rollout_plays_legal_cards_and_scores_as_the_engine(preset: str, left: int) -> None:
+    """The rollout's line, replayed on the engine (the trick's winner singing what the rollout
+    sang), is legal and ends with the margin the rollout computed."""
+    rules = PRESETS[preset]
+    checked = 0
+    for seed in range(10):
+        s = endgame(rules, seed, left)
+        if s is None:
+            continue
+        HAND_NO[0] = s.hand_no
+        seat = s.turn
+        side = seat % 2 if rules.players == 4 else seat
+        cards = [a for a in legal_actions(s, seat) if a < 40]
+        r = Rollout(s, side, record=True)
+        margin = r.margin_after(cards[-1])
+        line = [cards[-1], *r.line]
+        for card in line:
+            while s.status == PLAYING and s.hand_no == HAND_NO[0]:
+                d = declaration(view(s, s.turn))
+                if not 40 <= d < 44:
+                    break
+                s, _ = apply(s, s.turn, d)
+            assert card in legal_actions(s, s.turn), (preset, seed, card)
+            s, _ = apply(s, s.turn, card)
+        assert s.hand_no != HAND_NO[0] or s.status != PLAYING
+        assert _margin_now(endgame(rules, seed, left), side) + margin == brute(s, side)
         checked += 1
     assert checked >= 6
 

@@ -136,3 +136,23 @@ async def test_every_level_plays_in_the_pool(preset: str) -> None:
             n = srv.metrics.registry.get_sample_value(
                 "tute_bot_think_seconds_count", {"level": level})
             assert n is not None and n > 0, level
+
+
+def test_a_move_that_starts_past_its_deadline_plays_the_rules_of_thumb() -> None:
+    """A move that waited in the pool's queue until past its bound does not search: it plays
+    what ``easy`` plays, on every turn of a hand."""
+    import random
+    import time
+
+    from engine.bots import easy_bot
+    from service.bots import think
+
+    rules = engine.PRESETS["parejas"]
+    s = engine.new_match(rules, random.Random(5))
+    for _ in range(30):
+        if s.over:
+            break
+        v = engine.view(s, s.turn)
+        late = think("hard", rules.options(), v, 7, 1.0, time.monotonic() - 1.0)
+        assert late == easy_bot(rules, v, random.Random(7))
+        s, _ = engine.apply(s, s.turn, late)
