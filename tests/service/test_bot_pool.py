@@ -77,15 +77,24 @@ async def test_a_table_of_four_hard_bots_finishes() -> None:
 async def test_killing_a_worker_mid_think_does_not_stall_the_table() -> None:
     async with serving(bot_workers=1, bot_budget_scale=1.0) as (srv, stub):
         pool = srv.app.bots
+        # The pool is asked for its workers right before a move goes to them: from then on a
+        # bot is thinking in a worker process.
+        thinking = asyncio.Event()
+        workers = pool._pool
+
+        def workers_then_signal() -> object:
+            got = workers()
+            thinking.set()
+            return got
+
+        pool._pool = workers_then_signal  # type: ignore[method-assign,assignment]
         tid = await bot_table(stub, "corriente-6", ["hard", "medium"])
+        await asyncio.wait_for(thinking.wait(), 60)
+        pool._pool = workers  # type: ignore[method-assign]
         killed = 0
-        for _ in range(2000):
-            if pool.in_flight and pool.pids():
-                for pid in pool.pids():
-                    os.kill(pid, signal.SIGKILL)
-                    killed += 1
-                break
-            await asyncio.sleep(0.005)
+        for pid in pool.pids():
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
         assert killed
         await wait_match_end(stub, tid, timeout=180)
         assert (await view_of(stub, tid, None)).status == FINISHED
@@ -102,12 +111,15 @@ async def test_a_move_for_a_table_that_moved_on_is_dropped() -> None:
         me = auth(created.seat_token)
         await stub.AddBot(service_pb2.AddBotRequest(table_id=tid, level="easy"), metadata=me)
         bot_seat = 1 - created.seat
-        # Wait until it is the human's turn (the bot may lead first).
-        for _ in range(1000):
-            mine = await view_of(stub, tid, created.seat_token)
-            if mine.legal_actions:
-                break
-            await asyncio.sleep(0.005)
+        # Wait until it is the human's turn (the bot may lead first): its own TurnStarted.
+        watcher = Watcher(stub, tid, created.seat_token)
+        try:
+            await watcher.wait_until(lambda w: any(
+                e.turn_started.legal_actions for e in w.events
+            ) or any(v.legal_actions for v in w.snapshots), timeout=60)
+        finally:
+            await watcher.close()
+        mine = await view_of(stub, tid, created.seat_token)
         rec = await srv.app.load(tid)
         assert rec.state is not None
         old = engine.view(rec.state, bot_seat)

@@ -143,6 +143,8 @@ class Watcher:
         self.resume_after = resume_after
         self.messages: list[service_pb2.WatchTableResponse] = []
         self.last_seq = -1
+        self._received = asyncio.Event()
+        self.ended = False
         req = service_pb2.WatchTableRequest(table_id=table_id)
         if resume_after is not None:
             req.resume_after = resume_after
@@ -151,26 +153,36 @@ class Watcher:
         self.task = asyncio.create_task(self._run())
 
     async def _run(self) -> None:
-        async for msg in self.call:
-            self.messages.append(msg)
-            if msg.HasField("snapshot"):
-                self.last_seq = msg.snapshot.last_event_sequence
-            else:
-                self.last_seq = msg.event.sequence
+        try:
+            async for msg in self.call:
+                self.messages.append(msg)
+                if msg.HasField("snapshot"):
+                    self.last_seq = msg.snapshot.last_event_sequence
+                else:
+                    self.last_seq = msg.event.sequence
+                self._received.set()
+        finally:
+            self.ended = True
+            self._received.set()  # the stream ended: waiters look again
+
+    async def _wait_until_seq(self, seq: int) -> None:
+        """Until the stream has received up to ``seq`` or has ended."""
+        while self.last_seq < seq and not self.ended:
+            self._received.clear()
+            await self._received.wait()
 
     async def wait_seq(self, seq: int, timeout: float = 10.0) -> None:
         """Until the stream has received up to ``seq`` (it stays open)."""
         async with asyncio.timeout(timeout):
-            while self.last_seq < seq:
-                assert not self.task.done(), "the stream ended"
-                await asyncio.sleep(0.002)
+            await self._wait_until_seq(seq)
+        assert self.last_seq >= seq, "the stream ended"
 
     async def finish(self, final_seq: int, timeout: float = 10.0) -> None:
-        loop = asyncio.get_running_loop()
-        end = loop.time() + timeout
-        while self.last_seq < final_seq and not self.task.done():
-            assert loop.time() < end, f"watcher stuck at {self.last_seq} < {final_seq}"
-            await asyncio.sleep(0.005)
+        try:
+            async with asyncio.timeout(timeout):
+                await self._wait_until_seq(final_seq)
+        except TimeoutError:
+            raise AssertionError(f"watcher stuck at {self.last_seq} < {final_seq}") from None
         self.call.cancel()
         with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
             await self.task
@@ -581,8 +593,8 @@ async def test_bots_and_timeouts_log_no_card_and_leak_nothing(
                     )
                     oracle.check_view(resp.view, 0, "SubmitAction")
                     oracle.check_events(tid, list(resp.events), 0, "SubmitAction")
-                else:
-                    await asyncio.sleep(0.005)
+                else:  # a bot's turn: wait for its move to be committed
+                    await oracle.tables[tid].wait_past(v.version)
             for w in watchers:
                 await w.finish(v.last_event_sequence)
                 w.check(oracle)
@@ -759,8 +771,7 @@ class StaleRunner:
                     break
                 seat = state.turn
                 if seat not in tokens:  # a bot's turn: the server plays it
-                    while truth.latest_version == version:
-                        await asyncio.sleep(0.002)
+                    await truth.wait_past(version)
                     continue
                 action = _action(rng.choice(engine.legal_actions(state, seat)))
                 try:

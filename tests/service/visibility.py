@@ -23,6 +23,7 @@ every other audience's copy lists none.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import io
@@ -115,10 +116,19 @@ class TableTruth:
         self._final: dict[int, dict[Audience, int]] = {}
         self._revealed = 0
         self._done_until = 0
+        self._committed = asyncio.Event()
 
     def record(self, version: int, state: engine.State | None) -> None:
         assert version not in self.states, f"version {version} committed twice"
         self.states[version] = state
+        self._committed.set()
+
+    async def wait_past(self, version: int, timeout: float = 10.0) -> None:
+        """Until a version above ``version`` is committed (a move the server plays)."""
+        async with asyncio.timeout(timeout):
+            while self.latest_version <= version:
+                self._committed.clear()
+                await self._committed.wait()
 
     @property
     def players(self) -> int:
