@@ -23,7 +23,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from .errors import InvalidInput
@@ -146,3 +146,32 @@ def strongest(mask: Mask) -> Card:
         if best < 0 or STRENGTH[c] > STRENGTH[best]:
             best = c
     return best
+
+
+def trick_standing(trick: Sequence[Card], trump: int) -> tuple[Card, int, Card, bool]:
+    """Where a started trick stands (§5): the card winning it so far and its position in the
+    trick, the strongest card of the led suit so far, and whether it has been trumped.
+
+    >>> trick_standing((parse_card("3C"), parse_card("1C"), parse_card("2O")), 0)[:2] == (
+    ...     parse_card("2O"), 2)
+    True
+    """
+    led = trick[0]
+    led_suit = SUIT_OF[led]
+    win = led
+    best_led = led
+    win_pos = 0
+    trumped = False
+    for pos in range(1, len(trick)):
+        c = trick[pos]
+        s = SUIT_OF[c]
+        if s == led_suit:
+            if STRENGTH[c] > STRENGTH[best_led]:
+                best_led = c
+            if SUIT_OF[win] == led_suit and STRENGTH[c] > STRENGTH[win]:
+                win, win_pos = c, pos
+        elif s == trump:
+            trumped = True
+            if SUIT_OF[win] != trump or STRENGTH[c] > STRENGTH[win]:
+                win, win_pos = c, pos
+    return win, win_pos, best_led, trumped

@@ -32,7 +32,17 @@ import random
 from typing import Final, NamedTuple
 
 from .actions import EXCHANGE
-from .cards import BIT, STRENGTH, STRONGER, SUIT_MASK, SUIT_OF, Card, Mask, card_of, cards_of
+from .cards import (
+    BIT,
+    STRONGER,
+    SUIT_MASK,
+    SUIT_OF,
+    Card,
+    Mask,
+    card_of,
+    cards_of,
+    trick_standing,
+)
 from .game import _exchange_card, pack_for
 from .rules import CannotOvertrump, FortyBeforeTwenty, Rules, StockPhaseRules
 from .state import State
@@ -88,22 +98,7 @@ def _play_constraint(
         ):
             return SUIT_MASK[trump]
         return 0
-    win = led
-    best_led = led
-    win_pos = 0
-    trumped = False
-    for pos in range(1, len(prefix)):
-        c = prefix[pos]
-        s = SUIT_OF[c]
-        if s == led_suit:
-            if STRENGTH[c] > STRENGTH[best_led]:
-                best_led = c
-            if SUIT_OF[win] == led_suit and STRENGTH[c] > STRENGTH[win]:
-                win, win_pos = c, pos
-        elif s == trump:
-            trumped = True
-            if SUIT_OF[win] != trump or STRENGTH[c] > STRENGTH[win]:
-                win, win_pos = c, pos
+    win, win_pos, best_led, trumped = trick_standing(prefix, trump)
     seat_pos = len(prefix)
     if rules.partner_relief and rules.players == 4 and (win_pos - seat_pos) % 4 == 2:
         # The partner is winning: only following suit is due.

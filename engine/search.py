@@ -18,7 +18,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from .cards import BIT, POINTS, STRENGTH, STRONGER, SUIT_MASK, SUIT_OF, Card, Mask, cards_of
+from .cards import (
+    BIT,
+    POINTS,
+    STRENGTH,
+    STRONGER,
+    SUIT_MASK,
+    SUIT_OF,
+    Card,
+    Mask,
+    cards_of,
+    trick_standing,
+)
 from .rules import CannotOvertrump, CantesPerTrick, FortyBeforeTwenty, Rules
 from .state import State
 
@@ -35,22 +46,7 @@ def follow_mask(
     """The cards of ``hand`` its holder may play to ``trick`` with no stock left (§5)."""
     led = trick[0]
     led_suit = SUIT_OF[led]
-    win = led
-    best_led = led
-    win_pos = 0
-    trumped = False
-    for pos in range(1, len(trick)):
-        c = trick[pos]
-        s = SUIT_OF[c]
-        if s == led_suit:
-            if STRENGTH[c] > STRENGTH[best_led]:
-                best_led = c
-            if SUIT_OF[win] == led_suit and STRENGTH[c] > STRENGTH[win]:
-                win, win_pos = c, pos
-        elif s == trump:
-            trumped = True
-            if SUIT_OF[win] != trump or STRENGTH[c] > STRENGTH[win]:
-                win, win_pos = c, pos
+    win, win_pos, best_led, trumped = trick_standing(trick, trump)
     in_led = hand & SUIT_MASK[led_suit]
     if rules.partner_relief and rules.players == 4 and seat_pos - win_pos == 2:
         return in_led if in_led else hand
