@@ -214,8 +214,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from ..clock import SYSTEM_CLOCK, Clock
 from .base import (
     BucketOutcome,
+    Commit,
     CommitOutcome,
     DueItem,
+    ListedTable,
     LobbyCursor,
     LobbyEntry,
     QueueSubscription,
@@ -1170,26 +1172,15 @@ class RedisStore(Store):
                 return None
         return table_id
 
-    async def commit(
-        self,
-        table_id: str,
-        expected_version: int,
-        record: bytes,
-        events: Sequence[StoredEvent],
-        *,
-        idempotency_key: str = "",
-        response: bytes = b"",
-        lobby: LobbyEntry | None = None,
-        due_at: float = 0.0,
-        status: str = "",
-        bot_seats: int = 0,
-    ) -> CommitOutcome:
-        entry, score = _encode_lobby(lobby), _lobby_score(lobby)
-        due = repr(due_at) if due_at else "0"
+    async def commit(self, table_id: str, commit: Commit) -> CommitOutcome:
+        events, status, bot_seats = commit.events, commit.status, commit.bot_seats
+        expected_version = commit.expected_version
+        entry, score = _encode_lobby(commit.lobby), _lobby_score(commit.lobby)
+        due = repr(commit.due_at) if commit.due_at else "0"
         head: list[bytes | str | int] = [
-            expected_version, record, idempotency_key, response, entry, score, due, status,
-            _ms(self.finished_ttl_s), _ms(self.abandoned_ttl_s), self.retention,
-            secrets.token_hex(8),
+            expected_version, commit.record, commit.idempotency_key, commit.response, entry,
+            score, due, status, _ms(self.finished_ttl_s), _ms(self.abandoned_ttl_s),
+            self.retention, secrets.token_hex(8),
         ]
         tail: list[bytes | str | int] = [len(events)]
         for ev in events:
@@ -1261,11 +1252,7 @@ class RedisStore(Store):
         async with self._call():
             members = cast(list[bytes], await self._redis.zrangebyscore(
                 self._k_presence(table_id), f"({now!r}", "+inf"))
-        out: dict[str, int] = {}
-        for m in members:
-            seat, _, watcher = m.decode().partition(":")
-            out[watcher] = int(seat)
-        return out
+        return _watchers(members)
 
     async def idempotent_response(self, table_id: str, idempotency_key: str) -> bytes | None:
         async with self._call():
@@ -1345,6 +1332,31 @@ class RedisStore(Store):
                     out.append(entry)
                     if len(out) >= limit:
                         break
+        return out
+
+    async def lobby_tables(
+        self, preset: str, players: int, after: LobbyCursor | None, limit: int, now: float
+    ) -> list[ListedTable]:
+        entries = await self.lobby(preset, players, after, limit)
+        if not entries:
+            return []
+        # One pipeline for the whole page: each table's hash and its presence (on a Cluster,
+        # one batch per node holding some of them, sent at once).
+        async with self._call():
+            pipe = self._redis.pipeline(transaction=False)
+            for entry in entries:
+                pipe.hmget(self._k_table(entry.table_id), ["v", "r", "l", "o", "d", "s", "b"])
+                pipe.zrangebyscore(self._k_presence(entry.table_id), f"({now!r}", "+inf")
+            replies = await pipe.execute()
+        out = []
+        for i, entry in enumerate(entries):
+            version, record, *state = cast(list[bytes | None], replies[2 * i])
+            if version is None or record is None:
+                out.append(ListedTable(entry, 0, None, {}))
+                continue
+            self._remember(entry.table_id, int(version), state)
+            watchers = _watchers(cast(list[bytes], replies[2 * i + 1]))
+            out.append(ListedTable(entry, int(version), record, watchers))
         return out
 
     async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:
@@ -1543,3 +1555,12 @@ def _encode_lobby(entry: LobbyEntry | None) -> str:
 def _decode_lobby(table_id: str, data: bytes) -> LobbyEntry:
     preset, players, free, created = json.loads(data)
     return LobbyEntry(table_id, preset, int(players), int(free), float(created))
+
+
+def _watchers(members: Sequence[bytes]) -> dict[str, int]:
+    """Presence members ``<seat>:<watcher>`` as watcher -> seat."""
+    out: dict[str, int] = {}
+    for m in members:
+        seat, _, watcher = m.decode().partition(":")
+        out[watcher] = int(seat)
+    return out

@@ -19,7 +19,7 @@ import redis
 import redis.cluster
 from redis.crc import key_slot
 
-from service.store.base import LobbyEntry, StoredEvent, StoreUnavailable
+from service.store.base import Commit, LobbyEntry, StoredEvent, StoreUnavailable
 from service.store.redis import RedisStore
 
 from .redisproc import RedisClusterProcess
@@ -120,8 +120,8 @@ async def test_a_crash_between_the_two_steps_is_repaired(
     # a: the last seat is taken by a third bot, one is on turn (due now); the replica dies
     # before the lobby, the due set, the status sets and the bot count hear of it
     with pytest.raises(Crash):
-        await s.commit("a", 1, b"r2", [ev(1)], lobby=None, due_at=now - 1, status="playing",
-                       bot_seats=3)
+        await s.commit("a", Commit(1, b"r2", [ev(1)], lobby=None, due_at=now - 1, status="playing",
+                              bot_seats=3))
     # b: created, and the replica dies before it is listed
     entry_b = LobbyEntry("b", "dos", 2, 1, 200.0)
     with pytest.raises(Crash):
@@ -146,15 +146,15 @@ async def test_a_crash_between_the_two_steps_is_repaired(
     assert markers(url) == 0
     # a move that keeps the index, then a repair pass that applies that state again: the
     # claim's lease holds (the due time did not change), the bots are counted once
-    assert (await p.commit("a", 2, b"r3", [ev(2)], due_at=now - 1, status="playing",
-                           bot_seats=3)).applied
+    assert (await p.commit("a", Commit(2, b"r3", [ev(2)], due_at=now - 1, status="playing",
+                                  bot_seats=3))).applied
     p.scrub_batch = 100
     await p.repair()
     assert await p.claim_due(time.time(), 30.0, 10) == []
     assert await p.count_bot_seats() == 3
     # the table goes on as usual from any replica
-    assert (await p.commit("a", 3, b"r4", [ev(3)], due_at=0.0, status="finished",
-                           bot_seats=3)).applied
+    assert (await p.commit("a", Commit(3, b"r4", [ev(3)], due_at=0.0, status="finished",
+                                  bot_seats=3))).applied
     assert await p.next_due() is None
     assert await p.count_tables() == {"waiting": 1, "playing": 0, "finished": 1}
     assert await p.count_bot_seats() == 0
@@ -173,10 +173,11 @@ async def test_a_late_index_step_never_puts_an_older_state_back(
         held.append(args)
 
     monkeypatch.setattr(s, "_apply_index", hold)
-    assert (await s.commit("t", 1, b"r2", [ev(1)], lobby=LobbyEntry("t", "parejas", 4, 2, 5.0),
-                           due_at=50.0, status="waiting")).applied
-    assert (await p.commit("t", 2, b"r3", [ev(2)], lobby=None, due_at=60.0,
-                           status="playing")).applied
+    assert (await s.commit("t", Commit(1, b"r2", [ev(1)],
+                                       lobby=LobbyEntry("t", "parejas", 4, 2, 5.0),
+                                  due_at=50.0, status="waiting"))).applied
+    assert (await p.commit("t", Commit(2, b"r3", [ev(2)], lobby=None, due_at=60.0,
+                                  status="playing"))).applied
     await real(*held[0])  # version 2's state, after version 3's
     assert await p.lobby("", 0, None, 10) == []
     assert await p.next_due() == 60.0
@@ -191,12 +192,12 @@ async def test_a_commit_marks_again_when_its_marker_is_stale_or_missing(
     await s.create("t", b"r", "", None)
     # a marker older than the fence (the replica stalled): refused, marked again, applied
     made = counting_marks(s, monkeypatch, age_first_ms=10_000)
-    assert (await s.commit("t", 1, b"r2", [ev(1)], due_at=123.0, status="playing")).applied
+    assert (await s.commit("t", Commit(1, b"r2", [ev(1)], due_at=123.0, status="playing"))).applied
     assert len(made) == 2
     assert await p.next_due() == 123.0
     # a replica that wrongly thinks the index stays as it was sends no marker: refused too
     s._known["t"] = (2, (b"", b"0", b"0", b"finished", b"0"))
-    assert (await s.commit("t", 2, b"r3", [ev(2)], due_at=0.0, status="finished")).applied
+    assert (await s.commit("t", Commit(2, b"r3", [ev(2)], due_at=0.0, status="finished"))).applied
     assert len(made) == 3
     assert await p.next_due() is None
     assert await p.count_tables() == {"waiting": 0, "playing": 0, "finished": 1}
@@ -211,14 +212,15 @@ async def test_moves_that_keep_the_index_need_no_index_step_and_the_table_stays_
     try:
         made = counting_marks(s, monkeypatch)
         await s.create("t", b"r", "", None)
-        assert (await s.commit("t", 1, b"r", [ev(1)], due_at=0.0, status="playing")).applied
+        assert (await s.commit("t", Commit(1, b"r", [ev(1)], due_at=0.0, status="playing"))).applied
         assert len(made) == 2
         # moves for longer than the TTL: each refreshes the table's TTL, none touches the
         # index (one round trip each), so its status entry's expiry falls behind
         version = 2
         t0 = time.monotonic()
         while time.monotonic() - t0 < 0.8:
-            assert (await s.commit("t", version, b"r", [ev(version)], status="playing")).applied
+            assert (await s.commit("t", Commit(version, b"r", [ev(version)],
+                                               status="playing"))).applied
             version += 1
             await asyncio.sleep(0.05)
         assert len(made) == 2
@@ -238,10 +240,10 @@ async def test_index_entries_of_tables_that_vanished_are_removed(
     s, p = pair
     await s.create("x", b"r", "CODE3456", LobbyEntry("x", "parejas", 4, 3, 1.0))
     await s.create("y", b"r", "", None)
-    await s.commit("y", 1, b"r", [ev(1)], due_at=time.time() + 60, status="playing",
-                   bot_seats=2)
+    await s.commit("y", Commit(1, b"r", [ev(1)], due_at=time.time() + 60, status="playing",
+                          bot_seats=2))
     await s.create("z", b"r", "", None)
-    await s.commit("z", 1, b"r", [], bot_seats=1)
+    await s.commit("z", Commit(1, b"r", [], bot_seats=1))
     assert await p.count_bot_seats() == 3
     with raw(url) as r:  # as a Cluster node that restarted empty would leave them
         for t in ("x", "y"):
@@ -268,7 +270,7 @@ async def test_a_table_of_the_previous_layout_is_indexed_by_its_next_commit(
         r.zadd("{tute:g}:due", {"old": 10.0})
     await p.repair()  # no index state in its hash: its index entries are left as they are
     assert await p.next_due() == 10.0
-    assert (await s.commit("old", 3, b"r2", [ev(3)], due_at=20.0, status="playing")).applied
+    assert (await s.commit("old", Commit(3, b"r2", [ev(3)], due_at=20.0, status="playing"))).applied
     assert await p.next_due() == 20.0
     assert await p.count_tables() == {"waiting": 0, "playing": 1, "finished": 0}
     assert markers(url) == 0
@@ -302,10 +304,10 @@ async def test_lost_indexes_are_rebuilt_from_the_tables(
     listed = LobbyEntry(w, "parejas", 4, 3, 7.0)
     await s.create(w, b"r", "CODE7777", listed)
     await s.create(q, b"r", "", None)
-    await s.commit(q, 1, b"r", [ev(1)], due_at=time.time() - 1, status="playing",
-                   bot_seats=3)
+    await s.commit(q, Commit(1, b"r", [ev(1)], due_at=time.time() - 1, status="playing",
+                          bot_seats=3))
     await s.create(f, b"r", "", None)
-    await s.commit(f, 1, b"r", [ev(1)], status="finished", bot_seats=4)
+    await s.commit(f, Commit(1, b"r", [ev(1)], status="finished", bot_seats=4))
     wipe_the_global_slot(url, request)
     assert await p.count_bot_seats() == 0
     assert await p.lobby("", 0, None, 10) == []
@@ -340,10 +342,10 @@ async def test_tables_are_spread_over_every_node_of_the_cluster(
             await s.create(t, b"r1", f"CODE{i:04d}", entries[t] if i % 2 else None)
         subs = {t: await p.subscribe(t) for t in ids}  # one reader per table, on its node
         for i, t in enumerate(ids):
-            assert (await s.commit(t, 1, b"r2", [ev(1), ev(2)], idempotency_key="k",
-                                   response=b"first", lobby=entries[t] if i % 3 else None,
-                                   due_at=now - 1 if i % 4 == 0 else 0.0,
-                                   status="waiting" if i % 3 else "playing")).applied
+            assert (await s.commit(t, Commit(1, b"r2", [ev(1), ev(2)], idempotency_key="k",
+                                          response=b"first", lobby=entries[t] if i % 3 else None,
+                                          due_at=now - 1 if i % 4 == 0 else 0.0,
+                                          status="waiting" if i % 3 else "playing"))).applied
         for t in ids:
             got = [await asyncio.wait_for(subs[t].__aiter__().__anext__(), 5) for _ in range(2)]
             assert got == [ev(1), ev(2)]
@@ -356,7 +358,7 @@ async def test_tables_are_spread_over_every_node_of_the_cluster(
         playing = sum(1 for i in range(len(ids)) if i % 3 == 0)
         assert await p.count_tables() == {
             "waiting": len(ids) - playing, "playing": playing, "finished": 0}
-        dup = await p.commit(ids[5], 1, b"again", [ev(1)], idempotency_key="k")
+        dup = await p.commit(ids[5], Commit(1, b"again", [ev(1)], idempotency_key="k"))
         assert dup.duplicate_response == b"first"
         assert all([await p.events_after(t, 0) == [ev(1), ev(2)] for t in ids])
         # each table's keys sit on the node of its slot, the indexes on the global one
@@ -413,7 +415,7 @@ async def test_a_node_down_fails_only_its_own_tables(
         crash_before_the_index_step(s, monkeypatch)
         now = time.time()
         with pytest.raises(Crash):
-            await s.commit(alive, 1, b"r2", [ev(1)], due_at=now - 1, status="playing")
+            await s.commit(alive, Commit(1, b"r2", [ev(1)], due_at=now - 1, status="playing"))
         victim = next(n for n in cluster.nodes if n.port == node_of[lost])
         victim.kill()
         t0 = time.monotonic()
@@ -473,7 +475,7 @@ async def test_a_claim_sent_again_returns_what_it_took(
         now = time.time()
         for t in ("d0", "d1", "d2"):
             await store.create(t, b"r", "", None)
-            await store.commit(t, 1, b"r", [ev(1)], due_at=now - 1, status="playing")
+            await store.commit(t, Commit(1, b"r", [ev(1)], due_at=now - 1, status="playing"))
         assert await store.claim_due(now - 10, 30.0, 10) == []  # runs the hour's repair pass
         lost = lose_the_next_reply(monkeypatch)
         claimed = await store.claim_due(now, 30.0, 10)
@@ -516,7 +518,7 @@ async def test_calls_in_flight_survive_a_fresh_client_and_moved_replies(
         tables = sorted(f"m{i}" for i in range(20))
         for t in tables:
             await writer.create(t, b"r", "", None)
-            await writer.commit(t, 1, b"r", [ev(1)], due_at=now - 1, status="playing")
+            await writer.commit(t, Commit(1, b"r", [ev(1)], due_at=now - 1, status="playing"))
         got = await asyncio.gather(*[fresh.claim_due(now, 30.0, 2) for _ in range(10)])
         assert sorted(d.table_id for batch in got for d in batch) == tables
         assert moved == [] and dropped == []
