@@ -4,6 +4,7 @@ per replica, and behaviour while Redis is down (fail fast, recover by itself).""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,7 +23,9 @@ from service.store.base import (
     StoreUnavailable,
     SubscriptionEnded,
 )
-from service.store.redis import RedisStore
+from service.store.redis import RedisOptions, RedisStore
+from service.store.redis.connect import Link
+from service.store.redis.keys import Keys
 
 from .redisproc import RedisProcess
 
@@ -46,11 +49,16 @@ async def test_url_options_are_the_stores_and_the_rest_goes_to_redis(redis_url: 
         "&health_check_interval=5"
     )
     try:
-        assert (s.retention, s.finished_ttl_s, s.abandoned_ttl_s) == (7, 2.5, 60.0)
-        given = RedisStore.from_url(redis_url + "?finished_ttl_s=5", finished_ttl_s=60)
-        assert given.finished_ttl_s == 5.0  # the URL is the more specific
+        o = s.options
+        assert (o.retention, o.finished_ttl_s, o.abandoned_ttl_s, o.timeout_s) == (
+            7, 2.5, 60.0, 0.5)
+        given = RedisStore.from_url(redis_url + "?finished_ttl_s=5",
+                                    RedisOptions(finished_ttl_s=60))
+        assert given.options.finished_ttl_s == 5.0  # the URL is the more specific
         await given.close()
-        assert RedisStore.from_url(redis_url, finished_ttl_s=60).finished_ttl_s == 60.0
+        other = RedisStore.from_url(redis_url, RedisOptions(finished_ttl_s=60))
+        assert other.options.finished_ttl_s == 60.0
+        await other.close()
         await s.create("t", b"r", "", None)
         with redis.Redis.from_url(redis_url) as r:
             assert r.exists("x:{t}")
@@ -61,7 +69,7 @@ async def test_url_options_are_the_stores_and_the_rest_goes_to_redis(redis_url: 
 async def test_events_past_the_retention_are_trimmed_and_resume_says_so(redis_url: str) -> None:
     with redis.Redis.from_url(redis_url) as r:
         r.config_set("stream-node-max-entries", 4)  # so that MAXLEN ~ trims at small sizes
-    s = RedisStore.from_url(redis_url, retention=8)
+    s = RedisStore.from_url(redis_url, RedisOptions(retention=8))
     try:
         await s.create("t", b"r", "", None)
         for v in range(1, 41):
@@ -91,7 +99,7 @@ async def test_keys_of_a_table_share_one_slot_and_the_indexes_another(
 
 
 async def test_ttls_follow_the_status(redis_url: str) -> None:
-    s = RedisStore.from_url(redis_url, finished_ttl_s=60, abandoned_ttl_s=3600)
+    s = RedisStore.from_url(redis_url, RedisOptions(finished_ttl_s=60, abandoned_ttl_s=3600))
     try:
         await s.create("t", b"r", "", None)
         with redis.Redis.from_url(redis_url) as r:
@@ -117,7 +125,7 @@ async def test_one_reader_per_table_per_replica_whatever_the_watchers(
         before = len(await r.client_list())
         subs = [await store.subscribe("a") for _ in range(10)]
         subs += [await store.subscribe("b") for _ in range(10)]
-        assert sorted(store._readers) == ["a", "b"]
+        assert sorted(store.readers.active) == ["a", "b"]
         await writer.commit("a", Commit(1, b"r", [ev(1)]))
         await asyncio.sleep(0.2)
         after = len(await r.client_list())
@@ -125,23 +133,22 @@ async def test_one_reader_per_table_per_replica_whatever_the_watchers(
         for sub in subs[:10]:
             got = await asyncio.wait_for(sub.__aiter__().__anext__(), 5)
             assert got == ev(1)
-        task = store._readers["a"].task
+        task = store.readers.active["a"].task
         for sub in subs[:10]:
             await sub.close()
-        assert "a" not in store._readers  # the last watcher left: the reader stops
+        assert "a" not in store.readers.active  # the last watcher left: the reader stops
         await asyncio.sleep(0.05)
         assert task is not None and task.done()
         for sub in subs[10:]:
             await sub.close()
-        assert store._readers == {}
+        assert store.readers.active == {}
     finally:
         await writer.close()
         await r.aclose()
 
 
 async def test_a_watched_table_that_expires_ends_its_watchers(redis_url: str) -> None:
-    s = RedisStore.from_url(redis_url, finished_ttl_s=0.3)
-    s.block_ms = 200
+    s = RedisStore.from_url(redis_url, RedisOptions(finished_ttl_s=0.3, block_ms=200))
     try:
         await s.create("t", b"r", "", None)
         sub = await s.subscribe("t")
@@ -247,7 +254,7 @@ def test_replies_that_mean_redis_cannot_serve_now_are_store_unavailable() -> Non
         SlotNotCoveredError,
     )
 
-    from service.store.redis import _guard
+    from service.store.redis.connect import guard
 
     for exc in (ReadOnlyError("You can't write against a read only replica.",
                               status_code="READONLY"),
@@ -255,9 +262,9 @@ def test_replies_that_mean_redis_cannot_serve_now_are_store_unavailable() -> Non
                 MasterDownError("Link with MASTER is down", status_code="MASTERDOWN"),
                 ResponseError("NOREPLICAS Not enough good replicas to write."),
                 SlotNotCoveredError('Slot "5" is not covered by the cluster.')):
-        with pytest.raises(StoreUnavailable), _guard("Redis at here"):
+        with pytest.raises(StoreUnavailable), guard("Redis at here"):
             raise exc
-    with pytest.raises(ResponseError), _guard("Redis at here"):
+    with pytest.raises(ResponseError), guard("Redis at here"):
         raise ResponseError("tute: event 3 is not after 5")
 
 
@@ -318,7 +325,7 @@ class _CountingConnection(aredis.Connection):
 
 async def test_a_lobby_page_of_fifty_tables_takes_three_round_trips(redis_url: str) -> None:
     pool = aredis.ConnectionPool.from_url(redis_url, connection_class=_CountingConnection)
-    counted = RedisStore(aredis.Redis(connection_pool=pool), aredis.Redis.from_url(redis_url))
+    counted = RedisStore(Link(aredis.Redis(connection_pool=pool), aredis.Redis.from_url(redis_url)))
     s = RedisStore.from_url(redis_url)
     try:
         for i in range(60):
@@ -337,3 +344,20 @@ async def test_a_lobby_page_of_fifty_tables_takes_three_round_trips(redis_url: s
     finally:
         await counted.close()
         await s.close()
+
+
+def test_the_design_document_lists_every_key_and_no_other() -> None:
+    """docs/redis-store.md's key tables name exactly the keys of keys.Keys."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "redis-store.md").read_text()
+    section = doc.split("## Keys", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `([^`]+)` \|", section, re.M))
+    k = Keys("tute")
+    single = {"applied", "born", "bots", "bots_total", "due", "invite_of", "invites", "lobby",
+              "lobby_entries", "markers", "rebuild"}
+    assert set(Keys.__slots__) == single | {"claim", "index", "prefix", "status"}
+    made = {getattr(k, name) for name in single}
+    made |= {k.table("T"), k.stream("T"), k.idempotency("T"), k.presence("T"),
+             k.bucket("<key>"), f"{k.claim}:<n>"}
+    assert {s.rsplit(":", 1)[0] for s in k.status} == {"{tute:g}:st"}
+    made.add("{tute:g}:st:<s>")
+    assert listed == made

@@ -19,7 +19,6 @@ import pytest
 import redis
 
 from service.store import memory
-from service.store import redis as redis_store
 from service.store.base import (
     Commit,
     DueItem,
@@ -31,7 +30,8 @@ from service.store.base import (
     SubscriptionEnded,
 )
 from service.store.memory import MemoryStore
-from service.store.redis import RedisStore
+from service.store.redis import RedisOptions, RedisStore
+from service.store.redis import reader as redis_reader
 from tests.support.clock import FakeClock
 from tests.support.wait import eventually
 
@@ -60,8 +60,8 @@ class Stores:
         for port in self.ports:  # so that Redis's MAXLEN ~ trims at such small sizes
             with redis.Redis(port=port) as r:
                 r.config_set("stream-node-max-entries", 4)
-        a = RedisStore.from_url(self.url, retention=retention)
-        b = RedisStore.from_url(self.url, retention=retention)
+        a = RedisStore.from_url(self.url, RedisOptions(retention=retention))
+        b = RedisStore.from_url(self.url, RedisOptions(retention=retention))
         try:
             yield a, b
         finally:
@@ -84,8 +84,8 @@ async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
         ports: tuple[int, ...] = (request.getfixturevalue("redis_proc").port,)
     else:
         ports = tuple(request.getfixturevalue("redis_cluster").ports)
-    a = RedisStore.from_url(url, finished_ttl_s=FINISHED_TTL_S, clock=clock)
-    b = RedisStore.from_url(url, finished_ttl_s=FINISHED_TTL_S, clock=clock)
+    a = RedisStore.from_url(url, RedisOptions(finished_ttl_s=FINISHED_TTL_S), clock=clock)
+    b = RedisStore.from_url(url, RedisOptions(finished_ttl_s=FINISHED_TTL_S), clock=clock)
     assert a.cluster == b.cluster == (request.param == "cluster")
     try:
         yield Stores(a, b, request.param, url, ports, clock)
@@ -433,7 +433,7 @@ async def test_a_watcher_too_far_behind_is_ended(
     stores: Stores, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(memory, "QUEUE_LIMIT", 5)
-    monkeypatch.setattr(redis_store, "QUEUE_LIMIT", 5)
+    monkeypatch.setattr(redis_reader, "QUEUE_LIMIT", 5)
     s = stores.store
     await s.create("t", b"r", "", None)
     slow = await stores.peer.subscribe("t")
