@@ -22,8 +22,7 @@ from redis.crc import key_slot
 
 from service.store.base import Commit, LobbyEntry, StoredEvent, StoreUnavailable
 from service.store.redis import RedisOptions, RedisStore
-
-from .redisproc import RedisClusterProcess
+from tests.support.redis import RedisClusterProcess
 
 GLOBAL_SLOT = key_slot(b"{tute:g}")
 

@@ -26,8 +26,7 @@ from service.store.base import (
 from service.store.redis import RedisOptions, RedisStore
 from service.store.redis.connect import Link
 from service.store.redis.keys import Keys
-
-from .redisproc import RedisProcess
+from tests.support.redis import RedisProcess
 
 
 def ev(seq: int) -> StoredEvent:
