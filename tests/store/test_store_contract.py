@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import pytest
@@ -229,14 +229,16 @@ async def test_subscribe_then_load_loses_nothing(stores: Stores) -> None:
             version += 1
             await asyncio.sleep(0)  # the reader's turn between commits
 
+    def written_past(n: int) -> Callable[[], bool]:
+        return lambda: written >= n
+
     task = asyncio.create_task(writer())
     try:
         for _ in range(5):
-            start = written
-            await eventually(lambda s0=start: written >= s0 + 3, what="three more commits")
+            await eventually(written_past(written + 3), what="three more commits")
             sub = await s.subscribe("t")
             loaded = (await s.load("t"))[0] - 1  # type: ignore[index]
-            await eventually(lambda l0=loaded: written >= l0 + 3, what="commits after the load")
+            await eventually(written_past(loaded + 3), what="commits after the load")
             target = (await s.load("t"))[0] - 1  # type: ignore[index]
             assert target > loaded
             live: list[int] = []
