@@ -39,13 +39,13 @@ from typing import Any
 import structlog
 
 import engine
-from service import convert
+from service import wire
 from service.app import TuteApp, _event_response
 from service.auth import bearer_token, hash_token
 from service.config import Settings
 from service.metrics import Metrics
-from service.model import decode_record, encode_record
 from service.store.memory import MemoryStore
+from service.tables.model import decode_record, encode_record
 from tute.v1 import event_pb2, rules_pb2, service_pb2
 
 PRESET = "parejas-manos"
@@ -79,12 +79,12 @@ async def staged(app: TuteApp, store: MemoryStore, n: int, rng: random.Random,
                     break
                 seat_on_turn = rec.state.turn
                 act = rng.choice(engine.legal_actions(rec.state, seat_on_turn))
-                wire = service_pb2.SubmitActionRequest(
-                    table_id=table_id, action=convert.action_to_proto(act)).SerializeToString()
+                body = service_pb2.SubmitActionRequest(
+                    table_id=table_id, action=wire.action_to_proto(act)).SerializeToString()
                 md = (("authorization", f"Bearer {tokens[seat_on_turn]}"),)
                 t = [pc()]
-                req = service_pb2.SubmitActionRequest.FromString(wire)
-                action = convert.action_from_proto(req.action)
+                req = service_pb2.SubmitActionRequest.FromString(body)
+                action = wire.action_from_proto(req.action)
                 t.append(pc())
                 token = bearer_token(md)
                 assert token is not None
@@ -157,7 +157,7 @@ async def end_to_end(app: TuteApp, n: int, rng: random.Random, deadline: float) 
             seat = rec.state.turn
             act = rng.choice(engine.legal_actions(rec.state, seat))
             req = service_pb2.SubmitActionRequest(table_id=table_id,
-                                                  action=convert.action_to_proto(act))
+                                                  action=wire.action_to_proto(act))
             t0 = pc()
             await app.submit_action(req, tokens[seat])
             out.append(pc() - t0)

@@ -32,7 +32,7 @@ from engine.bots import BOTS
 from engine.events import CardPlayed, GameEnded, HandDealt, PlayerForfeited, TuteDeclared
 from tute.v1 import event_pb2, service_pb2, table_pb2, view_pb2
 
-from . import convert
+from . import wire as convert
 from .auth import hash_token, new_token
 from .bots import BotPool
 from .callers import CallerResolver
@@ -51,7 +51,16 @@ from .errors import (
 )
 from .limits import Limits
 from .metrics import Metrics
-from .model import (
+from .reasons import Reason, from_engine
+from .store.base import (
+    REWOUND,
+    LobbyEntry,
+    Store,
+    StoredEvent,
+    StoreUnavailable,
+    SubscriptionEnded,
+)
+from .tables.model import (
     BOT,
     EMPTY,
     FINISHED,
@@ -65,15 +74,6 @@ from .model import (
     TableRecord,
     decode_record,
     encode_record,
-)
-from .reasons import Reason, from_engine
-from .store.base import (
-    REWOUND,
-    LobbyEntry,
-    Store,
-    StoredEvent,
-    StoreUnavailable,
-    SubscriptionEnded,
 )
 
 if TYPE_CHECKING:
