@@ -846,9 +846,9 @@ async def test_stale_streams_of_players_who_left_see_nothing_of_the_next_occupan
 async def test_the_stale_stream_check_catches_a_stream_that_lives_on(
     server: Server, stub: Stub, oracle: Oracle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from service import app as app_module
+    from service.tables import streams
 
-    monkeypatch.setattr(app_module, "_ends_occupancy", lambda event, seat: False)
+    monkeypatch.setattr(streams, "ends_occupancy", lambda event, seat: False)
     stats = await run_stale(stub, oracle, per_preset=1, seed=7, expect_lost=False)
     assert stats.seat_lost == 0 and stats.after_lost > 0
     assert any("hand_dealt" in leak for leak in stats.leaks), stats.leaks[:3]
