@@ -25,7 +25,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ENGINE_MODULES = (
-    "cards", "errors", "rules", "actions", "events", "state", "game", "view", "codec",
+    "cards", "errors", "rules", "actions", "events", "state", "score", "game", "view", "codec",
     "determinize", "search", "bots",
 )
 """The engine modules compiled (``engine/__init__.py`` stays Python: it only re-exports)."""

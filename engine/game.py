@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from hashlib import blake2b
-from typing import Any, Final, cast
+from typing import Final, cast
 
 from . import actions as A
 from .cards import (
@@ -46,9 +46,9 @@ from .events import (
     GameEnded,
     HandDealt,
     HandEnded,
-    HandResult,
     MatchEnded,
     PlayerForfeited,
+    Standing,
     TrickTaken,
     TrumpExchanged,
     TurnTimedOut,
@@ -61,12 +61,10 @@ from .rules import (
     CantesPerTrick,
     FortyBeforeTwenty,
     Rules,
-    Scoring,
     StockPhaseRules,
-    TieRule,
-    TuteEffect,
 )
-from .state import OVER, PLAYING, State
+from .score import hand_result, match_points_awarded, score_hand, standing
+from .state import OVER, PLAYING, State, side_of
 
 _new_state: Final = tuple.__new__
 """Builds a State from a tuple in field order: the hot paths rebuild only what changed."""
@@ -301,10 +299,6 @@ def _dealt_event(state: State) -> HandDealt:
 # ---------------------------------------------------------------------------------------------
 
 
-def _side(state: State, seat: int) -> int:
-    return seat % 2 if state.rules.players == 4 else seat
-
-
 def _follow_cards(state: State, seat: int) -> tuple[Mask, str]:
     """The cards ``seat`` may play to a started trick (el arrastre, §5), and the rule."""
     rules = state.rules
@@ -377,7 +371,7 @@ def _declaring(state: State, seat: int) -> bool:
 def _allowance_left(state: State, seat: int) -> bool:
     if state.rules.cantes_per_trick is CantesPerTrick.UNLIMITED:
         return True
-    return not state.window_used >> _side(state, seat) & 1
+    return not state.window_used >> side_of(state.rules.players, seat) & 1
 
 
 def _forty_pending(state: State, seat: int) -> bool:
@@ -552,7 +546,7 @@ def apply(state: State, seat: int, action: int) -> tuple[State, tuple[Event, ...
         if seat != state.turn:
             raise IllegalAction("not_your_turn", "a timeout applies to the seat on turn")
         card = cheapest_card(state, seat)
-        return _play(state, seat, card, True, (TurnTimedOut(seat),))
+        return _play(state, seat, card, True, (TurnTimedOut(seat, state.trick_no),))
     if action == A.FORFEIT:
         return _forfeit(state, seat)
     if A.SING <= action < A.SING + 4:
@@ -586,7 +580,11 @@ def _play(
                 led=SUIT_NAMES[led_suit], trump=SUIT_NAMES[state.trump]))
     hands = _with_item(state.hands, seat, hand & ~bit)
     trick = state.trick + _ONE_CARD[card]
-    events = (*pre, _CARD_PLAYED[auto][seat][card]) if pre else _PLAYED[auto][seat][card]
+    trick_no = state.trick_no
+    if pre:
+        events = (*pre, _CARD_PLAYED[auto][trick_no][seat][card])
+    else:
+        events = _PLAYED[auto][trick_no][seat][card]
     n = state.rules.players
     if len(trick) < n:
         # The per-play fields are the last ones of State: rebuild just that tail.
@@ -612,13 +610,20 @@ assert State._fields[_TRICK_FIELDS:_PLAY_FIELDS] == (
     "stock", "leader", "trick_no", "history", "won_points", "tricks_won", "last_trick_of",
     "cantes", "sung_suits", "sang_twenty", "held_at_win",
 )
+_MAX_TRICKS: Final = 20
+"""The most tricks of a hand (2p): trick numbers run from 1 to this."""
 _CARD_PLAYED: Final = tuple(
-    tuple(tuple(CardPlayed(seat, c, auto) for c in range(40)) for seat in range(4))
+    tuple(
+        tuple(tuple(CardPlayed(seat, c, auto, t) for c in range(40)) for seat in range(4))
+        for t in range(_MAX_TRICKS + 1)
+    )
     for auto in (False, True)
 )
-"""Events are immutable, so the engine shares one CardPlayed per (auto, seat, card)."""
+"""Events are immutable, so the engine shares one CardPlayed per (auto, trick, seat, card):
+``_CARD_PLAYED[auto][trick_no][seat][card]``."""
 _PLAYED: Final = tuple(
-    tuple(tuple((e,) for e in row) for row in by_seat) for by_seat in _CARD_PLAYED
+    tuple(tuple(tuple((e,) for e in row) for row in by_seat) for by_seat in by_trick)
+    for by_trick in _CARD_PLAYED
 )
 """The same events as 1-tuples: what a card play that ends no trick returns."""
 _ONE_CARD: Final = tuple((c,) for c in range(40))
@@ -682,7 +687,7 @@ def _finish_trick(
     n = rules.players
     leader = state.leader
     winner = (leader + _trick_winner(trick, state.trump)) % n
-    side = winner % 2 if n == 4 else winner
+    side = side_of(n, winner)
     points = 0
     for c in trick:
         points += POINTS[c]
@@ -756,10 +761,10 @@ def _sing(state: State, seat: int, suit: int) -> tuple[State, tuple[Event, ...]]
         cantes=(*state.cantes, (seat, suit, points, state.trick_no)),
         sung_suits=state.sung_suits | 1 << suit,
         sang_twenty=sang_twenty,
-        window_used=state.window_used | 1 << _side(state, seat),
+        window_used=state.window_used | 1 << side_of(state.rules.players, seat),
         public=state.public | _PAIR[suit],
     )
-    return new, (CanteSung(seat, suit, points),)
+    return new, (CanteSung(seat, suit, points, state.trick_no),)
 
 
 def _why_no_cante(state: State, seat: int) -> str:
@@ -774,7 +779,7 @@ def _declare_tute(state: State, seat: int, rank: int) -> tuple[State, tuple[Even
     if not _can_tute(state, seat, rank):
         raise IllegalAction("tute_not_allowed", f"cannot declare a tute of {rank}s now")
     cards = _KINGS if rank == 12 else _KNIGHTS
-    events: tuple[Event, ...] = (TuteDeclared(seat, rank, cards),)
+    events: tuple[Event, ...] = (TuteDeclared(seat, rank, cards, state.trick_no),)
     new = state._replace(public=state.public | cards)
     return _end_hand(new, events, -1, tute=(seat, rank, cards))
 
@@ -800,22 +805,17 @@ def _exchange(state: State, seat: int) -> tuple[State, tuple[Event, ...]]:
 
 
 def _forfeit(state: State, seat: int) -> tuple[State, tuple[Event, ...]]:
-    loser = _side(state, seat)
+    loser = side_of(state.rules.players, seat)
     winners = tuple(s for s in range(state.rules.sides) if s != loser)
     new = state._replace(
         status=OVER, winners=winners, end_reason="forfeit", turn_id=state.turn_id + 1
     )
-    return new, (PlayerForfeited(seat), MatchEnded(winners, "forfeit"))
+    return new, (PlayerForfeited(seat), MatchEnded(winners, "forfeit", standing(state), seat))
 
 
 # ---------------------------------------------------------------------------------------------
 # Scoring: end of a hand (§9) and of games and matches (§10)
 # ---------------------------------------------------------------------------------------------
-
-
-def _best_by_last_trick(tied: list[int], last_trick_of: tuple[int, ...]) -> int:
-    """Among tied sides, the one whose latest trick came last (§9 ``last_trick``)."""
-    return max(tied, key=lambda s: last_trick_of[s])
 
 
 def _end_hand(
@@ -824,113 +824,46 @@ def _end_hand(
     last_winner: int,
     tute: tuple[int, int, Mask] | None = None,
 ) -> tuple[State, tuple[Event, ...]]:
+    """Score the hand ``state`` ends (§9, §10); deal the next one, or end the match."""
     rules = state.rules
-    sides = rules.sides
-    cante_pts = [0] * sides
-    for seat, _suit, pts, _trick in state.cantes:
-        cante_pts[_side(state, seat)] += pts
-    if tute is not None:
-        t_seat, t_rank, t_cards = tute
-        winner = _side(state, t_seat)
-        result = HandResult(
-            hand_no=state.hand_no,
-            card_points=(0,) * sides,
-            last_trick_side=-1,
-            cante_points=tuple(cante_pts),
-            totals=(0,) * sides,
-            winner=winner,
-            capote=False,
-            tute_seat=t_seat,
-            tute_rank=t_rank,
-            tute_cards=t_cards,
-            game_no=state.game_no,
-            tricks_won=state.tricks_won,
-            cantes=state.cantes,
-            tute_trick=state.trick_no,
+    result = hand_result(state, last_winner, tute)
+    scored = score_hand(state, result)
+    ended = Standing(
+        game_scores=scored.game_scores,
+        games_won=scored.games_won,
+        match_points=scored.match_points,
+        card_points=state.won_points,
+        cante_points=result.cante_points,
+        tricks_won=state.tricks_won,
+    )
+    events = (*events, HandEnded(result, ended, match_points_awarded(rules, result)))
+    game_won = scored.game_winner >= 0
+    if game_won:
+        events = (
+            *events,
+            GameEnded(state.game_no, scored.game_winner, scored.game_scores, tute is not None),
         )
-    else:
-        last_side = _side(state, last_winner)
-        totals = [state.won_points[s] + cante_pts[s] + (10 if s == last_side else 0)
-                  for s in range(sides)]
-        top = max(totals)
-        tied = [s for s in range(sides) if totals[s] == top]
-        if len(tied) == 1:
-            winner = tied[0]
-        elif rules.tie_rule is TieRule.LAST_TRICK:
-            winner = _best_by_last_trick(tied, state.last_trick_of)
-        else:
-            winner = -1
-        capote = any(t == rules.tricks_per_hand for t in state.tricks_won)
-        result = HandResult(
-            hand_no=state.hand_no,
-            card_points=state.won_points,
-            last_trick_side=last_side,
-            cante_points=tuple(cante_pts),
-            totals=tuple(totals),
-            winner=winner,
-            capote=capote,
-            tute_seat=-1,
-            tute_rank=0,
-            tute_cards=0,
-            game_no=state.game_no,
-            tricks_won=state.tricks_won,
-            cantes=state.cantes,
-            tute_trick=0,
+    winner = scored.match_winner
+    if winner >= 0:
+        reason = "score" if tute is None else "tute"
+        over = state._replace(
+            last_result=result,
+            game_scores=scored.game_scores,
+            games_won=scored.games_won,
+            match_points=scored.match_points,
+            status=OVER,
+            winners=(winner,),
+            end_reason=reason,
+            turn_id=state.turn_id + 1,
         )
-    events = (*events, HandEnded(result))
-    changes: dict[str, Any] = {"last_result": result}
-    match_winner = -1
-    reason = "score"
-    if tute is not None and rules.tute_effect is TuteEffect.WINS_MATCH:
-        match_winner, reason = result.winner, "tute"
-    elif rules.scoring is Scoring.HANDS:
-        mp = list(state.match_points)
-        if result.winner >= 0:
-            if tute is not None:
-                mp[result.winner] += rules.tute_unit_value
-            else:
-                mp[result.winner] += rules.capote_value if result.capote else 1
-        changes["match_points"] = tuple(mp)
-        leaders = [s for s in range(sides) if mp[s] >= rules.target_match_points]
-        if leaders:
-            match_winner = max(leaders, key=lambda s: mp[s])
-            if tute is not None:
-                reason = "tute"
-    else:
-        scores = list(state.game_scores)
-        game_winner = -1
-        if tute is not None:
-            game_winner = result.winner
-        else:
-            for s in range(sides):
-                scores[s] += result.totals[s]
-            if max(scores) >= rules.target_points:
-                top = max(scores)
-                tied = [s for s in range(sides) if scores[s] == top]
-                if len(tied) == 1:
-                    game_winner = tied[0]
-                elif rules.tie_rule is TieRule.LAST_TRICK:
-                    game_winner = _best_by_last_trick(tied, state.last_trick_of)
-        if game_winner >= 0:
-            events = (*events, GameEnded(state.game_no, game_winner, tuple(scores)))
-            gw = list(state.games_won)
-            gw[game_winner] += 1
-            changes["games_won"] = tuple(gw)
-            if gw[game_winner] >= rules.games_to_win:
-                match_winner = game_winner
-                if tute is not None:
-                    reason = "tute"
-                changes["game_scores"] = tuple(scores)
-            else:
-                changes["game_scores"] = (0,) * sides
-                changes["game_no"] = state.game_no + 1
-        else:
-            changes["game_scores"] = tuple(scores)
-    if match_winner >= 0:
-        changes.update(status=OVER, winners=(match_winner,), end_reason=reason,
-                       turn_id=state.turn_id + 1)
-        return state._replace(**changes), (*events, MatchEnded((match_winner,), reason))
-    mid = state._replace(**changes)
+        return over, (*events, MatchEnded((winner,), reason, ended, -1))
+    mid = state._replace(
+        last_result=result,
+        game_scores=(0,) * rules.sides if game_won else scored.game_scores,
+        games_won=scored.games_won,
+        match_points=scored.match_points,
+        game_no=state.game_no + 1 if game_won else state.game_no,
+    )
     dealt = _deal(mid, state.hand_no + 1, (state.dealer + 1) % rules.players)
     return dealt, (*events, _dealt_event(dealt))
 

@@ -13,7 +13,7 @@ from typing import Final, NamedTuple
 from .cards import Card, Mask
 from .events import HandResult
 from .game import _SEAT_CARD, _SEAT_ORDER, legal_actions
-from .state import State
+from .state import State, Status
 
 
 class View(NamedTuple):
@@ -21,7 +21,7 @@ class View(NamedTuple):
 
     seat: int | None
     players: int
-    status: str
+    status: Status
     hand_no: int
     game_no: int
     dealer: int
