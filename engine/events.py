@@ -203,22 +203,6 @@ Event = (
     | MatchEnded
 )
 
-EVENT_TYPES: tuple[type, ...] = (
-    HandDealt,
-    TrumpExchanged,
-    CanteSung,
-    TuteDeclared,
-    TurnTimedOut,
-    CardPlayed,
-    TrickTaken,
-    CardDrawn,
-    HandEnded,
-    GameEnded,
-    PlayerForfeited,
-    MatchEnded,
-)
-
-
 def redact(event: Event, seat: int | None) -> Event:
     """The event as ``seat`` may see it (``None``: a spectator)."""
     if isinstance(event, HandDealt):
@@ -227,11 +211,6 @@ def redact(event: Event, seat: int | None) -> Event:
     if isinstance(event, CardDrawn) and not event.public and event.seat != seat:
         return event._replace(card=None)
     return event
-
-
-def is_private(event: Event) -> bool:
-    """Whether some part of the event is hidden from some seat."""
-    return isinstance(event, HandDealt) or (isinstance(event, CardDrawn) and not event.public)
 
 
 def visible_cards(event: Event) -> Mask:

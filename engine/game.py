@@ -23,12 +23,13 @@ from typing import Final, cast
 
 from . import actions as A
 from .cards import (
+    ALL_CARDS,
     BIT,
+    NUM_CARDS,
     POINTS,
     RANK_OF,
     STRENGTH,
     STRONGER,
-    SUIT_LETTERS,
     SUIT_MASK,
     SUIT_NAMES,
     SUIT_OF,
@@ -63,7 +64,7 @@ from .rules import (
     Rules,
     StockPhaseRules,
 )
-from .score import hand_result, match_points_awarded, score_hand, standing
+from .score import FORTY, TWENTY, hand_result, match_points_awarded, score_hand, standing
 from .state import OVER, PLAYING, State, side_of
 
 _new_state: Final = tuple.__new__
@@ -71,8 +72,8 @@ _new_state: Final = tuple.__new__
 _STATE: Final[type[State]] = State
 """State as a constant: compiled code reads it directly instead of from the module dict."""
 
-PACK_4P: Final[tuple[Card, ...]] = tuple(range(40))
-PACK_3P: Final[tuple[Card, ...]] = tuple(c for c in range(40) if c != card_of(0, 2))
+PACK_4P: Final[tuple[Card, ...]] = ALL_CARDS
+PACK_3P: Final[tuple[Card, ...]] = tuple(c for c in ALL_CARDS if c != card_of(0, 2))
 """3p plays without the 2 of oros (RULES.md §2)."""
 
 _KINGS: Final = sum(BIT[card_of(s, 12)] for s in range(4))
@@ -87,7 +88,7 @@ _SWAP_TWO_FOR: Final = frozenset((4, 5, 6, 7))
 _CHEAP_KEY: Final[tuple[tuple[int, ...], ...]] = tuple(
     tuple(
         POINTS[c] * 1000 + (100 if SUIT_OF[c] == t else 0) + STRENGTH[c] * 10 + SUIT_OF[c]
-        for c in range(40)
+        for c in ALL_CARDS
     )
     for t in range(4)
 )
@@ -538,7 +539,7 @@ def apply(state: State, seat: int, action: int) -> tuple[State, tuple[Event, ...
         raise InvalidInput("bad_seat", "no such seat at this table")
     if state.status != PLAYING:
         raise IllegalAction("match_over", "the match is over")
-    if 0 <= action < 40:
+    if 0 <= action < NUM_CARDS:
         if seat != state.turn:
             raise IllegalAction("not_your_turn", "it is not this seat's turn to play")
         return _play(state, seat, action, False, ())
@@ -755,8 +756,8 @@ def _sing(state: State, seat: int, suit: int) -> tuple[State, tuple[Event, ...]]
             "cante_not_allowed",
             f"cannot sing {SUIT_NAMES[suit]} now ({_why_no_cante(state, seat)})",
         )
-    points = 40 if suit == state.trump else 20
-    sang_twenty = state.sang_twenty | (1 << seat) if points == 20 else state.sang_twenty
+    points = FORTY if suit == state.trump else TWENTY
+    sang_twenty = state.sang_twenty | (1 << seat) if points == TWENTY else state.sang_twenty
     new = state._replace(
         cantes=(*state.cantes, (seat, suit, points, state.trick_no)),
         sung_suits=state.sung_suits | 1 << suit,
@@ -867,7 +868,3 @@ def _end_hand(
     dealt = _deal(mid, state.hand_no + 1, (state.dealer + 1) % rules.players)
     return dealt, (*events, _dealt_event(dealt))
 
-
-def suit_letter(suit: int) -> str:
-    """``O``, ``C``, ``E`` or ``B``."""
-    return SUIT_LETTERS[suit]
