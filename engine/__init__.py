@@ -22,6 +22,10 @@ The API is small and total::
     state, events = apply(state, seat, action)             # or IllegalAction, state untouched
     view(state, seat_or_None) -> View                      # all that leaves the engine
 
+``apply`` is ``check(state, seat, action)`` (raises, or returns ``None``; ``is_legal`` says it
+as a bool) then ``apply_trusted(state, seat, action)``, which checks nothing: for an action
+taken from ``legal_actions`` of that very state (searches, bots, simulations).
+
 ``apply`` takes the acting seat explicitly, because in a 4p window with
 ``cante_singers = side`` the leader's partner may sing although it is not on turn.
 
@@ -85,7 +89,10 @@ from .errors import IllegalAction, InvalidInput, InvalidOption, TuteError
 from .events import Event, HandResult, Standing, redact, visible_cards
 from .game import (
     apply,
+    apply_trusted,
     cheapest_card,
+    check,
+    is_legal,
     legal_actions,
     legal_cards,
     new_match,
@@ -126,12 +133,15 @@ __all__ = [
     "View",
     "action_text",
     "apply",
+    "apply_trusted",
     "card_text",
     "cards_of",
     "cheapest_card",
+    "check",
     "decode_state",
     "encode_state",
     "is_card",
+    "is_legal",
     "is_sing",
     "kind_of",
     "legal_actions",

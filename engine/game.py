@@ -9,7 +9,12 @@ The flow of a hand (RULES.md §4) reads top to bottom here:
 3. On a **follow turn** the cards allowed are :func:`_follow_cards` (el arrastre, §5).
 4. The last card of a trick calls :func:`_finish_trick`: the winner takes it, in 2p both draw.
 5. When the hands are empty (or a tute was declared) :func:`_end_hand` scores the hand (§9),
-   the match (§10), and deals the next hand or ends the match.
+   the match (§10) (:mod:`engine.score`), and deals the next hand or ends the match.
+
+:func:`apply` is :func:`check` (which raises the rule an action breaks) then
+:func:`apply_trusted` (which applies an action known to be legal, checking nothing): a loop
+that takes its actions from :func:`legal_actions` calls :func:`apply_trusted` and decides
+legality once.
 
 Every function takes a :class:`~engine.state.State` and returns a new one; nothing is mutated.
 """
@@ -481,13 +486,11 @@ def legal_actions(state: State, seat: int) -> tuple[int, ...]:
     if state.status != PLAYING:
         return ()
     if seat != state.turn:
-        if not state.trick and state.trick_no >= 2 and _declaring(state, seat):
+        if _declaring(state, seat):
             return tuple(_declarations(state, seat))
         return ()
     if state.trick:
-        mask = _follow_cards(state, seat)[0]
-        _LAST_FOLLOW[0] = (state, seat, mask)
-        return cards_of(mask)
+        return cards_of(_follow_cards(state, seat)[0])
     hand = state.hands[seat]
     cards = cards_of(hand)
     # Without the 12 and 11 of one suit, or four 12s or 11s, there is nothing to declare
@@ -502,16 +505,6 @@ def legal_actions(state: State, seat: int) -> tuple[int, ...]:
     ):
         return cards
     return cards + tuple(_declarations(state, seat))
-
-
-_LAST_FOLLOW: Final[list[tuple[State | None, int, Mask]]] = [(None, -1, 0)]
-"""The last follow turn :func:`legal_actions` answered: (state, seat, legal cards), in a
-one-item list (a constant, so compiled code reads it without a module-dict lookup; the
-item is replaced whole, so a reader never sees half of one answer and half of another).
-
-States are immutable, so when :func:`apply` gets the very same state object (the usual
-``legal_actions`` then ``apply`` pattern) it reuses the mask instead of computing it again.
-"""
 
 
 _SUIT_BASE: Final = sum(1 << (10 * s) for s in range(4))
@@ -529,11 +522,11 @@ def cheapest_card(state: State, seat: int) -> Card:
 # ---------------------------------------------------------------------------------------------
 
 
-def apply(state: State, seat: int, action: int) -> tuple[State, tuple[Event, ...]]:
-    """Apply ``seat``'s ``action``; return the new state and the events (unredacted).
+def check(state: State, seat: int, action: int) -> None:
+    """Whether ``seat`` may apply ``action`` now: returns, or raises what :func:`apply` would.
 
-    Raises :class:`IllegalAction` (with the rule's reason code) or :class:`InvalidInput`,
-    and then the given state is untouched (it is immutable anyway).
+    :class:`InvalidInput` for a seat the table lacks or a number that is no action;
+    :class:`IllegalAction` with the rule's reason code for an action the rules forbid now.
     """
     if type(seat) is not int or not 0 <= seat < state.rules.players:
         raise InvalidInput("bad_seat", "no such seat at this table")
@@ -542,10 +535,81 @@ def apply(state: State, seat: int, action: int) -> tuple[State, tuple[Event, ...
     if 0 <= action < NUM_CARDS:
         if seat != state.turn:
             raise IllegalAction("not_your_turn", "it is not this seat's turn to play")
-        return _play(state, seat, action, False, ())
-    if action == A.TIMEOUT:
+        _check_card(state, seat, action)
+    elif action == A.TIMEOUT:
         if seat != state.turn:
             raise IllegalAction("not_your_turn", "a timeout applies to the seat on turn")
+    elif action == A.FORFEIT:
+        return
+    elif A.SING <= action < A.SING + 4:
+        suit = action - A.SING
+        if not _can_sing(state, seat, suit):
+            raise IllegalAction(
+                "cante_not_allowed",
+                f"cannot sing {SUIT_NAMES[suit]} now ({_why_no_cante(state, seat)})",
+            )
+    elif action in (A.TUTE_12, A.TUTE_11):
+        rank = 12 if action == A.TUTE_12 else 11
+        if not _can_tute(state, seat, rank):
+            raise IllegalAction("tute_not_allowed", f"cannot declare a tute of {rank}s now")
+    elif action == A.EXCHANGE:
+        if _exchange_card(state, seat) < 0:
+            raise IllegalAction(
+                "exchange_not_allowed",
+                "only the leader before leading, holding the 7 (or 2) of trumps the options "
+                "allow for the turned card, while the stock lasts",
+            )
+    else:
+        raise InvalidInput("unknown_action", "not an action number")
+
+
+def _check_card(state: State, seat: int, card: int) -> None:
+    """``card`` is held, and on a follow turn el arrastre allows it (§5)."""
+    hand = state.hands[seat]
+    if not hand & BIT[card]:
+        raise IllegalAction("card_not_held", "that card is not in this seat's hand")
+    if not state.trick:
+        return
+    allowed, rule = _follow_cards(state, seat)
+    if allowed & BIT[card]:
+        return
+    led_suit = SUIT_OF[state.trick[0]]
+    if rule != "must_follow_suit" and SUIT_OF[card] != led_suit and hand & SUIT_MASK[led_suit]:
+        rule = "must_follow_suit"
+    raise IllegalAction(
+        rule, _RULE_TEXT[rule].format(led=SUIT_NAMES[led_suit], trump=SUIT_NAMES[state.trump])
+    )
+
+
+def is_legal(state: State, seat: int, action: int) -> bool:
+    """Whether :func:`check` passes: ``seat`` may apply ``action`` now (the server's
+    ``timeout`` and ``forfeit`` included)."""
+    try:
+        check(state, seat, action)
+    except (IllegalAction, InvalidInput):
+        return False
+    return True
+
+
+def apply(state: State, seat: int, action: int) -> tuple[State, tuple[Event, ...]]:
+    """Apply ``seat``'s ``action``; return the new state and the events (unredacted).
+
+    Raises :class:`IllegalAction` (with the rule's reason code) or :class:`InvalidInput`,
+    and then the given state is untouched (it is immutable anyway). The same as
+    :func:`check` then :func:`apply_trusted`.
+    """
+    check(state, seat, action)
+    return apply_trusted(state, seat, action)
+
+
+def apply_trusted(state: State, seat: int, action: int) -> tuple[State, tuple[Event, ...]]:
+    """:func:`apply` without :func:`check`, for an action known to be legal: one taken from
+    :func:`legal_actions` (or ``timeout``/``forfeit`` as :func:`check` allows them) for this
+    very state. Nothing is checked; an illegal action gives a state no match can reach.
+    """
+    if 0 <= action < NUM_CARDS:
+        return _play(state, seat, action, False, ())
+    if action == A.TIMEOUT:
         card = cheapest_card(state, seat)
         return _play(state, seat, card, True, (TurnTimedOut(seat, state.trick_no),))
     if action == A.FORFEIT:
@@ -562,24 +626,8 @@ def apply(state: State, seat: int, action: int) -> tuple[State, tuple[Event, ...
 def _play(
     state: State, seat: int, card: int, auto: bool, pre: tuple[Event, ...]
 ) -> tuple[State, tuple[Event, ...]]:
-    hand = state.hands[seat]
     bit = BIT[card]
-    if not hand & bit:
-        raise IllegalAction("card_not_held", "that card is not in this seat's hand")
-    if state.trick:
-        memo = _LAST_FOLLOW[0]
-        reuse = memo[0] is state and memo[1] == seat
-        allowed = memo[2] if reuse else _follow_cards(state, seat)[0]
-        if not allowed & bit:
-            rule = _follow_cards(state, seat)[1]
-            led_suit = SUIT_OF[state.trick[0]]
-            if rule != "must_follow_suit" and SUIT_OF[card] != led_suit and (
-                hand & SUIT_MASK[led_suit]
-            ):
-                rule = "must_follow_suit"
-            raise IllegalAction(rule, _RULE_TEXT[rule].format(
-                led=SUIT_NAMES[led_suit], trump=SUIT_NAMES[state.trump]))
-    hands = _with_item(state.hands, seat, hand & ~bit)
+    hands = _with_item(state.hands, seat, state.hands[seat] & ~bit)
     trick = state.trick + _ONE_CARD[card]
     trick_no = state.trick_no
     if pre:
@@ -751,11 +799,6 @@ def _finish_trick(
 
 
 def _sing(state: State, seat: int, suit: int) -> tuple[State, tuple[Event, ...]]:
-    if not _can_sing(state, seat, suit):
-        raise IllegalAction(
-            "cante_not_allowed",
-            f"cannot sing {SUIT_NAMES[suit]} now ({_why_no_cante(state, seat)})",
-        )
     points = FORTY if suit == state.trump else TWENTY
     sang_twenty = state.sang_twenty | (1 << seat) if points == TWENTY else state.sang_twenty
     new = state._replace(
@@ -777,8 +820,6 @@ def _why_no_cante(state: State, seat: int) -> str:
 
 
 def _declare_tute(state: State, seat: int, rank: int) -> tuple[State, tuple[Event, ...]]:
-    if not _can_tute(state, seat, rank):
-        raise IllegalAction("tute_not_allowed", f"cannot declare a tute of {rank}s now")
     cards = _KINGS if rank == 12 else _KNIGHTS
     events: tuple[Event, ...] = (TuteDeclared(seat, rank, cards, state.trick_no),)
     new = state._replace(public=state.public | cards)
@@ -787,12 +828,6 @@ def _declare_tute(state: State, seat: int, rank: int) -> tuple[State, tuple[Even
 
 def _exchange(state: State, seat: int) -> tuple[State, tuple[Event, ...]]:
     give = _exchange_card(state, seat)
-    if give < 0:
-        raise IllegalAction(
-            "exchange_not_allowed",
-            "only the leader before leading, holding the 7 (or 2) of trumps the options "
-            "allow for the turned card, while the stock lasts",
-        )
     taken = state.stock[-1]
     hands = list(state.hands)
     hands[seat] = hands[seat] & ~BIT[give] | BIT[taken]
