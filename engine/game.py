@@ -24,9 +24,19 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from hashlib import blake2b
-from typing import Final, cast
+from typing import Final
 
 from . import actions as A
+from ._fast import (
+    CARD_PLAYED,
+    ONE_CARD,
+    PLAYED,
+    trick_pairs,
+    with_deal,
+    with_item,
+    with_play,
+    with_trick_done,
+)
 from .cards import (
     ALL_CARDS,
     BIT,
@@ -47,7 +57,6 @@ from .errors import IllegalAction, InvalidInput
 from .events import (
     CanteSung,
     CardDrawn,
-    CardPlayed,
     Event,
     GameEnded,
     HandDealt,
@@ -71,11 +80,6 @@ from .rules import (
 )
 from .score import FORTY, TWENTY, hand_result, match_points_awarded, score_hand, standing
 from .state import OVER, PLAYING, State, side_of
-
-_new_state: Final = tuple.__new__
-"""Builds a State from a tuple in field order: the hot paths rebuild only what changed."""
-_STATE: Final[type[State]] = State
-"""State as a constant: compiled code reads it directly instead of from the module dict."""
 
 PACK_4P: Final[tuple[Card, ...]] = ALL_CARDS
 PACK_3P: Final[tuple[Card, ...]] = tuple(c for c in ALL_CARDS if c != card_of(0, 2))
@@ -237,50 +241,7 @@ def _deal(state: State, hand_no: int, dealer: int) -> State:
         for i in range(p, dealt, n):
             m |= BIT[deck[i]]
         hands[(dealer + 1 + p) % n] = m
-    mano = (dealer + 1) % n
-    zeros = (0,) * rules.sides
-    dealt_hands = tuple(hands)
-    # Positional, in State's field order (checked below): the deal changes every hand-level
-    # field, and building the tuple at once is several times cheaper than _replace.
-    return _new_state(
-        _STATE,
-        state[:_HAND_NO]
-        + (hand_no, state.game_no, dealer)
-        + state[_DEALER + 1 : _TRUMP]
-        + (
-            SUIT_OF[trump_card],
-            trump_card,
-            stock,
-            mano,  # leader
-            1,  # trick_no
-            (),  # history
-            zeros,  # won_points
-            zeros,  # tricks_won
-            zeros,  # last_trick_of
-            (),  # cantes
-            0,  # sung_suits
-            0,  # sang_twenty
-            dealt_hands,  # held_at_win
-            dealt_hands,  # hands
-            (),  # trick
-            mano,  # turn
-            public,
-            0,  # window_used
-            False,  # exchanged
-            state.turn_id + 1,
-        ),
-    )
-
-
-_HAND_NO: Final = State._fields.index("hand_no")
-_DEALER: Final = State._fields.index("dealer")
-_TRUMP: Final = State._fields.index("trump")
-assert State._fields[_HAND_NO : _DEALER + 1] == ("hand_no", "game_no", "dealer")
-assert State._fields[_TRUMP:] == (
-    "trump", "trump_card", "stock", "leader", "trick_no", "history", "won_points",
-    "tricks_won", "last_trick_of", "cantes", "sung_suits", "sang_twenty", "held_at_win",
-    "hands", "trick", "turn", "public", "window_used", "exchanged", "turn_id",
-)
+    return with_deal(state, hand_no, dealer, trump_card, stock, tuple(hands), public)
 
 
 def opening_events(state: State) -> tuple[Event, ...]:
@@ -627,78 +588,17 @@ def _play(
     state: State, seat: int, card: int, auto: bool, pre: tuple[Event, ...]
 ) -> tuple[State, tuple[Event, ...]]:
     bit = BIT[card]
-    hands = _with_item(state.hands, seat, state.hands[seat] & ~bit)
-    trick = state.trick + _ONE_CARD[card]
+    hands = with_item(state.hands, seat, state.hands[seat] & ~bit)
+    trick = state.trick + ONE_CARD[card]
     trick_no = state.trick_no
     if pre:
-        events = (*pre, _CARD_PLAYED[auto][trick_no][seat][card])
+        events = (*pre, CARD_PLAYED[auto][trick_no][seat][card])
     else:
-        events = _PLAYED[auto][trick_no][seat][card]
+        events = PLAYED[auto][trick_no][seat][card]
     n = state.rules.players
     if len(trick) < n:
-        # The per-play fields are the last ones of State: rebuild just that tail.
-        new = _new_state(
-            _STATE,
-            state[:_PLAY_FIELDS]
-            + (hands, trick, (seat + 1) % n, state.public & ~bit, 0, False, state.turn_id + 1),
-        )
-        return new, events
+        return with_play(state, hands, trick, (seat + 1) % n, state.public & ~bit), events
     return _finish_trick(state, hands, trick, state.public & ~bit, events)
-
-
-_PLAY_FIELDS: Final = State._fields.index("hands")
-assert _PLAY_FIELDS == 26, "_play copies fields 0..25 by position"
-assert State._fields[_PLAY_FIELDS:] == (
-    "hands", "trick", "turn", "public", "window_used", "exchanged", "turn_id"
-)
-_SEAT_ORDER: Final = {n: tuple(tuple((lead + i) % n for i in range(n)) for lead in range(n))
-               for n in (2, 3, 4)}
-"""``_SEAT_ORDER[players][leader]``: the seats in play order of a trick."""
-_TRICK_FIELDS: Final = State._fields.index("stock")
-assert State._fields[_TRICK_FIELDS:_PLAY_FIELDS] == (
-    "stock", "leader", "trick_no", "history", "won_points", "tricks_won", "last_trick_of",
-    "cantes", "sung_suits", "sang_twenty", "held_at_win",
-)
-_MAX_TRICKS: Final = 20
-"""The most tricks of a hand (2p): trick numbers run from 1 to this."""
-_CARD_PLAYED: Final = tuple(
-    tuple(
-        tuple(tuple(CardPlayed(seat, c, auto, t) for c in range(40)) for seat in range(4))
-        for t in range(_MAX_TRICKS + 1)
-    )
-    for auto in (False, True)
-)
-"""Events are immutable, so the engine shares one CardPlayed per (auto, trick, seat, card):
-``_CARD_PLAYED[auto][trick_no][seat][card]``."""
-_PLAYED: Final = tuple(
-    tuple(tuple(tuple((e,) for e in row) for row in by_seat) for by_seat in by_trick)
-    for by_trick in _CARD_PLAYED
-)
-"""The same events as 1-tuples: what a card play that ends no trick returns."""
-_ONE_CARD: Final = tuple((c,) for c in range(40))
-_SEAT_CARD: Final = tuple(tuple((seat, c) for c in range(40)) for seat in range(4))
-"""(seat, card) pairs, shared by every TrickTaken."""
-
-
-def _with_item(t: tuple[Mask, ...], i: int, value: Mask) -> tuple[Mask, ...]:
-    """``t`` (per seat: 2, 3 or 4 items) with item ``i`` replaced by ``value``."""
-    r: tuple[object, ...] = t
-    v: object = value
-    out: tuple[object, ...]
-    if len(r) == 4:
-        if i == 0:
-            out = (v, r[1], r[2], r[3])
-        elif i == 1:
-            out = (r[0], v, r[2], r[3])
-        elif i == 2:
-            out = (r[0], r[1], v, r[3])
-        else:
-            out = (r[0], r[1], r[2], v)
-    elif len(r) == 3:
-        out = (v, r[1], r[2]) if i == 0 else (r[0], v, r[2]) if i == 1 else (r[0], r[1], v)
-    else:
-        out = (v, r[1]) if i == 0 else (r[0], v)
-    return cast(tuple[Mask, ...], out)
 
 
 _RULE_TEXT: Final = {
@@ -740,18 +640,10 @@ def _finish_trick(
     points = 0
     for c in trick:
         points += POINTS[c]
-    won = _with_item(state.won_points, side, state.won_points[side] + points)
-    tricks = _with_item(state.tricks_won, side, state.tricks_won[side] + 1)
-    last_of = _with_item(state.last_trick_of, side, state.trick_no)
-    order = _SEAT_ORDER[n][leader]
-    pairs = _SEAT_CARD
-    if n == 4:
-        played: tuple[tuple[int, Card], ...] = (
-            pairs[order[0]][trick[0]], pairs[order[1]][trick[1]],
-            pairs[order[2]][trick[2]], pairs[order[3]][trick[3]],
-        )
-    else:
-        played = tuple([pairs[order[i]][trick[i]] for i in range(n)])
+    won = with_item(state.won_points, side, state.won_points[side] + points)
+    tricks = with_item(state.tricks_won, side, state.tricks_won[side] + 1)
+    last_of = with_item(state.last_trick_of, side, state.trick_no)
+    played = trick_pairs(n, leader, trick)
     events = events + (TrickTaken(state.trick_no, winner, played, points),)
     held_at_win = hands_t
     stock = state.stock
@@ -769,29 +661,8 @@ def _finish_trick(
             CardDrawn(loser, state.stock[1], not stock, len(stock)),
         )
         hands_t = tuple(hands)
-    new = _new_state(
-        _STATE,
-        state[:_TRICK_FIELDS]
-        + (
-            stock,
-            winner,
-            state.trick_no + 1,
-            state.history + ((leader, trick, winner),),
-            won,
-            tricks,
-            last_of,
-            state.cantes,
-            state.sung_suits,
-            state.sang_twenty,
-            held_at_win,
-            hands_t,
-            (),
-            winner,
-            public,
-            0,
-            False,
-            state.turn_id + 1,
-        ),
+    new = with_trick_done(
+        state, stock, winner, trick, won, tricks, last_of, held_at_win, hands_t, public
     )
     if any(hands_t):
         return new, events
