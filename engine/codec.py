@@ -21,10 +21,13 @@ from typing import Any
 from .errors import InvalidInput
 from .events import HandResult
 from .rules import Rules
-from .state import State
+from .state import State, Status
 
 VERSION = 1
 _RULE_FIELDS = tuple(f.name for f in dataclasses.fields(Rules))
+_STATUS = State._fields.index("status") - 1
+_LAST_RESULT = State._fields.index("last_result") - 1
+"""Indexes among the encoded fields after the rules."""
 
 
 def encode_state(state: State) -> bytes:
@@ -65,9 +68,9 @@ def decode_state(data: bytes) -> State:
         fields = json.loads(data[1:])
         rules = _rules(fields[0])
         values: list[Any] = [_tuples(v) if type(v) is list else v for v in fields[1:]]
-        idx = State._fields.index("last_result") - 1
-        if values[idx] is not None:
-            values[idx] = HandResult(*values[idx])
+        values[_STATUS] = Status(values[_STATUS])
+        if values[_LAST_RESULT] is not None:
+            values[_LAST_RESULT] = HandResult(*values[_LAST_RESULT])
         return State(rules, *values)
     except (ValueError, TypeError, IndexError) as exc:
         raise InvalidInput("bad_state_bytes", "state bytes are corrupt") from exc

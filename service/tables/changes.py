@@ -131,7 +131,7 @@ def _start_match(rec: TableRecord, *, now: float, away_from_start: bool) -> list
             if s.occupant == HUMAN and i not in rec.connected
         }
     events = [EventVariants(wire.match_started_event(rec, connected=rec.connected))]
-    events += wire.engine_events_to_proto(state, state, engine.opening_events(state))
+    events += wire.engine_events_to_proto(state.rules, engine.opening_events(state))
     _clock_turn(rec, None, now, events)
     return events
 
@@ -179,7 +179,9 @@ def act(
             rec.seats[e.seat].token_hash = ""  # its token stops opening the seat
     if after.over:
         rec.status = FINISHED
-    variants = wire.engine_events_to_proto(before, after, events, forfeit_reason=forfeit_reason)
+    variants = wire.engine_events_to_proto(
+        before.rules, events, forfeit_reason=forfeit_reason
+    )
     _clock_turn(rec, before, now, variants)
     return Changed(variants, None)
 

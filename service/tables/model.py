@@ -60,15 +60,8 @@ BOT_LEVELS: frozenset[str] = frozenset(BOTS)
 
 
 def action_kind(action: int) -> str:
-    """The kind of an engine action, as the metrics label it: card, sing, tute, exchange,
-    timeout or forfeit."""
-    if engine.is_card(action):
-        return "card"
-    if engine.SING <= action < engine.SING + 4:
-        return "sing"
-    if action in (engine.TUTE_12, engine.TUTE_11):
-        return "tute"
-    return {engine.EXCHANGE: "exchange", engine.TIMEOUT: "timeout"}.get(action, "forfeit")
+    """The kind of an engine action, as the metrics label it (:func:`engine.kind_of`)."""
+    return str(engine.kind_of(action))
 
 
 @dataclasses.dataclass

@@ -46,18 +46,11 @@ class BadField(Exception):
 # ---------------------------------------------------------------------------------------------
 
 SIDE: dict[int, tuple[int, ...]] = {
-    n: tuple(s % 2 if n == 4 else s for s in range(n)) for n in (2, 3, 4)
+    n: tuple(engine.side_of(n, s) for s in range(n)) for n in engine.SIDE_SEATS
 }
-SIDE_SEATS: dict[int, tuple[tuple[int, ...], ...]] = {
-    2: ((0,), (1,)),
-    3: ((0,), (1,), (2,)),
-    4: ((0, 2), (1, 3)),
-}
-
-
-def side_of(players: int, seat: int) -> int:
-    """The side of ``seat``: ``seat % 2`` with 4 players, the seat itself otherwise."""
-    return seat % 2 if players == 4 else seat
+"""Per number of players: the side of each seat (:func:`engine.side_of`, as a table)."""
+SIDE_SEATS = engine.SIDE_SEATS
+side_of = engine.side_of
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,9 +248,6 @@ def rules_to_proto(preset: str, rules: engine.Rules) -> rules_pb2.Rules:
 # Actions
 # ---------------------------------------------------------------------------------------------
 
-_SING_END = engine.SING + 4
-
-
 def action_from_proto(msg: action_pb2.Action, field: str = "action") -> int:
     """The engine action number of an ``Action`` (a card 0..39, ``SING + suit``, ``TUTE_12``,
     ``TUTE_11`` or ``EXCHANGE``). :class:`BadField` names ``<field>`` when no kind is set,
@@ -281,9 +271,9 @@ def action_from_proto(msg: action_pb2.Action, field: str = "action") -> int:
 
 
 def _build_action(action: int) -> action_pb2.Action:
-    if 0 <= action < 40:
+    if engine.is_card(action):
         return action_pb2.Action(play_card=CARDS[action])
-    if engine.SING <= action < _SING_END:
+    if engine.is_sing(action):
         return action_pb2.Action(sing=SUITS[action - engine.SING])
     if action == engine.TUTE_12:
         return action_pb2.Action(declare_tute=action_pb2.DeclareTute(rank=12))
@@ -294,7 +284,9 @@ def _build_action(action: int) -> action_pb2.Action:
     raise ValueError(f"action {action} has no wire form (server-only or unknown)")
 
 
-ACTIONS: tuple[action_pb2.Action, ...] = tuple(_build_action(a) for a in range(engine.EXCHANGE + 1))
+ACTIONS: tuple[action_pb2.Action, ...] = tuple(
+    _build_action(a) for a in range(engine.NUM_PLAYER_ACTIONS)
+)
 """Every player action as a message: shared, never mutated."""
 
 

@@ -33,8 +33,8 @@ from engine.events import (
 from service.store.base import StoredEvent
 from tute.v1 import card_pb2, event_pb2, score_pb2
 
-from .cards import CARDS, SIDE, SUITS, card_msgs, sorted_cards
-from .scores import cante_msg, final_standing, hand_result_msg, match_result_msg, standing, tute_msg
+from .cards import CARDS, SUITS, card_msgs, sorted_cards
+from .scores import cante_msg, hand_result_msg, match_result_msg, standing, tute_msg
 
 Event = event_pb2.Event
 """A table event message (what WatchTable streams and SubmitAction returns)."""
@@ -105,71 +105,43 @@ def _card_drawn(ev: CardDrawn) -> EventVariants:
 
 
 def engine_events_to_proto(
-    before: engine.State,
-    after: engine.State,
+    rules: engine.Rules,
     events: Sequence[engine.Event],
     *,
     forfeit_reason: event_pb2.ForfeitReason = event_pb2.FORFEIT_REASON_LEFT,
 ) -> list[EventVariants]:
-    """The events of one :func:`engine.apply` as messages, one :class:`EventVariants` each.
-
-    ``before`` is the state the action was applied to and ``after`` the result (for the
-    opening deal, :func:`engine.opening_events`, pass the new state twice). They give the
-    context the engine events leave out: trick numbers and the standing after a hand.
-    ``sequence``, ``table_version`` and ``time`` are left unset for the caller.
-    ``PlayerForfeited.reason`` is ``forfeit_reason``.
+    """The events of one :func:`engine.apply` (or :func:`engine.opening_events`) of a match
+    under ``rules`` as messages, one :class:`EventVariants` each. Each event carries its own
+    context; of the batch, a trick's cards are marked ``timed_out`` when the batch played the
+    card on timeout. ``sequence``, ``table_version`` and ``time`` are left unset for the
+    caller. ``PlayerForfeited.reason`` is ``forfeit_reason``.
     """
-    rules = before.rules
     n = rules.players
-    side = SIDE[n]
-    game_ended: GameEnded | None = None
-    forfeited = -1
-    auto_card = -1
-    by_tute = False
-    for ev in events:
-        if isinstance(ev, GameEnded):
-            game_ended = ev
-        elif isinstance(ev, PlayerForfeited):
-            forfeited = ev.seat
-        elif isinstance(ev, CardPlayed) and ev.auto:
-            auto_card = ev.card
-        elif isinstance(ev, TuteDeclared):
-            by_tute = True
-    trick_no = before.trick_no
+    auto_card = next((ev.card for ev in events if isinstance(ev, CardPlayed) and ev.auto), -1)
     out: list[EventVariants] = []
     append = out.append
     for ev in events:
         if isinstance(ev, CardPlayed):
             played = event_pb2.CardPlayed(
-                seat=ev.seat, card=CARDS[ev.card], trick_number=trick_no, timed_out=ev.auto
+                seat=ev.seat, card=CARDS[ev.card], trick_number=ev.trick_no, timed_out=ev.auto
             )
             append(EventVariants(event_pb2.Event(card_played=played)))
         elif isinstance(ev, TrickTaken):
-            trick = card_pb2.Trick(
-                number=ev.trick_no, leader=ev.cards[0][0], winner=ev.winner, points=ev.points
-            )
-            add = trick.cards.add
-            for seat, card in ev.cards:
-                add(seat=seat, card=CARDS[card], timed_out=card == auto_card)
-            winner_side = side[ev.winner]
-            taken = event_pb2.TrickTaken(
-                trick=trick,
-                winner_side=winner_side,
-                last_trick=ev.trick_no == rules.tricks_per_hand,
-            )
-            append(EventVariants(event_pb2.Event(trick_taken=taken)))
+            append(_trick_taken(rules, ev, auto_card))
         elif isinstance(ev, CardDrawn):
             append(_card_drawn(ev))
         elif isinstance(ev, HandDealt):
             append(_hand_dealt(ev))
         elif isinstance(ev, TurnTimedOut):
-            timed_out = event_pb2.TurnTimedOut(seat=ev.seat, trick_number=trick_no)
+            timed_out = event_pb2.TurnTimedOut(seat=ev.seat, trick_number=ev.trick_no)
             append(EventVariants(event_pb2.Event(turn_timed_out=timed_out)))
         elif isinstance(ev, CanteSung):
-            sung = event_pb2.CanteSung(cante=cante_msg(n, (ev.seat, ev.suit, ev.points, trick_no)))
-            append(EventVariants(event_pb2.Event(cante_sung=sung)))
+            cante = cante_msg(n, (ev.seat, ev.suit, ev.points, ev.trick_no))
+            append(EventVariants(event_pb2.Event(cante_sung=event_pb2.CanteSung(cante=cante))))
         elif isinstance(ev, TuteDeclared):
-            tute = event_pb2.TuteDeclared(tute=tute_msg(n, ev.seat, ev.rank, ev.cards, trick_no))
+            tute = event_pb2.TuteDeclared(
+                tute=tute_msg(n, ev.seat, ev.rank, ev.cards, ev.trick_no)
+            )
             append(EventVariants(event_pb2.Event(tute_declared=tute)))
         elif isinstance(ev, TrumpExchanged):
             exchanged = event_pb2.TrumpExchanged(
@@ -177,35 +149,44 @@ def engine_events_to_proto(
             )
             append(EventVariants(event_pb2.Event(trump_exchanged=exchanged)))
         elif isinstance(ev, HandEnded):
-            res = ev.result
-            result = hand_result_msg(rules, res)
-            game_scores = game_ended.scores if game_ended is not None else after.game_scores
-            # The hand's tally as it ended: a tute counts no card points (the result has 0s),
-            # but the tricks it cut short were won all the same.
-            card_points = before.won_points if res.tute_seat >= 0 else res.card_points
             scored = event_pb2.HandScored(
-                result=result,
-                scores=standing(
-                    n, game_scores, after.games_won, after.match_points,
-                    card_points, res.cante_points, res.tricks_won,
-                ),
+                result=hand_result_msg(rules, ev.result, ev.match_points_awarded),
+                scores=standing(n, ev.standing),
             )
             append(EventVariants(event_pb2.Event(hand_scored=scored)))
         elif isinstance(ev, GameEnded):
             game = score_pb2.GameResult(
-                game_number=ev.game_no, winner_side=ev.winner, scores=ev.scores, by_tute=by_tute
+                game_number=ev.game_no, winner_side=ev.winner, scores=ev.scores,
+                by_tute=ev.by_tute,
             )
             append(EventVariants(event_pb2.Event(game_ended=event_pb2.GameEnded(result=game))))
         elif isinstance(ev, PlayerForfeited):
             forfeit = event_pb2.PlayerForfeited(seat=ev.seat, reason=forfeit_reason)
             append(EventVariants(event_pb2.Event(player_forfeited=forfeit)))
         elif isinstance(ev, MatchEnded):
-            final = final_standing(n, after)
-            match = match_result_msg(n, ev.winners, ev.reason, forfeited, final)
+            match = match_result_msg(
+                n, ev.winners, ev.reason, ev.forfeited_seat, standing(n, ev.standing)
+            )
             append(EventVariants(event_pb2.Event(match_ended=event_pb2.MatchEnded(result=match))))
         else:  # pragma: no cover - a new engine event must get a conversion here
             raise TypeError(f"no conversion for engine event {type(ev).__name__}")
     return out
+
+
+def _trick_taken(rules: engine.Rules, ev: TrickTaken, auto_card: int) -> EventVariants:
+    """``TrickTaken``; ``auto_card``: the card the server played on timeout in this batch."""
+    trick = card_pb2.Trick(
+        number=ev.trick_no, leader=ev.cards[0][0], winner=ev.winner, points=ev.points
+    )
+    add = trick.cards.add
+    for seat, card in ev.cards:
+        add(seat=seat, card=CARDS[card], timed_out=card == auto_card)
+    taken = event_pb2.TrickTaken(
+        trick=trick,
+        winner_side=engine.side_of(rules.players, ev.winner),
+        last_trick=ev.trick_no == rules.tricks_per_hand,
+    )
+    return EventVariants(event_pb2.Event(trick_taken=taken))
 
 
 def stamp(variants: EventVariants, seq: int, version: int, now: float) -> StoredEvent:

@@ -14,8 +14,7 @@ from collections.abc import Sequence
 
 import engine
 from engine.cards import cards_of
-from engine.events import HandResult
-from engine.rules import Scoring, TuteEffect
+from engine.events import HandResult, Standing
 from tute.v1 import score_pb2
 
 from .cards import PAIR_MSGS, SIDE, SIDE_SEATS, SUITS, card_msgs
@@ -51,23 +50,15 @@ def tute_msg(
     )
 
 
-def _match_points_awarded(rules: engine.Rules, res: HandResult) -> int:
-    """Hands system: the match points the hand winner gained (§10); 0 otherwise."""
-    if rules.scoring is not Scoring.HANDS or res.winner < 0:
-        return 0
-    if res.tute_seat >= 0:
-        return 0 if rules.tute_effect is TuteEffect.WINS_MATCH else rules.tute_unit_value
-    return rules.capote_value if res.capote else 1
-
-
-def hand_result_msg(rules: engine.Rules, res: HandResult) -> score_pb2.HandResult:
+def hand_result_msg(rules: engine.Rules, res: HandResult, awarded: int) -> score_pb2.HandResult:
+    """A hand's result; ``awarded``: the match points its winner gained (hands system, §10)."""
     n = rules.players
     out = score_pb2.HandResult(
         game_number=res.game_no,
         hand_number=res.hand_no,
         capote=res.capote,
         cantes=[cante_msg(n, c) for c in res.cantes],
-        match_points_awarded=_match_points_awarded(rules, res),
+        match_points_awarded=awarded,
     )
     if res.winner >= 0:
         out.winner_side = res.winner
@@ -82,7 +73,7 @@ def hand_result_msg(rules: engine.Rules, res: HandResult) -> score_pb2.HandResul
                 side=s,
                 seats=seats[s],
                 card_points=res.card_points[s],
-                last_trick_points=10 if res.last_trick_side == s else 0,
+                last_trick_points=engine.LAST_TRICK_POINTS if res.last_trick_side == s else 0,
                 cante_points=res.cante_points[s],
                 total=res.totals[s],
                 tricks_won=res.tricks_won[s],
@@ -92,53 +83,22 @@ def hand_result_msg(rules: engine.Rules, res: HandResult) -> score_pb2.HandResul
     return out
 
 
-def _side_cante_points(players: int, cantes: Sequence[tuple[int, int, int, int]]) -> list[int]:
-    """Per side: the points of the cantes sung (``(seat, suit, points, trick)`` each)."""
-    side = SIDE[players]
-    out = [0] * len(SIDE_SEATS[players])
-    for cante in cantes:
-        out[side[cante[0]]] += cante[2]
-    return out
-
-
-def standing(
-    players: int,
-    game_scores: Sequence[int],
-    games_won: Sequence[int],
-    match_points: Sequence[int],
-    hand_card_points: Sequence[int],
-    hand_cante_points: Sequence[int],
-    hand_tricks_won: Sequence[int],
-) -> list[score_pb2.SideScore]:
+def standing(players: int, st: Standing) -> list[score_pb2.SideScore]:
     """Per side: the standing and a hand's tally (the ``hand_*`` fields)."""
     seats = SIDE_SEATS[players]
     return [
         score_pb2.SideScore(
             side=s,
             seats=seats[s],
-            game_score=game_scores[s],
-            games_won=games_won[s],
-            match_points=match_points[s],
-            hand_card_points=hand_card_points[s],
-            hand_cante_points=hand_cante_points[s],
-            hand_tricks_won=hand_tricks_won[s],
+            game_score=st.game_scores[s],
+            games_won=st.games_won[s],
+            match_points=st.match_points[s],
+            hand_card_points=st.card_points[s],
+            hand_cante_points=st.cante_points[s],
+            hand_tricks_won=st.tricks_won[s],
         )
         for s in range(len(seats))
     ]
-
-
-def final_standing(players: int, state: engine.State) -> list[score_pb2.SideScore]:
-    """The standing of a finished match, with the tally of its last hand (the state keeps it:
-    the hand scored last, or the one a forfeit cut short, as far as it went)."""
-    return standing(
-        players,
-        state.game_scores,
-        state.games_won,
-        state.match_points,
-        state.won_points,
-        _side_cante_points(players, state.cantes),
-        state.tricks_won,
-    )
 
 
 def match_result_msg(

@@ -14,7 +14,8 @@ from collections.abc import Set as AbstractSet
 
 import engine
 from engine.cards import POINTS
-from engine.state import PLAYING as _ENGINE_PLAYING
+from engine.events import Standing
+from engine.score import cante_points
 from service.tables.model import (
     BOT,
     EMPTY,
@@ -31,8 +32,6 @@ from tute.v1 import card_pb2, event_pb2, score_pb2, table_pb2, view_pb2
 from .cards import (
     ACTIONS,
     CARDS,
-    SIDE,
-    SIDE_SEATS,
     SUITS,
     card_msgs,
     rules_msg,
@@ -41,7 +40,7 @@ from .cards import (
     timestamp,
 )
 from .events import EventVariants
-from .scores import cante_msg, final_standing, hand_result_msg, match_result_msg
+from .scores import cante_msg, hand_result_msg, match_result_msg, standing
 
 _STATUS: dict[str, table_pb2.TableStatus] = {
     WAITING: table_pb2.TABLE_STATUS_WAITING,
@@ -125,8 +124,8 @@ def match_started_event(
     return event_pb2.Event(match_started=msg)
 
 
-def _turn_kind(state: engine.State) -> table_pb2.TurnKind:
-    return table_pb2.TURN_KIND_FOLLOW if state.trick else table_pb2.TURN_KIND_LEAD
+def _turn_kind(seen: engine.State | engine.View) -> table_pb2.TurnKind:
+    return table_pb2.TURN_KIND_FOLLOW if seen.trick else table_pb2.TURN_KIND_LEAD
 
 
 def turn_started_event(state: engine.State, deadline: float) -> event_pb2.Event:
@@ -216,8 +215,7 @@ def view_to_proto(
     v = engine.view(state, seat)
     rules = state.rules
     n = v.players
-    sides = rules.sides
-    playing = v.status == _ENGINE_PLAYING
+    playing = v.status == engine.Status.PLAYING
 
     out.hand.extend(card_msgs(sorted_cards(v.hand)))
     out.legal_actions.extend([ACTIONS[a] for a in v.legal if a < len(ACTIONS)])
@@ -266,38 +264,28 @@ def view_to_proto(
                     played.timed_out = True
 
     out.cantes.extend([cante_msg(n, c) for c in v.cantes])
-    cante_points = [0] * sides
-    for cante in v.cantes:
-        cante_points[SIDE[n][cante[0]]] += cante[2]
-    side_seats = SIDE_SEATS[n]
-    out.scores.extend(
-        score_pb2.SideScore(
-            side=s,
-            seats=side_seats[s],
-            game_score=v.game_scores[s],
-            games_won=v.games_won[s],
-            match_points=v.match_points[s],
-            hand_card_points=v.won_points[s],
-            hand_cante_points=cante_points[s],
-            hand_tricks_won=v.tricks_won[s],
-        )
-        for s in range(sides)
+    # the standing now, with the current hand's tally (a finished match's final standing: the
+    # hand scored last, or the one a forfeit cut short, as far as it went)
+    now = Standing(
+        v.game_scores, v.games_won, v.match_points, v.won_points,
+        cante_points(n, v.cantes), v.tricks_won,
     )
+    out.scores.extend(standing(n, now))
 
     if playing:
         out.turn_seat = v.turn
-        out.turn_kind = table_pb2.TURN_KIND_FOLLOW if v.trick else table_pb2.TURN_KIND_LEAD
+        out.turn_kind = _turn_kind(v)
         if record.deadline > 0:
             out.turn_deadline.CopyFrom(timestamp(record.deadline))
 
     res = v.last_result
     if res is not None:
-        out.last_hand_result.CopyFrom(hand_result_msg(rules, res))
+        out.last_hand_result.CopyFrom(
+            hand_result_msg(rules, res, engine.match_points_awarded(rules, res))
+        )
 
     if not playing:
         out.match_result.CopyFrom(
-            match_result_msg(
-                n, v.winners, v.end_reason, record.forfeited_seat, final_standing(n, state)
-            )
+            match_result_msg(n, v.winners, v.end_reason, record.forfeited_seat, standing(n, now))
         )
     return out

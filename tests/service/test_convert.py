@@ -537,7 +537,7 @@ def test_view_hand_sorted_by_suit_then_strength() -> None:
 def test_hand_dealt_variants() -> None:
     rules = Rules.preset("corriente-6")
     state = engine.new_match(rules, 3)
-    (variants,) = wire.engine_events_to_proto(state, state, engine.opening_events(state))
+    (variants,) = wire.engine_events_to_proto(state.rules, engine.opening_events(state))
     public = variants.public.hand_dealt
     assert not public.hand
     assert list(public.hand_sizes) == [6, 6] and public.stock_size == 28
@@ -560,7 +560,7 @@ def _first_draw(rules: Rules, seed: int) -> tuple[State, State, list[EventVarian
         before = state
         state, events = engine.apply(state, state.turn, engine.legal_actions(state, state.turn)[0])
         if any(type(e).__name__ == "CardDrawn" for e in events):
-            return before, state, wire.engine_events_to_proto(before, state, events)
+            return before, state, wire.engine_events_to_proto(before.rules, events)
 
 
 def test_card_drawn_variants() -> None:
@@ -591,7 +591,7 @@ def test_final_draw_turned_card_is_public() -> None:
         state, events = engine.apply(state, state.turn, engine.legal_actions(state, state.turn)[0])
         if before.stock and not state.stock:
             break
-    variants = wire.engine_events_to_proto(before, state, events)
+    variants = wire.engine_events_to_proto(before.rules, events)
     last = variants[-1]
     drawn = last.public.card_drawn
     assert drawn.turned_card and drawn.stock_size == 0 and not last.private
@@ -633,7 +633,7 @@ def test_tute_events(preset: str, overrides: dict[str, Any], ends_match: bool) -
     assert state.leader == 0 and TUTE_12 in engine.legal_actions(state, 0)
     before = state
     after, events = engine.apply(state, 0, TUTE_12)
-    variants = wire.engine_events_to_proto(before, after, events)
+    variants = wire.engine_events_to_proto(before.rules, events)
     kinds = [kind(v.public) for v in variants]
     expected = ["tute_declared", "hand_scored"]
     if rules.scoring is Scoring.POINTS:
@@ -683,12 +683,12 @@ def test_forfeit_events_and_view() -> None:
     before = state
     after, events = engine.apply(state, 1, FORFEIT)
     variants = wire.engine_events_to_proto(
-        before, after, events, forfeit_reason=event_pb2.FORFEIT_REASON_DISCONNECTED
+        before.rules, events, forfeit_reason=event_pb2.FORFEIT_REASON_DISCONNECTED
     )
     assert [kind(v.public) for v in variants] == ["player_forfeited", "match_ended"]
     forfeited = variants[0].public.player_forfeited
     assert forfeited.seat == 1 and forfeited.reason == event_pb2.FORFEIT_REASON_DISCONNECTED
-    default = wire.engine_events_to_proto(before, after, events)[0].public
+    default = wire.engine_events_to_proto(before.rules, events)[0].public
     assert default.player_forfeited.reason == event_pb2.FORFEIT_REASON_LEFT
     result = variants[1].public.match_ended.result
     assert result.reason == score_pb2.MATCH_END_REASON_FORFEIT
@@ -707,8 +707,8 @@ def test_timeout_events_flag_the_card() -> None:
     for _ in range(3):
         state, _ = engine.apply(state, state.turn, engine.legal_actions(state, state.turn)[0])
     before = state
-    after, events = engine.apply(state, state.turn, TIMEOUT)
-    variants = wire.engine_events_to_proto(before, after, events)
+    _after, events = engine.apply(state, state.turn, TIMEOUT)
+    variants = wire.engine_events_to_proto(before.rules, events)
     assert [kind(v.public) for v in variants] == ["turn_timed_out", "card_played", "trick_taken"]
     assert variants[0].public.turn_timed_out.seat == before.turn
     assert variants[0].public.turn_timed_out.trick_number == 1
@@ -730,8 +730,8 @@ def test_scores_of_hand_and_match_ends_carry_the_hands_tally(preset: str) -> Non
     for seed in range(12):
         tally = HandTally(rules.players)
         forfeit_at = 30 + seed if seed % 3 == 0 else None
-        for before, after, events in random_match(rules, seed, forfeit_at):
-            for v in wire.engine_events_to_proto(before, after, events):
+        for before, after, events in random_match(rules, seed, forfeit_at):  # noqa: B007 (the last after is read below)
+            for v in wire.engine_events_to_proto(before.rules, events):
                 tally.see(round_trip(v.public))
         assert after.over
         checked += tally.checked
@@ -755,7 +755,7 @@ def test_a_tute_hands_scores_carry_its_tally() -> None:
                 seat, action = state.turn, engine.legal_actions(state, state.turn)[0]
             before = state
             state, events = engine.apply(state, seat, action)
-            for v in wire.engine_events_to_proto(before, state, events):
+            for v in wire.engine_events_to_proto(before.rules, events):
                 tally.see(round_trip(v.public))
         assert tally.checked == (2 if ends_match else 1)
         # the first trick (1O led, worth 11 or more) was won before the tute
@@ -961,7 +961,7 @@ def test_no_hidden_card_in_views_or_events(preset: str, overrides: dict[str, Any
         hand_games: dict[int, int] = {}
         forfeit_at = 37 if seed == 4 else None
         for before, after, events in random_match(rules, seed, forfeit_at):
-            variants = wire.engine_events_to_proto(before, after, events)
+            variants = wire.engine_events_to_proto(before.rules, events)
             kinds_seen.update(kind(v.public) for v in variants)
             check_batch(before, after, events, variants, hand_games)
             for ev in events:
@@ -997,7 +997,7 @@ def test_cante_events_and_view() -> None:
     """A random 2p match until a cante: the event and the view agree, the cards are the pair."""
     rules = Rules.preset("corriente-8")
     for before, after, events in random_match(rules, 7, None):
-        variants = wire.engine_events_to_proto(before, after, events)
+        variants = wire.engine_events_to_proto(before.rules, events)
         if kind(variants[0].public) != "cante_sung":
             continue
         cante = variants[0].public.cante_sung.cante
@@ -1031,7 +1031,7 @@ def test_exchange_event() -> None:
     else:
         pytest.fail("no exchange possible at the opening lead")
     after, events = engine.apply(state, state.turn, EXCHANGE)
-    (v,) = wire.engine_events_to_proto(state, after, events)
+    (v,) = wire.engine_events_to_proto(state.rules, events)
     ex = v.public.trump_exchanged
     assert ex.seat == state.turn and not v.private
     assert wire.card_from_proto(ex.taken) == state.stock[-1]
