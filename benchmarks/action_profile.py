@@ -44,6 +44,7 @@ from service.auth import bearer_token, hash_token
 from service.config import Settings
 from service.metrics import Metrics
 from service.servicer import TuteServicer
+from service.store.base import Commit
 from service.store.memory import MemoryStore
 from service.tables import changes
 from service.tables.model import decode_record, encode_record
@@ -130,12 +131,11 @@ async def staged(servicer: TuteServicer, store: MemoryStore, n: int, rng: random
                     table_version=rec.version,
                     view=wire.view_to_proto(rec, seat, connected=rec.connected),
                     events=[v.for_seat(seat) for v in variants])
-                response = resp.SerializeToString()
+                resp.SerializeToString()
                 t.append(pc())
-                outcome = await store.commit(
-                    table_id, rec.version - 1, record, stored, response=response,
-                    lobby=commits.lobby_entry(rec), due_at=commits.due_at(rec, now),
-                    status=rec.status, bot_seats=0)
+                outcome = await store.commit(table_id, Commit(
+                    rec.version - 1, record, stored, status=rec.status,
+                    lobby=commits.lobby_entry(rec), due_at=commits.due_at(rec, now)))
                 assert outcome.applied
                 t.append(pc())
                 msgs = [service_pb2.WatchTableResponse(event=wire.parse(ev.for_seat(s)))

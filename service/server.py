@@ -25,10 +25,11 @@ from tute.v1 import service_pb2, service_pb2_grpc
 from .clock import SYSTEM_CLOCK, Clock
 from .config import Settings
 from .interceptor import CallInterceptor
-from .metrics import Metrics, TimedStore
+from .metrics import Metrics
 from .reflection import enable_server_reflection
 from .servicer import TuteServicer
 from .store import Store, StoreUnavailable, open_store
+from .store.timed import TimedStore
 from .tables.service import TableService
 
 log = structlog.get_logger("tute.server")

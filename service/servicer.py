@@ -37,7 +37,6 @@ from .errors import (
     ServiceError,
 )
 from .reasons import Reason
-from .store.base import LobbyEntry
 from .tables import changes
 from .tables.access import (
     TABLE_ID_RE,
@@ -158,7 +157,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         if req.preset and req.preset not in PRESET_NAMES:
             raise InvalidArgument("unknown preset", field="preset")
         after = _parse_page_token(req.page_token) if req.page_token else None
-        records, last = await _lobby_page(self.tables, req.preset, req.players, after, size)
+        records, last = await self.tables.commits.lobby_page(req.preset, req.players, after, size)
         resp = service_pb2.ListTablesResponse(
             tables=[wire.table_to_proto(rec, connected=rec.connected) for rec in records]
         )
@@ -351,21 +350,6 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                     yield service_pb2.WatchTableResponse(snapshot=view)
                 else:
                     yield service_pb2.WatchTableResponse(event=item)
-
-
-async def _lobby_page(
-    tables: TableService, preset: str, players: int, after: tuple[float, str] | None, size: int
-) -> tuple[list[TableRecord], LobbyEntry | None]:
-    """A page of the lobby: the tables (as loaded now; one gone meanwhile is left out) and,
-    when more follow, the last entry of the page (where the next page starts)."""
-    entries = await tables.store.lobby(preset, players, after, size + 1)
-    records = []
-    for entry in entries[:size]:
-        try:
-            records.append(await tables.load(entry.table_id))
-        except NotFound:
-            continue
-    return records, entries[size - 1] if len(entries) > size else None
 
 
 _PAGE_TOKEN_PREFIX = "p1"

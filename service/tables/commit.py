@@ -27,7 +27,7 @@ from ..config import Settings
 from ..errors import Aborted, NotFound, ServiceError
 from ..metrics import Metrics
 from ..reasons import Reason
-from ..store.base import LobbyEntry, Store, StoredEvent
+from ..store.base import Commit, LobbyEntry, Store, StoredEvent
 from ..wire import EventVariants
 from .access import check_table_id
 from .changes import Changed
@@ -40,7 +40,7 @@ from .model import (
     WAITING,
     TableRecord,
     TableStatus,
-    counts_for,
+    connected,
     decode_record,
     encode_record,
 )
@@ -117,12 +117,29 @@ class Committer:
         rec = decode_record(data)
         rec.version = version
         if presence:
-            watchers = await store.present_watchers(table_id, self.ctx.clock())
-            rec.connected = frozenset(
-                seat for watcher, seat in watchers.items()
-                if 0 <= seat < len(rec.seats) and counts_for(watcher, rec.seats[seat])
+            rec.connected = connected(
+                rec, await store.present_watchers(table_id, self.ctx.clock())
             )
         return rec
+
+    async def lobby_page(
+        self, preset: str, players: int, after: tuple[float, str] | None, size: int
+    ) -> tuple[list[TableRecord], LobbyEntry | None]:
+        """A page of the lobby (one batched store read): its tables with their presence (one
+        gone since it was listed is left out) and, when more follow, the page's last entry
+        (where the next page starts)."""
+        listed = await self.ctx.store.lobby_tables(
+            preset, players, after, size + 1, self.ctx.clock()
+        )
+        records = []
+        for table in listed[:size]:
+            if table.record is None:
+                continue  # gone since it was listed
+            rec = decode_record(table.record)
+            rec.version = table.version
+            rec.connected = connected(rec, table.watchers)
+            records.append(rec)
+        return records, listed[size - 1].entry if len(listed) > size else None
 
     async def create(self, rec: TableRecord) -> None:
         """Store a new table's record (its first version)."""
@@ -205,15 +222,17 @@ class Committer:
             due = self.due_at(rec, now)
             outcome = await store.commit(
                 table_id,
-                rec.version - 1,
-                encode_record(rec),
-                stored,
-                idempotency_key=key,
-                response=response.SerializeToString() if key and response is not None else b"",
-                lobby=self.lobby_entry(rec),
-                due_at=due,
-                status=rec.status,
-                bot_seats=rec.bot_seats(),
+                Commit(
+                    rec.version - 1,
+                    encode_record(rec),
+                    stored,
+                    status=rec.status,
+                    lobby=self.lobby_entry(rec),
+                    due_at=due,
+                    idempotency_key=key,
+                    response=response.SerializeToString() if key and response is not None else b"",
+                    bot_seats=rec.bot_seats(),
+                ),
             )
             if outcome.duplicate_response is not None:
                 return Repeated(outcome.duplicate_response)

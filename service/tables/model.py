@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
@@ -145,6 +146,15 @@ class TableRecord:
 
     def bot_seats(self) -> int:
         return sum(s.occupant == BOT for s in self.seats)
+
+
+def connected(rec: TableRecord, watchers: Mapping[str, int]) -> frozenset[int]:
+    """The seats of ``rec`` whose present watchers (watcher id -> seat) count for their
+    current occupants."""
+    return frozenset(
+        seat for watcher, seat in watchers.items()
+        if 0 <= seat < len(rec.seats) and counts_for(watcher, rec.seats[seat])
+    )
 
 
 def counts_for(watcher: str, seat: SeatInfo) -> bool:
