@@ -121,3 +121,25 @@ def test_clients_talk_to_the_server_only_over_the_wire() -> None:
     for name, imports in SOURCES.items():
         if name.startswith("clients"):
             assert not _uses(imports, "service"), name
+
+
+def _listed(tree: str, package: str) -> set[str]:
+    """The ``*.py`` names the layout tree lists under ``  <package>/`` (indented below it)."""
+    lines = tree.split(f"\n  {package}/", 1)[1].splitlines()[1:]
+    names: set[str] = set()
+    for line in lines:
+        if not line.startswith("    "):
+            break
+        word = line.split()[0]
+        if word.endswith(".py"):
+            names.add(word)
+    return names
+
+
+def test_the_architecture_document_names_every_module_of_the_layers() -> None:
+    """docs/architecture.md lists each module of service/wire/ and service/tables/, and no
+    module that is not there."""
+    tree = (ROOT / "docs" / "architecture.md").read_text().split("```")[1]
+    for package in ("wire", "tables"):
+        files = {p.name for p in (ROOT / "service" / package).glob("*.py")} - {"__init__.py"}
+        assert _listed(tree, package) == files, package
