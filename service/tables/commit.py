@@ -215,40 +215,56 @@ class Committer:
                 raise
             if not changed.commit:
                 return Committed(rec, changed.result, [], committed=False)
-            now = self.ctx.clock()
-            self.set_expiry(rec, now)
-            stored = self.number(rec, changed.events, now)
-            response = respond(rec, changed.events) if respond is not None else None
-            due = self.due_at(rec, now)
-            outcome = await store.commit(
-                table_id,
-                Commit(
-                    rec.version - 1,
-                    encode_record(rec),
-                    stored,
-                    status=rec.status,
-                    lobby=self.lobby_entry(rec),
-                    due_at=due,
-                    idempotency_key=key,
-                    response=response.SerializeToString() if key and response is not None else b"",
-                    bot_seats=rec.bot_seats(),
-                ),
-            )
-            if outcome.duplicate_response is not None:
-                return Repeated(outcome.duplicate_response)
-            if outcome.applied:
-                if rec.status == PLAYING and due <= now + DUE_NOW_S:
-                    self._wake()
-                if rec.status != status_before:
-                    _log_match(rec, status_before)
-                return Committed(rec, changed.result, stored, response)
+            done, version = await self._commit(table_id, rec, status_before, changed, key, respond)
+            if done is not None:
+                return done
             if expect is not None:
                 raise Aborted(
                     "the table changed during this request",
                     reason=Reason.STALE_VERSION,
-                    metadata={"current_version": str(outcome.version)},
+                    metadata={"current_version": str(version)},
                 )
         raise Aborted("the table is too busy; try again", reason=Reason.CONTENTION)
+
+    async def _commit(
+        self,
+        table_id: str,
+        rec: TableRecord,
+        status_before: TableStatus,
+        changed: Changed[T],
+        key: str,
+        respond: Respond[R] | None,
+    ) -> tuple[Committed[T, R] | Repeated | None, int]:
+        """Number the change's events and commit it: what to answer (None: the race was lost)
+        and the version the store has."""
+        now = self.ctx.clock()
+        self.set_expiry(rec, now)
+        stored = self.number(rec, changed.events, now)
+        response = respond(rec, changed.events) if respond is not None else None
+        due = self.due_at(rec, now)
+        outcome = await self.ctx.store.commit(
+            table_id,
+            Commit(
+                rec.version - 1,
+                encode_record(rec),
+                stored,
+                status=rec.status,
+                lobby=self.lobby_entry(rec),
+                due_at=due,
+                idempotency_key=key,
+                response=response.SerializeToString() if key and response is not None else b"",
+                bot_seats=rec.bot_seats(),
+            ),
+        )
+        if outcome.duplicate_response is not None:
+            return Repeated(outcome.duplicate_response), outcome.version
+        if not outcome.applied:
+            return None, outcome.version
+        if rec.status == PLAYING and due <= now + DUE_NOW_S:
+            self._wake()
+        if rec.status != status_before:
+            _log_match(rec, status_before)
+        return Committed(rec, changed.result, stored, response), rec.version
 
     @staticmethod
     def number(rec: TableRecord, events: list[EventVariants], now: float) -> list[StoredEvent]:

@@ -216,6 +216,20 @@ class _Follow:
         seat = self.seat
         return wire.parse(ev.for_seat(seat if seat is not None and ev.seq >= self.since else None))
 
+    async def _resync(self, sent: int) -> TableRecord:
+        """The table afresh, for a snapshot that replaces what the stream sent; SEAT_LOST when
+        in the table's history now the seat is not this player's."""
+        rec = await self.streams.commits.load(self.table_id)
+        log.warning("watch_resynced", table_id=self.table_id, sent=sent, last_seq=rec.last_seq)
+        seat = self.seat
+        if seat is not None and (
+            rec.seat_of_token_hash(hash_token(self.token or "")) != seat
+            or rec.seats[seat].occupancy() != self.occupancy
+        ):
+            self.lost = True
+            raise seat_lost(seat)
+        return rec
+
     async def items(
         self, sub: Subscription, resume_after: int | None
     ) -> AsyncGenerator[Snapshot | wire.Event, None]:
@@ -250,14 +264,7 @@ class _Follow:
                 # The table's history went back or changed under the stream (a store restored
                 # from an older snapshot), or does not continue what it sent: a fresh snapshot
                 # replaces what the client holds, as at the start.
-                rec = await commits.load(table_id)
-                log.warning("watch_resynced", table_id=table_id, sent=last, last_seq=rec.last_seq)
-                if seat is not None and (
-                    rec.seat_of_token_hash(hash_token(self.token or "")) != seat
-                    or rec.seats[seat].occupancy() != self.occupancy
-                ):
-                    self.lost = True  # in the table's history now, the seat is not this player's
-                    raise seat_lost(seat)
+                rec = await self._resync(last)
                 last = loaded_last = rec.last_seq
                 yield Snapshot(rec, seat)
                 continue

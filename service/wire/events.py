@@ -11,7 +11,8 @@ the bytes per watcher and never converts or redacts again.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 from google.protobuf import timestamp_pb2
 
@@ -104,6 +105,16 @@ def _card_drawn(ev: CardDrawn) -> EventVariants:
     return EventVariants(public, {ev.seat: _card_drawn_msg(mine)})
 
 
+class _Batch(NamedTuple):
+    """What the events of one batch share: the rules, the card played on timeout in the batch
+    (-1: none; a trick marks it ``timed_out``), and what a ``PlayerForfeited`` says."""
+
+    rules: engine.Rules
+    players: int
+    auto_card: int
+    forfeit_reason: event_pb2.ForfeitReason
+
+
 def engine_events_to_proto(
     rules: engine.Rules,
     events: Sequence[engine.Event],
@@ -116,77 +127,104 @@ def engine_events_to_proto(
     card on timeout. ``sequence``, ``table_version`` and ``time`` are left unset for the
     caller. ``PlayerForfeited.reason`` is ``forfeit_reason``.
     """
-    n = rules.players
     auto_card = next((ev.card for ev in events if isinstance(ev, CardPlayed) and ev.auto), -1)
+    batch = _Batch(rules, rules.players, auto_card, forfeit_reason)
     out: list[EventVariants] = []
-    append = out.append
     for ev in events:
-        if isinstance(ev, CardPlayed):
-            played = event_pb2.CardPlayed(
-                seat=ev.seat, card=CARDS[ev.card], trick_number=ev.trick_no, timed_out=ev.auto
-            )
-            append(EventVariants(event_pb2.Event(card_played=played)))
-        elif isinstance(ev, TrickTaken):
-            append(_trick_taken(rules, ev, auto_card))
-        elif isinstance(ev, CardDrawn):
-            append(_card_drawn(ev))
-        elif isinstance(ev, HandDealt):
-            append(_hand_dealt(ev))
-        elif isinstance(ev, TurnTimedOut):
-            timed_out = event_pb2.TurnTimedOut(seat=ev.seat, trick_number=ev.trick_no)
-            append(EventVariants(event_pb2.Event(turn_timed_out=timed_out)))
-        elif isinstance(ev, CanteSung):
-            cante = cante_msg(n, (ev.seat, ev.suit, ev.points, ev.trick_no))
-            append(EventVariants(event_pb2.Event(cante_sung=event_pb2.CanteSung(cante=cante))))
-        elif isinstance(ev, TuteDeclared):
-            tute = event_pb2.TuteDeclared(
-                tute=tute_msg(n, ev.seat, ev.rank, ev.cards, ev.trick_no)
-            )
-            append(EventVariants(event_pb2.Event(tute_declared=tute)))
-        elif isinstance(ev, TrumpExchanged):
-            exchanged = event_pb2.TrumpExchanged(
-                seat=ev.seat, taken=CARDS[ev.taken], given=CARDS[ev.given]
-            )
-            append(EventVariants(event_pb2.Event(trump_exchanged=exchanged)))
-        elif isinstance(ev, HandEnded):
-            scored = event_pb2.HandScored(
-                result=hand_result_msg(rules, ev.result, ev.match_points_awarded),
-                scores=standing(n, ev.standing),
-            )
-            append(EventVariants(event_pb2.Event(hand_scored=scored)))
-        elif isinstance(ev, GameEnded):
-            game = score_pb2.GameResult(
-                game_number=ev.game_no, winner_side=ev.winner, scores=ev.scores,
-                by_tute=ev.by_tute,
-            )
-            append(EventVariants(event_pb2.Event(game_ended=event_pb2.GameEnded(result=game))))
-        elif isinstance(ev, PlayerForfeited):
-            forfeit = event_pb2.PlayerForfeited(seat=ev.seat, reason=forfeit_reason)
-            append(EventVariants(event_pb2.Event(player_forfeited=forfeit)))
-        elif isinstance(ev, MatchEnded):
-            match = match_result_msg(
-                n, ev.winners, ev.reason, ev.forfeited_seat, standing(n, ev.standing)
-            )
-            append(EventVariants(event_pb2.Event(match_ended=event_pb2.MatchEnded(result=match))))
-        else:  # pragma: no cover - a new engine event must get a conversion here
+        convert = _CONVERT.get(type(ev))
+        if convert is None:  # pragma: no cover - a new engine event must get a conversion
             raise TypeError(f"no conversion for engine event {type(ev).__name__}")
+        out.append(convert(ev, batch))
     return out
 
 
-def _trick_taken(rules: engine.Rules, ev: TrickTaken, auto_card: int) -> EventVariants:
-    """``TrickTaken``; ``auto_card``: the card the server played on timeout in this batch."""
+def _public(ev: event_pb2.Event) -> EventVariants:
+    return EventVariants(ev)
+
+
+def _card_played(ev: CardPlayed, _: _Batch) -> EventVariants:
+    played = event_pb2.CardPlayed(
+        seat=ev.seat, card=CARDS[ev.card], trick_number=ev.trick_no, timed_out=ev.auto
+    )
+    return _public(event_pb2.Event(card_played=played))
+
+
+def _turn_timed_out(ev: TurnTimedOut, _: _Batch) -> EventVariants:
+    timed_out = event_pb2.TurnTimedOut(seat=ev.seat, trick_number=ev.trick_no)
+    return _public(event_pb2.Event(turn_timed_out=timed_out))
+
+
+def _cante_sung(ev: CanteSung, b: _Batch) -> EventVariants:
+    cante = cante_msg(b.players, (ev.seat, ev.suit, ev.points, ev.trick_no))
+    return _public(event_pb2.Event(cante_sung=event_pb2.CanteSung(cante=cante)))
+
+
+def _tute_declared(ev: TuteDeclared, b: _Batch) -> EventVariants:
+    tute = tute_msg(b.players, ev.seat, ev.rank, ev.cards, ev.trick_no)
+    return _public(event_pb2.Event(tute_declared=event_pb2.TuteDeclared(tute=tute)))
+
+
+def _trump_exchanged(ev: TrumpExchanged, _: _Batch) -> EventVariants:
+    exchanged = event_pb2.TrumpExchanged(seat=ev.seat, taken=CARDS[ev.taken], given=CARDS[ev.given])
+    return _public(event_pb2.Event(trump_exchanged=exchanged))
+
+
+def _hand_ended(ev: HandEnded, b: _Batch) -> EventVariants:
+    scored = event_pb2.HandScored(
+        result=hand_result_msg(b.rules, ev.result, ev.match_points_awarded),
+        scores=standing(b.players, ev.standing),
+    )
+    return _public(event_pb2.Event(hand_scored=scored))
+
+
+def _game_ended(ev: GameEnded, _: _Batch) -> EventVariants:
+    game = score_pb2.GameResult(
+        game_number=ev.game_no, winner_side=ev.winner, scores=ev.scores, by_tute=ev.by_tute
+    )
+    return _public(event_pb2.Event(game_ended=event_pb2.GameEnded(result=game)))
+
+
+def _player_forfeited(ev: PlayerForfeited, b: _Batch) -> EventVariants:
+    forfeit = event_pb2.PlayerForfeited(seat=ev.seat, reason=b.forfeit_reason)
+    return _public(event_pb2.Event(player_forfeited=forfeit))
+
+
+def _match_ended(ev: MatchEnded, b: _Batch) -> EventVariants:
+    n = b.players
+    match = match_result_msg(n, ev.winners, ev.reason, ev.forfeited_seat, standing(n, ev.standing))
+    return _public(event_pb2.Event(match_ended=event_pb2.MatchEnded(result=match)))
+
+
+def _trick_taken(ev: TrickTaken, b: _Batch) -> EventVariants:
     trick = card_pb2.Trick(
         number=ev.trick_no, leader=ev.cards[0][0], winner=ev.winner, points=ev.points
     )
     add = trick.cards.add
     for seat, card in ev.cards:
-        add(seat=seat, card=CARDS[card], timed_out=card == auto_card)
+        add(seat=seat, card=CARDS[card], timed_out=card == b.auto_card)
     taken = event_pb2.TrickTaken(
         trick=trick,
-        winner_side=engine.side_of(rules.players, ev.winner),
-        last_trick=ev.trick_no == rules.tricks_per_hand,
+        winner_side=engine.side_of(b.players, ev.winner),
+        last_trick=ev.trick_no == b.rules.tricks_per_hand,
     )
     return EventVariants(event_pb2.Event(trick_taken=taken))
+
+
+_CONVERT: dict[type, Callable[[Any, _Batch], EventVariants]] = {
+    CardPlayed: _card_played,
+    TrickTaken: _trick_taken,
+    CardDrawn: lambda ev, _: _card_drawn(ev),
+    HandDealt: lambda ev, _: _hand_dealt(ev),
+    TurnTimedOut: _turn_timed_out,
+    CanteSung: _cante_sung,
+    TuteDeclared: _tute_declared,
+    TrumpExchanged: _trump_exchanged,
+    HandEnded: _hand_ended,
+    GameEnded: _game_ended,
+    PlayerForfeited: _player_forfeited,
+    MatchEnded: _match_ended,
+}
+"""Each engine event's conversion."""
 
 
 def stamp(variants: EventVariants, seq: int, version: int, now: float) -> StoredEvent:

@@ -209,11 +209,15 @@ def view_to_proto(
         if record.visibility == PRIVATE:
             out.invite_code = record.invite_code
     state = record.state
-    if state is None:
-        return out
+    if state is not None:
+        _match_view(out, record, engine.view(state, seat))
+    return out
 
-    v = engine.view(state, seat)
-    rules = state.rules
+
+def _match_view(out: view_pb2.TableView, record: TableRecord, v: engine.View) -> None:
+    """The match part of a view: hands, trump and stock, tricks, cantes, scores, turn and
+    results."""
+    rules = record.rules
     n = v.players
     playing = v.status == engine.Status.PLAYING
 
@@ -242,26 +246,7 @@ def view_to_proto(
         out.turned_card.CopyFrom(CARDS[v.turned_card])
     out.stock_size = v.stock_size
 
-    if playing or v.trick:
-        cur = out.current_trick
-        cur.number = v.trick_no
-        cur.leader = v.leader
-        add = cur.cards.add
-        for s, c in v.trick:
-            add(seat=s, card=CARDS[c], timed_out=bool(record.auto_played >> c & 1))
-            cur.points += POINTS[c]
-
-    out.completed_tricks.extend(
-        [
-            _completed_trick(n, i + 1, leader, cards, winner)
-            for i, (leader, cards, winner) in enumerate(v.history)
-        ]
-    )
-    if record.auto_played:
-        for trick, (_, cards, _) in zip(out.completed_tricks, v.history, strict=True):
-            for played, c in zip(trick.cards, cards, strict=True):
-                if record.auto_played >> c & 1:
-                    played.timed_out = True
+    _tricks(out, v, record.auto_played, current=playing or bool(v.trick))
 
     out.cantes.extend([cante_msg(n, c) for c in v.cantes])
     # the standing now, with the current hand's tally (a finished match's final standing: the
@@ -288,4 +273,27 @@ def view_to_proto(
         out.match_result.CopyFrom(
             match_result_msg(n, v.winners, v.end_reason, record.forfeited_seat, standing(n, now))
         )
-    return out
+
+
+def _tricks(out: view_pb2.TableView, v: engine.View, auto_played: int, *, current: bool) -> None:
+    """The trick being played (``current``) and the completed ones of the hand; the cards the
+    server played on timeout (``auto_played``, a mask) are marked ``timed_out``."""
+    if current:
+        cur = out.current_trick
+        cur.number = v.trick_no
+        cur.leader = v.leader
+        add = cur.cards.add
+        for s, c in v.trick:
+            add(seat=s, card=CARDS[c], timed_out=bool(auto_played >> c & 1))
+            cur.points += POINTS[c]
+    out.completed_tricks.extend(
+        [
+            _completed_trick(v.players, i + 1, leader, cards, winner)
+            for i, (leader, cards, winner) in enumerate(v.history)
+        ]
+    )
+    if auto_played:
+        for trick, (_, cards, _) in zip(out.completed_tricks, v.history, strict=True):
+            for played, c in zip(trick.cards, cards, strict=True):
+                if auto_played >> c & 1:
+                    played.timed_out = True
