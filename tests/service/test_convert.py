@@ -27,7 +27,7 @@ from engine.events import (
     PlayerForfeited,
     TuteDeclared,
 )
-from engine.rules import Scoring
+from engine.rules import Scoring, TieRule, TuteEffect
 from service import wire
 from service.tables.model import (
     BOT,
@@ -40,6 +40,7 @@ from service.tables.model import (
     GameRecord,
     SeatInfo,
     TableRecord,
+    Visibility,
 )
 from service.wire import BadField, EventVariants
 from tute.v1 import action_pb2, card_pb2, event_pb2, rules_pb2, score_pb2, table_pb2, view_pb2
@@ -108,7 +109,7 @@ def make_record(
     rules: Rules,
     preset: str = "",
     *,
-    visibility: str = PUBLIC,
+    visibility: Visibility = PUBLIC,
     games: list[GameRecord] | None = None,
     forfeited: int = -1,
     deadline: float = 0.0,
@@ -228,7 +229,7 @@ def test_rules_overrides_on_a_preset() -> None:
         swap_seven=False,
         first_dealer=1,
     )
-    assert rules.tie_rule.value == "none"
+    assert isinstance(rules.tie_rule, TieRule) and rules.tie_rule.value == "none"
     back = wire.rules_to_proto(preset, rules)
     assert back.options.HasField("first_dealer") and back.options.first_dealer == 1
     # An explicit false is an override, not "unset".
@@ -648,7 +649,7 @@ def test_tute_events(preset: str, overrides: dict[str, Any], ends_match: bool) -
     assert not scored.result.totals and not scored.result.capote
     assert scored.result.HasField("winner_side") and scored.result.winner_side == 0
     awarded = scored.result.match_points_awarded
-    if rules.scoring is Scoring.HANDS and rules.tute_effect.value == "wins_unit":
+    if rules.scoring is Scoring.HANDS and rules.tute_effect is TuteEffect.WINS_UNIT:
         assert awarded == 2 and [s.match_points for s in scored.scores] == [2, 0]
     else:
         assert awarded == 0
@@ -902,6 +903,7 @@ def check_view(record: TableRecord, seat: int | None, hand_games: dict[int, int]
         state.last_result.hand_no != state.hand_no
     ) else None
     if previous is not None:
+        assert state.last_result is not None
         # The previous deal's result shows what was public then (its cantes and tute); those
         # cards are dealt again in the current hand, so they are checked against that deal.
         assert mask(cards_in(previous)) & ~(
