@@ -23,7 +23,8 @@ PYTEST_ARGS ?=
 
 PROTO_SRC := $(wildcard protos/tute/v1/*.proto)
 PROTOC := $(PY) -m grpc_tools.protoc -Iprotos --python_out=protos --pyi_out=protos \
-	--grpc_python_out=protos
+	--grpc_python_out=protos --plugin=protoc-gen-connectrpc=$(BIN)/protoc-gen-connectrpc \
+	--connectrpc_out=protos --connectrpc_opt=protobuf=google
 
 # The engine compiled with mypyc (same source, standard library only) into build/mypyc: what
 # `make bench` measures beside the pure-Python engine (which the tests import); `make test`
@@ -75,12 +76,12 @@ $(RUN_STAMP): $(RUN_SOURCES)
 	echo "$$pip install ."; $$pip install --disable-pip-version-check -q .
 	@touch $@
 
-run: $(RUN_STAMP) ## the server on the in-memory store: gRPC :50051, metrics :9464
-	$(RUN_VENV)/bin/tute-server --port 50051 --metrics-port 9464 --store memory
+run: $(RUN_STAMP) ## the server on the in-memory store: gRPC :50051, HTTP (browsers) :8080, metrics :9464
+	$(RUN_VENV)/bin/tute-server --port 50051 --http-port 8080 --metrics-port 9464 --store memory
 
 play: $(STAMP) $(MYPYC_STAMP) ## a local server and `tute play` against its bots, in one terminal
 	@PYTHONPATH=$(abspath $(MYPYC_DIR)) $(BIN)/tute-server --host 127.0.0.1 --port $(PLAY_PORT) \
-		--metrics-port 0 --store memory --log-format json >$(VENV)/play-server.log 2>&1 & \
+		--metrics-port 0 --http-port -1 --store memory --log-format json >$(VENV)/play-server.log 2>&1 & \
 	pid=$$!; trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT; \
 	$(BIN)/tute --server 127.0.0.1:$(PLAY_PORT) play $(PLAY_ARGS)
 
@@ -133,8 +134,9 @@ bench-abuse: $(STAMP) ## one hostile client against the limits (and without them
 bench-bots: $(STAMP) $(MYPYC_STAMP) ## bot tournament, short form (< 5 min; `.venv/bin/python -m benchmarks.bots --full` for the long one)
 	PYTHONPATH=$(abspath $(MYPYC_DIR)) $(PY) -m benchmarks.bots --deals 2 --scale 0.5
 
-proto: $(STAMP) ## regenerate the Python code and .pyi stubs of protos/tute/v1
-	rm -f protos/tute/v1/*_pb2.py protos/tute/v1/*_pb2.pyi protos/tute/v1/*_pb2_grpc.py
+proto: $(STAMP) ## regenerate the Python code, .pyi stubs and Connect code of protos/tute/v1
+	rm -f protos/tute/v1/*_pb2.py protos/tute/v1/*_pb2.pyi protos/tute/v1/*_pb2_grpc.py \
+		protos/tute/v1/*_connect.py
 	$(PROTOC) $(PROTO_SRC)
 
 # The Debian packages the tests run: redis-server and redis-cli (tests/store, tests/replicas),

@@ -15,6 +15,7 @@ FAST = Settings(
     host="127.0.0.1",
     port=0,
     metrics_port=0,
+    http_port=0,
     bot_delay_s=0.0,
     scheduler_poll_s=0.01,
     grace_s=0.2,
