@@ -1,15 +1,21 @@
-"""Fixtures for service tests: a real server on loopback (port 0) and a client stub."""
+"""Fixtures for service tests: a real server on loopback (port 0) and a client stub.
+
+``stub`` speaks the native gRPC port; in the contract modules (:data:`CONTRACT`: the tests of
+the API itself) every test that takes it runs once per transport (``transport``: ``grpc``,
+``connect``, ``grpcweb``; tests/web/stub.py), so the browser's path answers exactly as the
+native one."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 import pytest
 
 from service.config import Settings
 from service.server import Server, create_server
-from tute.v1 import service_pb2_grpc
+from tests.web.stub import TRANSPORTS, open_stub
 
 FAST = Settings(
     host="127.0.0.1",
@@ -46,6 +52,24 @@ async def channel(server: Server) -> AsyncIterator[grpc.aio.Channel]:
         yield ch
 
 
+CONTRACT = frozenset({"test_matches", "test_errors", "test_resume", "test_races",
+                      "test_hidden_info"})
+"""The modules whose ``stub`` tests run on every transport."""
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    module = metafunc.module.__name__.rpartition(".")[2]
+    if "transport" in metafunc.fixturenames and module in CONTRACT:
+        metafunc.parametrize("transport", TRANSPORTS)
+
+
 @pytest.fixture
-def stub(channel: grpc.aio.Channel) -> service_pb2_grpc.TuteServiceStub:
-    return service_pb2_grpc.TuteServiceStub(channel)
+def transport() -> str:
+    """The transport ``stub`` speaks (outside the contract modules: native gRPC)."""
+    return "grpc"
+
+
+@pytest.fixture
+async def stub(server: Server, transport: str) -> AsyncIterator[Any]:
+    async with open_stub(server, transport) as s:
+        yield s
