@@ -12,6 +12,8 @@ import type { Event } from "./gen/tute/v1/event_pb";
 import type { Table } from "./gen/tute/v1/table_pb";
 import { OccupantKind, TableStatus, Visibility } from "./gen/tute/v1/table_pb";
 import type { TableView } from "./gen/tute/v1/view_pb";
+import { TableViewSchema } from "./gen/tute/v1/view_pb";
+import { equals } from "@bufbuild/protobuf";
 
 const PRESETS: Array<[string, string]> = [
   ["corriente-6", "Tute corriente, 2 jugadores, 6 cartas"],
@@ -235,8 +237,10 @@ function showTable(tableId: string): () => void {
         again = false;
         try {
           const res = await api.getTable({ tableId }, { ...bearer(st.key?.token), signal: abort.signal });
-          if (res.view && (!st.view || res.view.lastEventSequence >= st.view.lastEventSequence)) {
-            st.view = res.view;
+          const fresh = res.view;
+          if (fresh && (!st.view || fresh.lastEventSequence >= st.view.lastEventSequence)
+              && !(st.view && equals(TableViewSchema, fresh, st.view))) {
+            st.view = fresh;
             render();
           }
         } catch (err) {
@@ -309,6 +313,7 @@ function showTable(tableId: string): () => void {
     if (st.sending || !st.key) return;
     st.sending = true;
     showMessage("");
+    render(); // the cards are disabled while the action is on its way
     try {
       const res = await api.submitAction(
         { tableId, action: { kind: action }, requestId: crypto.randomUUID() },
@@ -333,6 +338,8 @@ function showTable(tableId: string): () => void {
     const v = st.view;
     if (!v) return;
     const focused = (document.activeElement as HTMLElement | null)?.dataset?.key;
+    el("table").dataset.seq = String(v.lastEventSequence);
+    el("table").dataset.status = statusText(v.status);
     el("title").innerHTML = `${esc(v.rules?.preset ?? "")} · ${statusText(v.status)}`
       + (v.mySeat === undefined ? " · espectador" : "");
     renderSeats(v);
@@ -344,7 +351,11 @@ function showTable(tableId: string): () => void {
     renderWaiting(v);
     renderTurn();
     renderConn();
-    if (focused) (root.querySelector(`[data-key="${focused}"]`) as HTMLElement | null)?.focus();
+    if (focused) {
+      const again = root.querySelector(`[data-key="${focused}"]`) as HTMLButtonElement | null;
+      if (again && !again.disabled) again.focus();
+      else if (focused.startsWith("card-")) root.querySelector<HTMLButtonElement>("#hand button.card:not([disabled])")?.focus();
+    }
   };
 
   const seatName = (v: TableView, seat: number | undefined) => {
