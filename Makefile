@@ -102,6 +102,7 @@ $(WEB_DIR)/dist/index.html: $(WEB_DEPS_STAMP) $(WEB_SRC)
 web-build: $(WEB_DIR)/dist/index.html ## build the browser client into clients/web/dist (npm ci first)
 
 web: web-build $(STAMP) ## build the browser client and serve it: open http://localhost:8080/
+	@echo "the web client: open http://localhost:8080/ (Ctrl-C stops the server)"
 	$(BIN)/tute-server --port 50051 --http-port 8080 --web-dir $(WEB_DIR)/dist \
 		--metrics-port 9464 --store memory
 

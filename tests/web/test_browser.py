@@ -171,7 +171,7 @@ def submissions(page: Page) -> list[Request]:
 async def test_a_person_plays_a_2p_match_against_a_bot_to_the_final_score(page: Page) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     await page.wait_for_selector("#tables")
-    await page.screenshot(path=str(SHOTS / "web-lobby.png"))
+    await page.screenshot(path=str(SHOTS / "web-lobby.png"), full_page=True)
     submits = submissions(page)
     await create(page, "corriente-6", bots=1)
     names = await page.locator("#hand button.card").evaluate_all(

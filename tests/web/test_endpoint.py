@@ -270,3 +270,26 @@ async def test_a_stream_whose_client_goes_away_leaves_no_watcher(server: Server)
     writer.close()
     await writer.wait_closed()
     await eventually(lambda: gauge._value.get() == 0, timeout=10)
+
+
+async def test_streams_end_unavailable_when_the_server_stops() -> None:
+    srv = await create_server(FAST)
+    stopped = False
+    try:
+        async with service_connect.TuteServiceClient(
+            f"http://127.0.0.1:{srv.http_port}", protocol=ProtocolType.GRPC_WEB) as client:
+            created = await client.create_table(service_pb2.CreateTableRequest(
+                rules=rules_pb2.Rules(preset="corriente-6"), take_seat=True, display_name="Ana"))
+            stream = client.watch_table(service_pb2.WatchTableRequest(table_id=created.table_id),
+                                        headers=bearer(created.seat_token))
+            assert (await anext(stream)).WhichOneof("kind") == "snapshot"
+            shutdown = asyncio.create_task(srv.shutdown())
+            with pytest.raises(ConnectError) as caught:
+                await anext(stream)
+            assert caught.value.code.name == "UNAVAILABLE"
+            assert reason_of(caught.value) == "SHUTTING_DOWN"
+            await shutdown
+            stopped = True
+    finally:
+        if not stopped:
+            await srv.shutdown()

@@ -73,7 +73,7 @@ function showLobby(): void {
       <form id="create" class="grid">
         <label>Modalidad <select id="preset">${PRESETS.map(([p, t]) => `<option value="${p}">${esc(t)}</option>`).join("")}</select></label>
         <label>Tiempo por turno (s) <input id="turn" type="number" min="0" max="600" value="30"></label>
-        <label><input id="private" type="checkbox"> Privada (solo con invitación)</label>
+        <label class="check"><input id="private" type="checkbox"> Privada (solo con invitación)</label>
         <label>Bots <input id="bots" type="number" min="0" max="3" value="1"></label>
         <label>Nivel de los bots <select id="level">${LEVELS.map((l) => `<option>${l}</option>`).join("")}</select></label>
         <button type="submit" id="create-btn">Crear y sentarme</button>
