@@ -318,6 +318,7 @@ class WebServer:
             http="h11",
             timeout_graceful_shutdown=max(1, round(grace_s)),
         )
+        self.app = app
         self.port = int(sock.getsockname()[1])
         self._sock = sock
         self._server = _Uvicorn(config)

@@ -18,6 +18,7 @@ import pytest
 from playwright.async_api import Browser, Page, Request, async_playwright
 
 from service.server import Server, create_server
+from service.web import WebServer, bind
 from tests.service.conftest import FAST
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -247,3 +248,37 @@ async def test_an_invite_link_opens_the_join_screen(page: Page, browser: Browser
         assert "Bea" in await page.inner_text("#seats")
     finally:
         await guest.close()
+
+
+async def test_a_refused_action_shows_the_servers_reason(page: Page) -> None:
+    base = page.url.partition("#")[0]
+    await page.goto(f"{base}#/join/ZZZZZZZZ")
+    await page.click("#join button")
+    await page.wait_for_function("document.querySelector('#msg').textContent !== ''")
+    assert "INVITE_NOT_FOUND" in await page.inner_text("#msg")
+
+
+async def test_a_lost_stream_resumes_without_a_reload(page: Page, server: Server) -> None:
+    await create(page, "corriente-6", bots=1)
+    await wait_for_our_move_or_the_end(page)
+    at = await seq(page)
+    # The HTTP port goes away under the page (its stream is cut) and comes back on the same
+    # port: the page reconnects by itself, resuming with resume_after, with no reload.
+    assert server.web is not None
+    app, port = server.web.app, server.http_port
+    await server.web.stop()
+    await page.wait_for_function(
+        "document.querySelector('#conn').dataset.state === 'reconnecting'", timeout=STEP_MS)
+    server.web = WebServer(app, bind("127.0.0.1", port), FAST.grace_s)
+    await server.web.start()
+    # Our card makes the bot answer: both reach the page over the resumed stream.
+    await page.click("#hand button.card.legal:not([disabled])")
+    await page.wait_for_function(
+        "document.querySelector('#conn').dataset.state === 'live'", timeout=STEP_MS)
+    seen_after = f"n => n > {at} + 1"
+    await page.wait_for_function(
+        f"() => [...document.querySelectorAll('#log li')].map(li => parseInt(li.textContent))"
+        f".some({seen_after})", timeout=STEP_MS)
+    logged = [int(t.partition(":")[0]) for t in await page.locator("#log li").all_text_contents()]
+    assert logged == list(range(logged[0], logged[-1] + 1)), logged  # every event once, in order
+    assert logged[-1] > at
