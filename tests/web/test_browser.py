@@ -110,6 +110,8 @@ class Played:
     cards: int = 0
     sung: int = 0
     illegal_clicks: int = 0
+    hand_tops: set[int] = dataclasses.field(default_factory=set)
+    """Where the hand was drawn (its top, in CSS pixels) at each of our moves."""
 
 
 async def play_to_the_end(
@@ -120,7 +122,11 @@ async def play_to_the_end(
     while True:
         what = await wait_for_our_move_or_the_end(page)
         if what == "final":
+            assert len(played.hand_tops) == 1, played.hand_tops  # the layout never moved
             return played
+        box = await page.locator("#hand").bounding_box()
+        assert box is not None
+        played.hand_tops.add(round(box["y"]))
         if what == "declare":
             await act_and_wait(page, "#actions button.declare")
             played.sung += 1

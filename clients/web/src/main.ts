@@ -86,7 +86,8 @@ function showLobby(): void {
     </section>
     <section aria-labelledby="h-open">
       <h2 id="h-open">Mesas abiertas <button id="refresh" class="small">Actualizar</button></h2>
-      <label>Modalidad <select id="filter"><option value="">todas</option>${PRESETS.map(([p]) => `<option>${p}</option>`).join("")}</select></label>
+      <div class="row"><label>Modalidad <select id="filter"><option value="">todas</option>${PRESETS.map(([p]) => `<option>${p}</option>`).join("")}</select></label>
+      <label>Jugadores <select id="filter-players"><option value="0">todos</option><option>2</option><option>3</option><option>4</option></select></label></div>
       <ul id="tables" class="tables" aria-live="polite"></ul>
     </section>
     <p id="msg" class="msg" role="alert"></p>
@@ -134,7 +135,7 @@ function showLobby(): void {
   });
   const list = async () => {
     try {
-      const res = await api.listTables({ preset: $("filter").value, pageSize: 50 });
+      const res = await api.listTables({ preset: $("filter").value, players: Number($("filter-players").value), pageSize: 50 });
       const ul = document.getElementById("tables");
       if (!ul) return;
       ul.innerHTML = res.tables.length
@@ -146,6 +147,7 @@ function showLobby(): void {
   };
   document.getElementById("refresh")?.addEventListener("click", list);
   $("filter").addEventListener("change", list);
+  $("filter-players").addEventListener("change", list);
   document.getElementById("tables")?.addEventListener("click", async (e) => {
     const btn = (e.target as HTMLElement).closest("button[data-join]") as HTMLButtonElement | null;
     if (!btn) return;
@@ -378,7 +380,7 @@ function showTable(tableId: string): () => void {
            <span class="sr">${s.connected ? "conectado" : "desconectado"}</span>` : "";
       return `<div class="seat ${me ? "me" : ""} ${turn ? "turn" : ""}" data-seat="${s.index}">
         <div class="who">${online}${who}${me ? " (tú)" : ""}</div>
-        <div class="meta">pareja ${s.side + 1} · ${hand?.handSize ?? 0} cartas · ${hand?.tricksWon ?? 0} bazas</div>
+        <div class="meta">${v.seats.length === 4 ? `pareja ${s.side + 1} · ` : ""}${hand?.handSize ?? 0} cartas · ${hand?.tricksWon ?? 0} bazas</div>
       </div>`;
     }).join("");
   };
@@ -400,10 +402,11 @@ function showTable(tableId: string): () => void {
   const renderSide = (v: TableView) => {
     const trump = v.trumpCard ?? v.turnedCard;
     el("side").innerHTML = `
-      <div class="trump">${trump ? `<div class="card small" role="img" aria-label="Triunfo: ${esc(cardName(trump))}">${cardSvg(trump)}</div>` : ""}
-        <p>Triunfo: <strong>${v.trumpSuit ? esc(suitName(v.trumpSuit)) : "—"}</strong></p></div>
+      <div class="trump">${trump ? `<div class="card small" role="img" aria-label="Triunfo: ${esc(cardName(trump))}">${cardSvg(trump)}</div>`
+        : `<div class="card small empty" aria-hidden="true"></div>`}
+        <p>Triunfo<br><strong>${v.trumpSuit ? esc(suitName(v.trumpSuit)) : "—"}</strong></p></div>
       <div class="stock"><div class="card small back" aria-hidden="true">${cardBackSvg()}</div>
-        <p>Mazo: <strong id="stock">${v.stockSize}</strong></p></div>
+        <p>Mazo<br><strong id="stock">${v.stockSize}</strong></p></div>
       <button id="last" class="small" ${v.completedTricks.length ? "" : "disabled"} aria-pressed="${st.showLast}">Última baza</button>`;
     el("last").addEventListener("click", () => {
       st.showLast = !st.showLast;
