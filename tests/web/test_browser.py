@@ -28,7 +28,7 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 PHONE = {"width": 390, "height": 844}
-STEP_MS = 15_000
+STEP_MS = 30_000
 """How long one step of the match (our move answered by the server and the bots) may take."""
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

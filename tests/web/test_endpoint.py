@@ -293,3 +293,47 @@ async def test_streams_end_unavailable_when_the_server_stops() -> None:
     finally:
         if not stopped:
             await srv.shutdown()
+
+
+async def test_the_web_clients_files_are_served_on_the_same_port(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "index.html").write_text("<!doctype html><title>tute</title>")
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "assets" / "app.js").write_text("console.log(1)")
+    (tmp_path.parent / "secret.txt").write_text("not for the web")
+    srv = await create_server(dataclasses.replace(FAST, web_dir=str(tmp_path)))
+    try:
+        def get(path: str) -> bytes:
+            return f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+
+        status, headers, body = await _http(srv.http_port, get("/"))
+        assert status.split()[1] == "200" and b"<title>tute</title>" in body
+        assert headers["content-type"].startswith("text/html")
+        status, headers, body = await _http(srv.http_port, get("/assets/app.js"))
+        assert body == b"console.log(1)" and "javascript" in headers["content-type"]
+        # a route of the single-page client, and a path that climbs out: index.html
+        for path in ("/t/0123456789abcdef", "/../secret.txt", "/assets/../../secret.txt"):
+            status, _, body = await _http(srv.http_port, get(path))
+            assert status.split()[1] == "200" and b"<title>tute</title>" in body, path
+    finally:
+        await srv.shutdown()
+
+
+async def test_per_caller_limits_count_the_browsers_address() -> None:
+    """The HTTP port names the caller by the client's address, as the gRPC port does: the
+    same bucket, the same RESOURCE_EXHAUSTED RATE_LIMITED with a RetryInfo."""
+    srv = await create_server(dataclasses.replace(FAST, create_rate_per_s=0.001, create_burst=2))
+    try:
+        async with service_connect.TuteServiceClient(
+                f"http://127.0.0.1:{srv.http_port}") as client:
+            request = service_pb2.CreateTableRequest(rules=rules_pb2.Rules(preset="tres"))
+            for _ in range(2):
+                await client.create_table(request)
+            with pytest.raises(ConnectError) as caught:
+                await client.create_table(request)
+        assert caught.value.code.name == "RESOURCE_EXHAUSTED"
+        assert reason_of(caught.value) == "RATE_LIMITED"
+        retry = [d for d in caught.value.details if d.type_name == "google.rpc.RetryInfo"]
+        delay = error_details_pb2.RetryInfo.FromString(retry[0].message_bytes).retry_delay
+        assert delay.seconds > 0
+    finally:
+        await srv.shutdown()
