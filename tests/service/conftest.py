@@ -7,6 +7,7 @@ native one."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -21,7 +22,7 @@ FAST = Settings(
     host="127.0.0.1",
     port=0,
     metrics_port=0,
-    http_port=0,
+    http_port=-1,
     bot_delay_s=0.0,
     scheduler_poll_s=0.01,
     grace_s=0.2,
@@ -34,12 +35,18 @@ FAST = Settings(
     invite_rate_per_s=0.0,
 )
 """Settings for tests: loopback, port 0, bots play at once, no per-caller limits (every test
-client calls from 127.0.0.1; tests/service/test_limits.py sets its own)."""
+client calls from 127.0.0.1; tests/service/test_limits.py sets its own). No HTTP port: a
+test of a browser transport takes :func:`settings_for` it."""
+
+
+def settings_for(transport: str) -> Settings:
+    """FAST, with a free HTTP port for the browser transports (``connect``, ``grpcweb``)."""
+    return FAST if transport == "grpc" else dataclasses.replace(FAST, http_port=0)
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[Server]:
-    srv = await create_server(FAST)
+async def server(transport: str) -> AsyncIterator[Server]:
+    srv = await create_server(settings_for(transport))
     try:
         yield srv
     finally:

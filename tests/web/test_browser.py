@@ -21,6 +21,8 @@ from service.server import Server, create_server
 from service.web import WebServer, bind
 from tests.service.conftest import FAST
 
+WEB = dataclasses.replace(FAST, http_port=0)
+
 ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "clients" / "web" / "dist"
 SHOTS = ROOT / "build" / "screenshots"
@@ -37,7 +39,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.fixture
 async def server() -> AsyncIterator[Server]:
     assert (DIST / "index.html").is_file(), "no built web client: run `make web-build` first"
-    srv = await create_server(dataclasses.replace(FAST, web_dir=str(DIST)))
+    srv = await create_server(dataclasses.replace(WEB, web_dir=str(DIST)))
     try:
         yield srv
     finally:

@@ -24,12 +24,14 @@ from tests.service.conftest import FAST
 from tests.support.wait import eventually
 from tute.v1 import rules_pb2, service_connect, service_pb2, view_pb2
 
+WEB = dataclasses.replace(FAST, http_port=0)
+"""The test servers' settings with a free HTTP port."""
 PROTOCOLS = {"connect": ProtocolType.CONNECT, "grpcweb": ProtocolType.GRPC_WEB}
 
 
 @pytest.fixture
 async def server() -> AsyncIterator[Server]:
-    srv = await create_server(dataclasses.replace(FAST, cors_origins="https://tute.example"))
+    srv = await create_server(dataclasses.replace(WEB, cors_origins="https://tute.example"))
     try:
         yield srv
     finally:
@@ -273,7 +275,7 @@ async def test_a_stream_whose_client_goes_away_leaves_no_watcher(server: Server)
 
 
 async def test_streams_end_unavailable_when_the_server_stops() -> None:
-    srv = await create_server(FAST)
+    srv = await create_server(WEB)
     stopped = False
     try:
         async with service_connect.TuteServiceClient(
@@ -300,7 +302,7 @@ async def test_the_web_clients_files_are_served_on_the_same_port(tmp_path) -> No
     (tmp_path / "assets").mkdir()
     (tmp_path / "assets" / "app.js").write_text("console.log(1)")
     (tmp_path.parent / "secret.txt").write_text("not for the web")
-    srv = await create_server(dataclasses.replace(FAST, web_dir=str(tmp_path)))
+    srv = await create_server(dataclasses.replace(WEB, web_dir=str(tmp_path)))
     try:
         def get(path: str) -> bytes:
             return f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
@@ -321,7 +323,7 @@ async def test_the_web_clients_files_are_served_on_the_same_port(tmp_path) -> No
 async def test_per_caller_limits_count_the_browsers_address() -> None:
     """The HTTP port names the caller by the client's address, as the gRPC port does: the
     same bucket, the same RESOURCE_EXHAUSTED RATE_LIMITED with a RetryInfo."""
-    srv = await create_server(dataclasses.replace(FAST, create_rate_per_s=0.001, create_burst=2))
+    srv = await create_server(dataclasses.replace(WEB, create_rate_per_s=0.001, create_burst=2))
     try:
         async with service_connect.TuteServiceClient(
                 f"http://127.0.0.1:{srv.http_port}") as client:
