@@ -458,7 +458,10 @@ function showTable(tableId: string): () => void {
       result = `<p class="final" id="final">Partida terminada: ${winners ? `gana ${esc(winners)}` : "empate"}${
         v.mySeat !== undefined ? (mine ? " ¡Has ganado!" : " Has perdido.") : ""}</p>`;
     }
-    el("scores").innerHTML = `${result}<table><thead><tr><th>Bando</th><th>Puntos</th><th>Juegos</th><th>Tantos</th><th>Mano</th></tr></thead>
+    const cantes = v.cantes.length
+      ? `<p class="cantes">Cantes: ${v.cantes.map((c) => `${esc(seatName(v, c.seat))} ${c.points} en ${esc(suitName(c.suit))}`).join(", ")}</p>`
+      : "";
+    el("scores").innerHTML = `${result}${cantes}<table><thead><tr><th>Bando</th><th>Puntos</th><th>Juegos</th><th>Tantos</th><th>Mano</th></tr></thead>
       <tbody>${rows.join("")}</tbody></table>`;
   };
 
