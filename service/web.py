@@ -192,7 +192,9 @@ class ConnectService:
                     yield item
                     sent.inc()
             finally:
-                await stream.aclose()  # type: ignore[attr-defined]
+                close = getattr(stream, "aclose", None)  # the servicer's async generator
+                if close is not None:
+                    await close()
 
 
 def cors(app: ASGIApp, origins: str) -> ASGIApp:
