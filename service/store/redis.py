@@ -832,9 +832,15 @@ class RedisStore(Store):
         reader_grace_s: float = 2.0,
         max_calls: int = 0,
         call_timeout_s: float = 1.0,
+        wait_replicas: int = 0,
+        wait_ms: int = 100,
         clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._redis = client
+        self.wait_replicas = wait_replicas
+        """A commit or create is acknowledged once this many replicas of its node have it."""
+        self.wait_ms = wait_ms
+        """How long the acknowledgement waits for them (then StoreUnavailable)."""
         self._clock = clock
         """The time of presence expiries and of repair passes (the Lua scripts read Redis's)."""
         self._readers_client = readers_client
@@ -918,7 +924,7 @@ class RedisStore(Store):
         query = dict(parse_qsl(parts.query))
         ours: dict[str, str] = {}
         for name in ("cluster", "finished_ttl_s", "abandoned_ttl_s", "retention", "prefix",
-                     "timeout_s"):
+                     "timeout_s", "wait_replicas", "wait_ms"):
             if name in query:
                 ours[name] = query.pop(name)
         clean = urlunsplit(parts._replace(query=urlencode(query)))
@@ -937,6 +943,8 @@ class RedisStore(Store):
             "prefix": pfx, "finished_ttl_s": finished, "abandoned_ttl_s": abandoned,
             "retention": keep, "block_ms": block_ms, "reader_grace_s": max(2.0, 2 * timeout),
             "call_timeout_s": timeout, "clock": clock,
+            "wait_replicas": int(ours.get("wait_replicas", "0")),
+            "wait_ms": int(ours.get("wait_ms", "100")),
         }
         host = parts.hostname or parts.path or "localhost"
         if ours.get("cluster", "").lower() in _TRUE:
@@ -1083,6 +1091,32 @@ class RedisStore(Store):
         except StoreUnavailable as exc:
             log.warning("index_update_deferred", tables=[i[0] for i in items], error=str(exc))
 
+    async def _replicated(self, table_id: str) -> None:
+        """With ``wait_replicas``: return once that many replicas of the table's node have
+        every write made so far (``WAIT``), else raise :class:`StoreUnavailable`.
+
+        ``WAIT`` counts the writes of its own connection, so it goes in one pipeline after a
+        write of its own to the table's slot (a small key that expires): replicas that have
+        that write have every earlier one of the node, the commit's included."""
+        if self.wait_replicas <= 0:
+            return
+        key = f"{self._prefix}:{{{table_id}}}:w"
+        async with self._call():
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.set(key, b"", px=60_000)
+            if isinstance(self._redis, RedisCluster):
+                node = self._redis.get_node_from_key(key)
+                pipe.execute_command("WAIT", self.wait_replicas, self.wait_ms,
+                                     target_nodes=node)
+            else:
+                pipe.execute_command("WAIT", self.wait_replicas, self.wait_ms)
+            _, acked = await pipe.execute()
+        if int(acked) < self.wait_replicas:
+            raise StoreUnavailable(
+                f"{self._where}: {int(acked)} of {self.wait_replicas} replicas acknowledged "
+                f"a write of table {table_id} within {self.wait_ms} ms"
+            )
+
     # -- tables ------------------------------------------------------------------------------
 
     async def create(
@@ -1119,6 +1153,7 @@ class RedisStore(Store):
         state = cast(list[bytes], reply[2:9])
         self._remember(table_id, 1, [*state[:4], state[6]])
         await self._settle([(table_id, 1, state)], markers)
+        await self._replicated(table_id)
 
     async def delete(self, table_id: str, expected_version: int) -> bool:
         # Like a commit that changes the index: a marker first, the table's keys go in one
@@ -1227,11 +1262,13 @@ class RedisStore(Store):
             self._remember(table_id, version, [*state[:4], state[6]])
             if markers:
                 await self._settle([(table_id, version, state)], markers)
+            await self._replicated(table_id)
             return CommitOutcome(True, version)
         await self._settle([], markers)
         if applied == -1:
             self._known.pop(table_id, None)
         if len(reply) > 2:
+            await self._replicated(table_id)  # a repeat: the first one may not have been
             return CommitOutcome(False, version, reply[2])
         return CommitOutcome(False, max(version, 0))
 
@@ -1270,6 +1307,8 @@ class RedisStore(Store):
     async def idempotent_response(self, table_id: str, idempotency_key: str) -> bytes | None:
         async with self._call():
             found = await self._redis.hget(self._k_idem(table_id), idempotency_key)
+        if found is not None:
+            await self._replicated(table_id)  # its first answer may have failed in WAIT
         return cast(bytes | None, found)
 
     async def events_after(self, table_id: str, seq: int) -> list[StoredEvent] | None:
