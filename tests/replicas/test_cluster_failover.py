@@ -39,14 +39,22 @@ NODE_TIMEOUT_MS = 1000
 GLOBAL_KEY = "{tute:g}:due"
 
 
-@pytest.fixture
-def rcluster(tmp_path: Path) -> Iterator[ReplicatedCluster]:
-    cluster = ReplicatedCluster(tmp_path / "rc", masters=3, replicas=2,
+@pytest.fixture(scope="module")
+def shared_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReplicatedCluster]:
+    cluster = ReplicatedCluster(tmp_path_factory.mktemp("rc"), masters=3, replicas=2,
                                 node_timeout_ms=NODE_TIMEOUT_MS).start()
     try:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture
+def rcluster(shared_cluster: ReplicatedCluster) -> Iterator[ReplicatedCluster]:
+    """The module's cluster, every node up and in sync (a test's killed master comes back
+    as a replica of the node that took over)."""
+    shared_cluster.heal()
+    yield shared_cluster
 
 
 @pytest.fixture
@@ -113,7 +121,8 @@ class Probe:
         return self.recovered - self.first_failure
 
     async def stop(self) -> None:
-        assert self.task is not None
+        if self.task is None:
+            return
         self.task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self.task
@@ -127,12 +136,20 @@ class Load:
     bot_tables: dict[str, int | None]  # table id -> the idle human's seat (None: all bots)
     bot_watchers: dict[str, ResumingWatcher]
     acks: list[Acks]
+    probes: list[Probe] = field(default_factory=list)
 
     @property
     def table_ids(self) -> list[str]:
         return [m.table_id for m in self.matches] + list(self.bot_tables)
 
+    @property
+    def tokens(self) -> dict[str, str]:
+        """A seat token of each table played by test clients."""
+        return {m.table_id: m.tokens[0] for m in self.matches}
+
     async def close(self) -> None:
+        for p in self.probes:
+            await p.stop()
         for m in self.matches:
             await m.close()
         for w in self.bot_watchers.values():
@@ -227,18 +244,21 @@ async def kill_and_measure(rcluster: ReplicatedCluster, load: Load, victim: Clus
     return failover, probe.window
 
 
+@pytest.mark.parametrize(
+    "humans", [3, pytest.param(8, marks=pytest.mark.slow)], ids=["3-matches", "8-matches"]
+)
 async def test_master_of_tables_dies_mid_match(rcluster: ReplicatedCluster,
-                                               servers: list[Replica]) -> None:
-    load = await start_load(servers, humans=3, seed=18)
+                                               servers: list[Replica], humans: int) -> None:
+    load = await start_load(servers, humans=humans, seed=18)
     try:
         global_port = rcluster.master_of(GLOBAL_KEY).port
-        by_master = tables_on(rcluster, load.table_ids)
+        by_master = tables_on(rcluster, list(load.tokens))
         candidates = [(len(ts), port) for port, ts in by_master.items() if port != global_port]
-        assert candidates, f"every table is on the global slot's master: {by_master}"
+        assert candidates, f"every match is on the global slot's master: {by_master}"
         victim = rcluster.node(max(candidates)[1])
         table = by_master[victim.port][0]
-        token = next((m.tokens[0] for m in load.matches if m.table_id == table), "")
-        probe = Probe(servers[0], table, token).start()
+        probe = Probe(servers[0], table, load.tokens[table]).start()
+        load.probes.append(probe)
         _, window = await kill_and_measure(rcluster, load, victim, probe, "table master")
         await finish_and_check(load, servers)
         await probe.stop()
@@ -246,5 +266,94 @@ async def test_master_of_tables_dies_mid_match(rcluster: ReplicatedCluster,
         assert probe.codes["UNAVAILABLE"] > 0, "the probe never saw the outage"
         assert window <= NODE_TIMEOUT_MS / 1000 + 2.0 + 1.0
         assert all(r.proc.poll() is None for r in servers)
+    finally:
+        await load.close()
+
+
+async def lobby_ids(replica: Replica) -> set[str]:
+    listed = await replica.stub.ListTables(service_pb2.ListTablesRequest(page_size=100),
+                                           timeout=5)
+    return {t.table_id for t in listed.tables}
+
+
+async def test_master_of_the_global_slot_dies_mid_match(rcluster: ReplicatedCluster,
+                                                        servers: list[Replica]) -> None:
+    """The lobby, the due set and the status counts live on the global slot's node: after
+    its replica takes over, the lobby answers again, bots and turn clocks go on, and the
+    matches finish."""
+    fo = Failover(servers)
+    waiting = await fo.call("CreateTable", service_pb2.CreateTableRequest(
+        rules=rules_pb2.Rules(preset=PRESET), take_seat=True, display_name="w"))
+    load = await start_load(servers, humans=2, seed=19)
+    try:
+        assert waiting.table_id in await lobby_ids(servers[0])
+        victim = rcluster.master_of(GLOBAL_KEY)
+        probe = LobbyProbe(servers[0], "", "").start()
+        load.probes.append(probe)
+        _, window = await kill_and_measure(rcluster, load, victim, probe, "global slot master")
+        await finish_and_check(load, servers)
+        await probe.stop()
+        assert set(probe.codes) <= {"OK", "UNAVAILABLE"}, probe.codes
+        assert probe.codes["UNAVAILABLE"] > 0, "the probe never saw the outage"
+        assert window <= NODE_TIMEOUT_MS / 1000 + 3.0
+        # the lobby still lists the open table; a new one joins it on both replicas
+        fresh = await fo.call("CreateTable", service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset=PRESET), take_seat=True, display_name="n"))
+        for r in servers:
+            listed = await lobby_ids(r)
+            assert {waiting.table_id, fresh.table_id} <= listed
+            assert not listed & set(load.table_ids)  # started tables are not open
+    finally:
+        await load.close()
+
+
+class LobbyProbe(Probe):
+    """ListTables, straight to one replica (the global slot's node answers it)."""
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await lobby_ids(self.replica)
+                self.codes["OK"] += 1
+                if self.last_failure > self.recovered:
+                    self.recovered = time.monotonic()
+            except grpc.aio.AioRpcError as exc:
+                now = time.monotonic()
+                self.codes[exc.code().name] += 1
+                self.first_failure = self.first_failure or now
+                self.last_failure = now
+            await asyncio.sleep(0.01)  # a sampling rate, not a wait for anything
+
+
+async def test_reshard_of_live_tables(rcluster: ReplicatedCluster,
+                                      servers: list[Replica]) -> None:
+    """``redis-cli --cluster reshard`` moves the slots of tables being played to another
+    master: no client sees an error beyond a retried UNAVAILABLE, nothing is lost."""
+    load = await start_load(servers, humans=3, seed=20)
+    try:
+        # the table lowest in its master's slots: resharding from the bottom moves it
+        best: tuple[int, str, ClusterNode] | None = None
+        for t in load.tokens:
+            node = rcluster.master_of(f"tute:{{{t}}}")
+            rank = rcluster.slots_of(node).index(rcluster.slot_of(f"tute:{{{t}}}"))
+            if best is None or rank < best[0]:
+                best = (rank, t, node)
+        assert best is not None
+        rank, table, source = best
+        target = next(rcluster.node(i.port) for i in rcluster.masters()
+                      if i.port != source.port)
+        moved = tables_on(rcluster, load.table_ids)[source.port]
+        probe = Probe(servers[0], table, load.tokens[table]).start()
+        load.probes.append(probe)
+        for m in load.matches:
+            await m.spectators[1].wait_until(lambda w: len(w.events) >= 10, timeout=60)
+        started = time.monotonic()
+        await asyncio.to_thread(rcluster.reshard, rank + 1, source, target)
+        print(f"\nreshard of {rank + 1} slots ({len(moved)} live tables on the source): "
+              f"{time.monotonic() - started:.2f} s; probe codes {dict(probe.codes)}")
+        assert rcluster.master_of(f"tute:{{{table}}}").port == target.port
+        await finish_and_check(load, servers)
+        await probe.stop()
+        assert set(probe.codes) <= {"OK", "UNAVAILABLE"}, probe.codes
     finally:
         await load.close()

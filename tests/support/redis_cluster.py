@@ -58,7 +58,7 @@ class ClusterNode(RedisProcess):
                 "--logfile", str(self.directory / "redis.log"),
                 "--cluster-enabled", "yes",
                 "--cluster-config-file", str(self.directory / "nodes.conf"),
-                "--cluster-node-timeout", str(self.node_timeout_ms),
+                "--cluster-node-timeout", str(max(self.node_timeout_ms, 5000)),
                 # a replica always may take over (the test kills masters on purpose)
                 "--cluster-replica-validity-factor", "0"]
         if self.appendonly:
@@ -139,6 +139,7 @@ class ReplicatedCluster:
         ]
         self.masters_wanted = masters
         self._orphans: dict[int, tuple[tuple[int, int], ...]] = {}
+        self.why = ""
 
     # -- start and stop ------------------------------------------------------------------------
 
@@ -160,6 +161,9 @@ class ReplicatedCluster:
                 raise RuntimeError(f"redis-cli --cluster create failed:\n{made.stdout}"
                                    f"{made.stderr}")
             self.wait_for(self.healthy, timeout, "every node ok, every replica in sync")
+            for node in self.nodes:  # short from now on (joining goes faster without)
+                with node.client() as r:
+                    r.config_set("cluster-node-timeout", self.node_timeout_ms)
         except BaseException:
             self.stop()
             raise
@@ -216,34 +220,40 @@ class ReplicatedCluster:
 
     def healthy(self) -> bool:
         """Every live node reports ``cluster_state:ok`` and agrees on the masters, each
-        master has its replicas, and each replica's link to its master is up."""
+        master has its replicas, and each replica's link to its master is up (else
+        ``why`` says what is missing)."""
         live = self.live()
-        if not all(self.state_ok(n) for n in live):
-            return False
+        bad = [n.port for n in live if not self.state_ok(n)]
+        if bad:
+            return self._no(f"cluster_state not ok on {bad}")
         views = [self.view(n) for n in live]
         ports = {n.port for n in live}
         masters = {frozenset((i.port, i.slots) for i in v if i.master and i.slots and
                              i.port in ports) for v in views}
         if len(masters) != 1 or len(next(iter(masters))) != self.masters_wanted:
-            return False
+            return self._no(f"the nodes disagree on the masters: {masters}")
         for info in views[0]:
             if info.port not in ports or info.master:
                 continue
             try:
                 with self.node(info.port).client() as r:
                     link = r.info("replication").get("master_link_status")
-            except redis.RedisError:
-                return False
+            except redis.RedisError as exc:
+                return self._no(f"replica {info.port}: {exc}")
             if link != "up":
-                return False
+                return self._no(f"replica {info.port}: link {link}")
         return True
 
-    @staticmethod
-    def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    def _no(self, why: str) -> bool:
+        self.why = why
+        return False
+
+    def wait_for(self, condition: Callable[[], bool], timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout
+        self.why = ""
         while not condition():
             if time.monotonic() > deadline:
-                raise AssertionError(f"{what}: not within {timeout} s")
+                raise AssertionError(f"{what}: not within {timeout} s ({self.why})")
             time.sleep(0.02)
 
     # -- faults --------------------------------------------------------------------------------
@@ -280,11 +290,20 @@ class ReplicatedCluster:
         self.wait_for(done, timeout, f"a replica taking over the slots of {killed.port}")
         return promoted[0]
 
-    def restart(self, node: ClusterNode, timeout: float = 30.0) -> None:
+    def restart(self, node: ClusterNode, timeout: float = 60.0) -> None:
         """Start a killed node again on its port (it rejoins, as a replica of its successor
         when one took over) and wait until the cluster is healthy again."""
         node.start(same_port=True)
+        with node.client() as r:
+            r.config_set("cluster-node-timeout", self.node_timeout_ms)
         self.wait_for(self.healthy, timeout, f"node {node.port} back in the cluster")
+
+    def heal(self, timeout: float = 60.0) -> None:
+        """Restart every node that is down; wait until the cluster is healthy."""
+        for node in self.nodes:
+            if not node.alive:
+                self.restart(node, timeout)
+        self.wait_for(self.healthy, timeout, "the cluster healthy")
 
     def reshard(self, slots: int, source: ClusterNode, target: ClusterNode,
                 timeout: float = 120.0) -> None:
