@@ -60,7 +60,9 @@ class ClusterNode(RedisProcess):
                 "--cluster-config-file", str(self.directory / "nodes.conf"),
                 "--cluster-node-timeout", str(max(self.node_timeout_ms, 5000)),
                 # a replica always may take over (the test kills masters on purpose)
-                "--cluster-replica-validity-factor", "0"]
+                "--cluster-replica-validity-factor", "0",
+                # a replica's first sync at once (the default waits 5 s for more replicas)
+                "--repl-diskless-sync-delay", "0"]
         if self.appendonly:
             args += ["--appendonly", "yes", "--appendfsync", self.appendfsync]
         else:
@@ -249,11 +251,18 @@ class ReplicatedCluster:
         return False
 
     def wait_for(self, condition: Callable[[], bool], timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
         self.why = ""
+        self.wait_for_event(condition, timeout, what, lambda: self.why)
+
+    @staticmethod
+    def wait_for_event(condition: Callable[[], bool], timeout: float, what: str,
+                       why: Callable[[], str] = str) -> None:
+        """Return once ``condition()`` holds (checked every 20 ms); AssertionError after
+        ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
         while not condition():
             if time.monotonic() > deadline:
-                raise AssertionError(f"{what}: not within {timeout} s ({self.why})")
+                raise AssertionError(f"{what}: not within {timeout} s ({why()})")
             time.sleep(0.02)
 
     # -- faults --------------------------------------------------------------------------------
