@@ -45,6 +45,7 @@ from service.auth import bearer_token, hash_token
 from service.config import Settings
 from service.metrics import Metrics
 from service.model import decode_record, encode_record
+from service.store.base import Commit
 from service.store.memory import MemoryStore
 from tute.v1 import event_pb2, rules_pb2, service_pb2
 
@@ -119,12 +120,11 @@ async def staged(app: TuteApp, store: MemoryStore, n: int, rng: random.Random,
                     table_version=rec.version, view=app._view(rec, seat))
                 for ev in stored:
                     resp.events.append(event_pb2.Event.FromString(ev.for_seat(seat)))
-                response = resp.SerializeToString()
+                resp.SerializeToString()
                 t.append(pc())
-                outcome = await store.commit(
-                    table_id, rec.version - 1, record, stored, response=response,
-                    lobby=app._lobby_entry(rec), due_at=app._due_at(rec, now),
-                    status=rec.status, bot_seats=0)
+                outcome = await store.commit(table_id, Commit(
+                    rec.version - 1, record, stored, status=rec.status,
+                    lobby=app._lobby_entry(rec), due_at=app._due_at(rec, now)))
                 assert outcome.applied
                 t.append(pc())
                 msgs = [_event_response(ev, s) for s in range(4) for ev in stored]

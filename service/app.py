@@ -21,7 +21,7 @@ import re
 import secrets
 import unicodedata
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -69,6 +69,7 @@ from .model import (
 from .reasons import Reason, from_engine
 from .store.base import (
     REWOUND,
+    Commit,
     LobbyEntry,
     Store,
     StoredEvent,
@@ -169,10 +170,8 @@ class TuteApp:
         rec = decode_record(data)
         rec.version = version
         if presence:
-            watchers = await self.store.present_watchers(table_id, self.clock())
-            rec.connected = frozenset(
-                seat for watcher, seat in watchers.items()
-                if 0 <= seat < len(rec.seats) and _counts_for(watcher, rec.seats[seat])
+            rec.connected = _connected(
+                rec, await self.store.present_watchers(table_id, self.clock())
             )
         return rec
 
@@ -270,15 +269,17 @@ class TuteApp:
             response = respond(rec, stored) if respond is not None else b""
             outcome = await self.store.commit(
                 table_id,
-                rec.version - 1,
-                encode_record(rec),
-                stored,
-                idempotency_key=idempotency_key,
-                response=response,
-                lobby=self._lobby_entry(rec),
-                due_at=self._due_at(rec, now),
-                status=rec.status,
-                bot_seats=sum(s.occupant == BOT for s in rec.seats),
+                Commit(
+                    rec.version - 1,
+                    encode_record(rec),
+                    stored,
+                    status=rec.status,
+                    lobby=self._lobby_entry(rec),
+                    due_at=self._due_at(rec, now),
+                    idempotency_key=idempotency_key,
+                    response=response if idempotency_key else b"",
+                    bot_seats=sum(s.occupant == BOT for s in rec.seats),
+                ),
             )
             if outcome.duplicate_response is not None:
                 return rec, [], outcome.duplicate_response
@@ -527,16 +528,19 @@ class TuteApp:
         if req.preset and req.preset not in engine.PRESETS:
             raise InvalidArgument("unknown preset", field="preset")
         after = _parse_page_token(req.page_token) if req.page_token else None
-        entries = await self.store.lobby(req.preset, req.players, after, size + 1)
+        listed = await self.store.lobby_tables(
+            req.preset, req.players, after, size + 1, self.clock()
+        )
         resp = service_pb2.ListTablesResponse()
-        for entry in entries[:size]:
-            try:
-                rec = await self.load(entry.table_id)
-            except NotFound:
-                continue
+        for table in listed[:size]:
+            if table.record is None:
+                continue  # gone since it was listed
+            rec = decode_record(table.record)
+            rec.version = table.version
+            rec.connected = _connected(rec, table.watchers)
             resp.tables.append(self._table(rec))
-        if len(entries) > size:
-            last = entries[size - 1]
+        if len(listed) > size:
+            last = listed[size - 1].entry
             resp.next_page_token = _page_token(last.created_at, last.table_id)
         return resp
 
@@ -1160,6 +1164,14 @@ def _stamp(ev: event_pb2.Event, seq: int, version: int, ts: timestamp_pb2.Timest
 
 def _event_response(ev: StoredEvent, seat: int | None) -> service_pb2.WatchTableResponse:
     return service_pb2.WatchTableResponse(event=event_pb2.Event.FromString(ev.for_seat(seat)))
+
+
+def _connected(rec: TableRecord, watchers: Mapping[str, int]) -> frozenset[int]:
+    """The seats of ``rec`` whose present watchers count for their current occupants."""
+    return frozenset(
+        seat for watcher, seat in watchers.items()
+        if 0 <= seat < len(rec.seats) and _counts_for(watcher, rec.seats[seat])
+    )
 
 
 def _counts_for(watcher: str, seat: SeatInfo) -> bool:

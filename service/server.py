@@ -26,10 +26,11 @@ from .app import TuteApp
 from .clock import SYSTEM_CLOCK, Clock
 from .config import Settings
 from .interceptor import CallInterceptor
-from .metrics import Metrics, TimedStore
+from .metrics import Metrics
 from .reflection import enable_server_reflection
 from .servicer import TuteServicer
 from .store import Store, StoreUnavailable, open_store
+from .store.timed import TimedStore
 
 log = structlog.get_logger("tute.server")
 DRAIN_S = 0.5

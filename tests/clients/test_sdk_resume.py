@@ -15,21 +15,18 @@ import pytest
 
 from clients import Table, TuteClient
 from service.server import Server, create_server
+from tests.support.redis import RedisProcess, running_redis
 from tute.v1 import table_pb2, view_pb2
 
 from ..replicas.cluster import start_replicas
-from ..store.redisproc import RedisProcess
 from .conftest import QUICK
 from .helpers import Gate, comparable
 
 
 @pytest.fixture
 def redis(tmp_path: Path) -> Iterator[RedisProcess]:
-    proc = RedisProcess(tmp_path / "redis").start()
-    try:
+    with running_redis(tmp_path / "redis") as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 class Seq:

@@ -29,9 +29,8 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from tests.support.redis import free_port
 from tute.v1 import event_pb2, rules_pb2, service_pb2, service_pb2_grpc, view_pb2
-
-from ..store.redisproc import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r'"grpc": "([\d.]+):(\d+)"')

@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from tests.support.redis import RedisProcess
 from tute.v1 import event_pb2, rules_pb2, service_pb2
 
-from ..store.redisproc import RedisProcess
 from .cluster import ResumingWatcher, kind, start_replicas
 
 GRACE = 1.0

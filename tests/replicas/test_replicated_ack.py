@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from service.store.base import StoredEvent, StoreUnavailable
+from service.store.base import Commit, StoredEvent, StoreUnavailable
 from service.store.redis import RedisStore
 
-from ..store.redisproc import RedisProcess
+from ..support.redis import RedisProcess
 from ..support.redis_cluster import ReplicatedCluster
 
 
@@ -58,17 +58,18 @@ async def test_a_commit_is_acknowledged_once_a_replica_has_it(
     store = RedisStore.from_url(primary.url + "?wait_replicas=1&wait_ms=5000")
     replica = RedisProcess(tmp_path / "replica")
     try:
-        assert (alone.wait_replicas, alone.wait_ms) == (1, 200)
+        assert (alone.options.wait_replicas, alone.options.wait_ms) == (1, 200)
         with pytest.raises(StoreUnavailable, match="0 of 1 replicas"):
             await alone.create("t", b"r0", "", None)  # no replica: created, not acknowledged
         with pytest.raises(StoreUnavailable, match="0 of 1 replicas"):
-            await alone.commit("t", 1, b"r1", [ev(1)], idempotency_key="k", response=b"first")
+            await alone.commit("t", Commit(1, b"r1", (ev(1),), idempotency_key="k",
+                                               response=b"first"))
         replica.start()
         follow(replica, primary)
-        again = await store.commit("t", 1, b"r1", [ev(1)], idempotency_key="k",
-                                   response=b"other")
+        again = await store.commit("t", Commit(1, b"r1", (ev(1),), idempotency_key="k",
+                                               response=b"other"))
         assert (again.applied, again.duplicate_response) == (False, b"first")  # the first, once
-        assert (await store.commit("t", 2, b"r2", [ev(2)])).applied
+        assert (await store.commit("t", Commit(2, b"r2", (ev(2),)))).applied
         with redis.Redis(port=replica.port) as r:  # acknowledged means: on the replica
             assert r.hget("tute:{t}", "r") == b"r2"
             assert r.xlen("tute:{t}:x") == 2
@@ -81,8 +82,8 @@ async def test_a_commit_is_acknowledged_once_a_replica_has_it(
 async def test_without_wait_replicas_nothing_waits(primary: RedisProcess) -> None:
     store = RedisStore.from_url(primary.url)
     try:
-        assert store.wait_replicas == 0
+        assert store.options.wait_replicas == 0
         await store.create("t", b"r0", "", None)
-        assert (await store.commit("t", 1, b"r1", [ev(1)])).applied
+        assert (await store.commit("t", Commit(1, b"r1", (ev(1),)))).applied
     finally:
         await store.close()

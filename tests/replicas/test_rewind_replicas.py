@@ -22,9 +22,9 @@ from typing import Any
 import grpc
 import redis
 
+from tests.support.redis import RedisProcess
 from tute.v1 import event_pb2, service_pb2, view_pb2
 
-from ..store.redisproc import RedisProcess
 from .cluster import Failover, Replica, auth, create_seated_table, kind, start_replicas
 
 PRESET = "corriente-8"

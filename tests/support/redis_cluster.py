@@ -15,7 +15,6 @@ nodes report them) with a bound, and says what it waited for when the bound is h
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -25,12 +24,12 @@ from pathlib import Path
 import pytest
 import redis
 
-from ..store.redisproc import RedisProcess, free_port
+from .redis import _ClusterNode
 
 __all__ = ["ClusterNode", "NodeInfo", "ReplicatedCluster"]
 
 
-class ClusterNode(RedisProcess):
+class ClusterNode(_ClusterNode):
     """One ``redis-server --cluster-enabled yes`` of a :class:`ReplicatedCluster`."""
 
     def __init__(self, directory: Path, *, node_timeout_ms: int, appendonly: bool,
@@ -40,34 +39,19 @@ class ClusterNode(RedisProcess):
         self.appendfsync = appendfsync
         super().__init__(directory)
 
-    def _pick_port(self) -> int:
-        while True:
-            port = free_port()
-            if port + 10_000 > 65_535:
-                continue
-            try:
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", port + 10_000))
-            except OSError:
-                continue
-            return port
-
     def _args(self) -> list[str]:
-        args = [self.exe, "--port", str(self.port), "--bind", "127.0.0.1", "--dir",
-                str(self.directory), "--save", "", "--daemonize", "no", "--loglevel", "warning",
-                "--logfile", str(self.directory / "redis.log"),
-                "--cluster-enabled", "yes",
-                "--cluster-config-file", str(self.directory / "nodes.conf"),
-                "--cluster-node-timeout", str(max(self.node_timeout_ms, 5000)),
-                # a replica always may take over (the test kills masters on purpose)
-                "--cluster-replica-validity-factor", "0",
-                # a replica's first sync at once (the default waits 5 s for more replicas)
-                "--repl-diskless-sync-delay", "0"]
-        if self.appendonly:
-            args += ["--appendonly", "yes", "--appendfsync", self.appendfsync]
-        else:
-            args += ["--appendonly", "no"]
-        return args
+        # the later of two values of an option wins
+        return [
+            *super()._args(),
+            # joining goes faster with the long timeout; start() shortens it after
+            "--cluster-node-timeout", str(max(self.node_timeout_ms, 5000)),
+            # a replica always may take over (the tests kill masters on purpose)
+            "--cluster-replica-validity-factor", "0",
+            # a replica's first sync at once (the default waits 5 s for more replicas)
+            "--repl-diskless-sync-delay", "0",
+            "--appendonly", "yes" if self.appendonly else "no",
+            "--appendfsync", self.appendfsync,
+        ]
 
     @property
     def alive(self) -> bool:
