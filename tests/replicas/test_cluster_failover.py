@@ -29,6 +29,7 @@ from typing import Any
 import grpc
 import pytest
 
+from service.store.redis.keys import Keys
 from tute.v1 import rules_pb2, service_pb2
 
 from ..support.redis_cluster import ClusterNode, ReplicatedCluster
@@ -36,7 +37,7 @@ from .cluster import Failover, Replica, ResumingWatcher, kind, start_replicas
 from .test_two_replicas import PRESET, Match
 
 NODE_TIMEOUT_MS = 1000
-GLOBAL_KEY = "{tute:g}:due"
+GLOBAL_KEY = Keys("tute").shards[0].due
 
 
 @pytest.fixture(scope="module")
@@ -58,8 +59,17 @@ def rcluster(shared_cluster: ReplicatedCluster) -> Iterator[ReplicatedCluster]:
 
 
 @pytest.fixture
-async def servers(rcluster: ReplicatedCluster, tmp_path: Path) -> AsyncIterator[list[Replica]]:
-    started = await start_replicas(f"{rcluster.url}&wait_replicas=1&wait_ms=500", tmp_path)
+def index_shards(request: pytest.FixtureRequest) -> int:
+    """The store's index shards (1; parametrize indirectly for more)."""
+    return int(getattr(request, "param", 1))
+
+
+@pytest.fixture
+async def servers(rcluster: ReplicatedCluster, index_shards: int,
+                  tmp_path: Path) -> AsyncIterator[list[Replica]]:
+    """Two tute-server replicas on the cluster."""
+    url = f"{rcluster.url}&wait_replicas=1&wait_ms=500&index_shards={index_shards}"
+    started = await start_replicas(url, tmp_path)
     try:
         yield started
     finally:
@@ -266,6 +276,18 @@ async def kill_and_measure(rcluster: ReplicatedCluster, load: Load, victim: Clus
     return failover, probe.window
 
 
+async def outage(rcluster: ReplicatedCluster, load: Load, servers: list[Replica],
+                 victim: ClusterNode, probe: Probe, what: str) -> None:
+    """Kill ``victim`` mid-match (:func:`kill_and_measure`), finish and check every match;
+    the probe saw the outage as UNAVAILABLE and nothing else."""
+    load.probes.append(probe.start())
+    await kill_and_measure(rcluster, load, victim, probe, what)
+    await finish_and_check(load, servers)
+    await probe.stop()
+    assert set(probe.codes) <= {"OK", "UNAVAILABLE"}, probe.codes
+    assert probe.codes["UNAVAILABLE"] > 0, "the probe never saw the outage"
+
+
 @pytest.mark.parametrize(
     "humans", [3, pytest.param(8, marks=pytest.mark.slow)], ids=["3-matches", "8-matches"]
 )
@@ -283,13 +305,8 @@ async def test_master_of_tables_dies_mid_match(rcluster: ReplicatedCluster,
         assert candidates, f"every match is on the global slot's master: {by_master}"
         victim = rcluster.node(max(candidates)[1])
         table = by_master[victim.port][0]
-        probe = Probe(servers[0], table, load.tokens[table]).start()
-        load.probes.append(probe)
-        await kill_and_measure(rcluster, load, victim, probe, "table master")
-        await finish_and_check(load, servers)
-        await probe.stop()
-        assert set(probe.codes) <= {"OK", "UNAVAILABLE"}, probe.codes
-        assert probe.codes["UNAVAILABLE"] > 0, "the probe never saw the outage"
+        probe = Probe(servers[0], table, load.tokens[table])
+        await outage(rcluster, load, servers, victim, probe, "table master")
         assert all(r.proc.poll() is None for r in servers)
     finally:
         await load.close()
@@ -301,25 +318,25 @@ async def lobby_ids(replica: Replica) -> set[str]:
     return {t.table_id for t in listed.tables}
 
 
-async def test_master_of_the_global_slot_dies_mid_match(rcluster: ReplicatedCluster,
-                                                        servers: list[Replica]) -> None:
-    """The lobby, the due set and the status counts live on the global slot's node: after
-    its replica takes over, the lobby answers again, bots and turn clocks go on, and the
-    matches finish."""
+@pytest.mark.parametrize(
+    "index_shards", [1, pytest.param(3, marks=pytest.mark.slow)], ids=["1-shard", "3-shards"],
+    indirect=True,
+)
+async def test_master_of_the_global_slot_dies_mid_match(
+    rcluster: ReplicatedCluster, servers: list[Replica], index_shards: int
+) -> None:
+    """The lobby, the due set and the status counts live on the global slot's node (with
+    three index shards: the node of the first shard): after its replica takes over, the
+    lobby answers again, bots and turn clocks go on, and the matches finish."""
     fo = Failover(servers)
     waiting = await fo.call("CreateTable", service_pb2.CreateTableRequest(
         rules=rules_pb2.Rules(preset=PRESET), take_seat=True, display_name="w"))
     load = await start_load(servers, humans=2, seed=19)
     try:
         assert waiting.table_id in await lobby_ids(servers[0])
-        victim = rcluster.master_of(GLOBAL_KEY)
-        probe = LobbyProbe(servers[0], "", "").start()
-        load.probes.append(probe)
-        await kill_and_measure(rcluster, load, victim, probe, "global slot master")
-        await finish_and_check(load, servers)
-        await probe.stop()
-        assert set(probe.codes) <= {"OK", "UNAVAILABLE"}, probe.codes
-        assert probe.codes["UNAVAILABLE"] > 0, "the probe never saw the outage"
+        victim = rcluster.master_of(Keys("tute", index_shards).shards[0].due)
+        await outage(rcluster, load, servers, victim, LobbyProbe(servers[0], "", ""),
+                     "global slot master")
         # the lobby still lists the open table; a new one joins it on both replicas
         fresh = await fo.call("CreateTable", service_pb2.CreateTableRequest(
             rules=rules_pb2.Rules(preset=PRESET), take_seat=True, display_name="n"))
