@@ -33,7 +33,7 @@ from ..base import (
     StoreUnavailable,
     Subscription,
 )
-from .connect import Link, Script, guard, open_link
+from .connect import UNREACHABLE, Link, Script, guard, open_link, unavailable
 from .index import GONE, Index, encode_lobby, lobby_score, log
 from .keys import STATUSES, Keys, Shard
 from .options import RedisOptions, ms
@@ -365,7 +365,9 @@ class RedisStore(Store):
                 continue
             due += [(float(score), i) for _, score in cast(list[tuple[bytes, float]], peek)]
         if failed is not None:
-            if len(due) == 0 and all(isinstance(p, BaseException) for p in peeks):
+            if not (isinstance(failed, UNREACHABLE) or unavailable(failed)) or all(
+                isinstance(p, BaseException) for p in peeks
+            ):
                 with guard(self.link.where):
                     raise failed
             log.warning("index_shard_unavailable", error=str(failed))
