@@ -2,8 +2,10 @@
 
 from ..clock import SYSTEM_CLOCK, Clock
 from .base import (
+    Commit,
     CommitOutcome,
     DueItem,
+    ListedTable,
     LobbyEntry,
     Store,
     StoredEvent,
@@ -13,8 +15,10 @@ from .base import (
 )
 
 __all__ = [
+    "Commit",
     "CommitOutcome",
     "DueItem",
+    "ListedTable",
     "LobbyEntry",
     "Store",
     "StoreUnavailable",

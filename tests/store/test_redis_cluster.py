@@ -42,6 +42,7 @@ def raw(url: str) -> Iterator[Any]:
     """A plain synchronous client of the same Redis or Redis Cluster, to look inside."""
     if "cluster=1" in url:
         parts = urlsplit(url)
+        assert parts.port is not None
         client: Any = redis.cluster.RedisCluster(host=parts.hostname, port=parts.port)
     else:
         client = redis.Redis.from_url(url)
