@@ -248,6 +248,9 @@ class Budget(NamedTuple):
     """Cards the solver may try per sample before falling back to a playout."""
     time_s: float
     """Stop sampling after this long (the first sample always completes)."""
+    tail_tricks: int = 0
+    """Playouts with no stock solve the rest of the hand exactly once every hand holds at
+    most this many cards (0: never), each solve within ``node_limit`` cards tried."""
 
 
 def _side(n: int, seat: int) -> int:
@@ -353,7 +356,8 @@ class SearchBot:
                     return totals
             elif v.stock_size == 0:
                 base = _current_margin(state, side)
-                for j, m in enumerate(rollout_values(state, side, cards)):
+                got = rollout_values(state, side, cards, budget.tail_tricks, budget.node_limit)
+                for j, m in enumerate(got):
                     totals[j] += _solved_utility(rules, base + m)
             else:
                 for j, c in enumerate(cards):
@@ -388,7 +392,7 @@ def _solved_utility(rules: Rules, margin: int) -> float:
 
 
 MEDIUM: Final = Budget(samples=40, solve_tricks=0, node_limit=0, time_s=0.04)
-HARD: Final = Budget(samples=60, solve_tricks=5, node_limit=30_000, time_s=0.8)
+HARD: Final = Budget(samples=60, solve_tricks=5, node_limit=30_000, time_s=0.8, tail_tricks=4)
 
 BOTS: dict[str, Bot] = {
     "random": random_bot,

@@ -309,11 +309,25 @@ class Rollout(Solver):
     :class:`Solver`.
     """
 
-    def __init__(self, state: State, max_side: int, record: bool = False) -> None:
+    def __init__(
+        self,
+        state: State,
+        max_side: int,
+        record: bool = False,
+        solve_tricks: int = 0,
+        node_limit: int = 0,
+    ) -> None:
         super().__init__(state, max_side)
         self.record = record
         self.line: list[Card] = []
         """With ``record``: the cards the rule of thumb played, in order (for checks)."""
+        self.solve_tricks = solve_tricks
+        """Once a trick is to be led with every hand at most this long (0: never), the rest
+        of the hand is solved exactly instead of played by the rule of thumb."""
+        self.tail_limit = node_limit
+        """Cards one such solve may try (0: no limit); past it the rule of thumb goes on."""
+        self.solved = 0
+        """How many playouts ended in an exact solve."""
 
     def margin_after(self, card: Card) -> int:
         """The margin for the max side from now to the end of the hand once the seat on turn
@@ -347,12 +361,30 @@ class Rollout(Solver):
                 total += pts * self._sign(winner)
                 if not left:
                     break
+                if self.solve_tricks and max(self.hands).bit_count() <= self.solve_tricks:
+                    tail = self._tail()
+                    if tail is not None:
+                        total += tail
+                        break
             c = self.policy((self.leader + len(self.trick)) % n)
             if self.record:
                 self.line.append(c)
         self.hands, self.trick = hands, trick
         self.leader, self.sung, self.sang_twenty = leader, sung, sang
         return total
+
+    def _tail(self) -> int | None:
+        """The exact margin from here (a trick about to be led), or ``None`` past the node
+        limit. Positions solved before in this rollout's deal are looked up, not solved."""
+        self.nodes = 0
+        self.node_limit = self.tail_limit
+        value = self._search(-10_000, 10_000)
+        if self.aborted:
+            self.aborted = False
+            self.solve_tricks = 0  # too big for the limit: the rule of thumb from now on
+            return None
+        self.solved += 1
+        return value
 
     def _cost(self, c: Card, keep: Mask) -> int:
         cost = POINTS[c] * 16 + STRENGTH[c]
@@ -445,8 +477,16 @@ class Rollout(Solver):
         return self._cheapest(legal, keep)
 
 
-def rollout_values(state: State, max_side: int, cards: Sequence[Card]) -> list[int]:
+def rollout_values(
+    state: State,
+    max_side: int,
+    cards: Sequence[Card],
+    solve_tricks: int = 0,
+    node_limit: int = 0,
+) -> list[int]:
     """For each of ``cards`` (legal for the seat on turn of a play with no stock left), the
-    margin for ``max_side`` from now when every seat then plays :class:`Rollout`'s rule."""
-    r = Rollout(state, max_side)
+    margin for ``max_side`` from now when every seat then plays :class:`Rollout`'s rule
+    (with ``solve_tricks``: until every hand holds that many cards, the rest solved exactly,
+    each solve within ``node_limit`` cards tried)."""
+    r = Rollout(state, max_side, solve_tricks=solve_tricks, node_limit=node_limit)
     return [r.margin_after(c) for c in cards]

@@ -16,7 +16,7 @@ from engine import PRESETS, Rules, State, apply, legal_actions, new_match, view
 from engine.bots import BOTS, HARD, MEDIUM, SearchBot, declaration, easy_bot
 from engine.determinize import determinize
 from engine.game import _follow_cards
-from engine.search import Rollout, follow_mask, solve
+from engine.search import Rollout, follow_mask, rollout_values, solve
 from engine.state import PLAYING
 
 from .positions import legal, position, texts
@@ -165,6 +165,28 @@ def test_a_rollout_plays_legal_cards_and_scores_as_the_engine(preset: str, left:
             s, _ = apply(s, s.turn, card)
         assert s.hand_no != HAND_NO[0] or s.status != PLAYING
         assert _margin_now(endgame(rules, seed, left), side) + margin == brute(s, side)
+        checked += 1
+    assert checked >= 6
+
+
+@pytest.mark.parametrize(("preset", "left"), [("parejas", 13), ("tres", 10), ("corriente-8", 9)])
+def test_a_rollout_solves_its_tail_exactly(preset: str, left: int) -> None:
+    """The seat on turn plays the trick's last card: a rollout that solves from the next trick
+    on gives each card the solver's value; past its node limit it is the plain rollout."""
+    rules = PRESETS[preset]
+    checked = 0
+    for seed in range(12):
+        s = endgame(rules, seed, left)
+        if s is None:
+            continue
+        assert len(s.trick) == rules.players - 1
+        side = s.turn % 2 if rules.players == 4 else s.turn
+        cards = [a for a in legal_actions(s, s.turn) if a < 40]
+        values = solve(s, side)
+        assert values is not None
+        assert rollout_values(s, side, cards, solve_tricks=10) == [values[c] for c in cards]
+        assert rollout_values(s, side, cards, solve_tricks=10, node_limit=1) == (
+            rollout_values(s, side, cards))
         checked += 1
     assert checked >= 6
 
