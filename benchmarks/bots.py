@@ -224,6 +224,10 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
                     acc[1] += n
                     acc[2] += m
                     acc[3] += 1
+                    if not console.is_terminal:  # no live bar: one line per deal instead
+                        print(f"{preset} {pair[0]}:{pair[1]} deal {deal}: {acc[0]:g}/"
+                              f"{int(acc[1])} after {int(acc[3])} deals", file=sys.stderr,
+                              flush=True)
                     if args.sprt:
                         verdict = sprt(acc[0], acc[1] - acc[0])
                         if verdict != "continue":
