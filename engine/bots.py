@@ -16,9 +16,10 @@ The levels (``BOTS``) are budgets of one search, weakest first:
   (with no stock left by the quick rule of thumb of :class:`engine.search.Rollout` on bit
   masks, with a stock by the ``easy`` policy on the real engine); the card with the best mean
   outcome is played.
-- ``hard``: the same search with more samples, and once few cards are left (or, in 2p, once
-  the stock is gone: then the deal is known) the exact endgame solver of
-  :mod:`engine.search` scores each card on each sample instead of a playout.
+- ``hard``: the same search with more samples and the exact endgame solver of
+  :mod:`engine.search`: once every hand holds at most 5 cards (in 2p, once the stock is
+  gone: then the deal is known) it scores each card on each sample instead of a playout,
+  and before that each playout with no stock solves its last 4 tricks exactly.
 
 Every level makes the same declarations as ``easy`` (a tute, the exchange, the best cante:
 none of them ever costs anything), then chooses its card. A level's think time is bounded by
@@ -405,3 +406,22 @@ BOTS: dict[str, Bot] = {
 TIME_BUDGET_S: dict[str, float] = {"random": 0.0, "easy": 0.0, "medium": MEDIUM.time_s,
                                    "hard": HARD.time_s}
 """The longest a level thinks for one move (beyond a first sample's work)."""
+
+RATINGS: Final[dict[str, float]] = {"random": 0.0, "easy": 268.0, "medium": 360.0, "hard": 363.0}
+"""Each level's rating on one Elo-like scale, ``random`` at 0: a Bradley-Terry fit to the bot
+tournament's round robin, the 4p ``parejas``, 2p ``corriente-8`` and 3p ``tres`` matches
+pooled (README, "Bots"). A difference of 400 means odds of 10 to 1 of winning a match."""
+
+RATINGS_CI95: Final[dict[str, tuple[float, float]]] = {
+    "random": (0.0, 0.0), "easy": (226.0, 313.0), "medium": (322.0, 414.0), "hard": (302.0, 428.0)}
+"""The 95% interval of each of :data:`RATINGS` (a parametric bootstrap of the same fit)."""
+
+
+def level_for(rating: float) -> str:
+    """The level whose rating is nearest ``rating`` (the weaker one on a tie): for filling a
+    seat with a bot of a player's level."""
+    best = "random"
+    for level in BOTS:
+        if abs(RATINGS[level] - rating) < abs(RATINGS[best] - rating):
+            best = level
+    return best

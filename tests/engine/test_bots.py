@@ -13,7 +13,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import PRESETS, Rules, State, apply, legal_actions, new_match, view
-from engine.bots import BOTS, HARD, MEDIUM, SearchBot, declaration, easy_bot
+from engine.bots import (
+    BOTS,
+    HARD,
+    MEDIUM,
+    RATINGS,
+    RATINGS_CI95,
+    SearchBot,
+    declaration,
+    easy_bot,
+    level_for,
+)
 from engine.determinize import determinize
 from engine.game import _follow_cards
 from engine.search import Rollout, follow_mask, rollout_values, solve
@@ -248,3 +258,17 @@ def test_easy_wins_a_trick_with_points_cheaply() -> None:
     # Last to play, it must head the rey: with the 3 rather than the ace.
     assert set(legal(s)) == {"1C", "3C"}
     assert texts([easy_bot(rules, view(s, 0), random.Random(0))]) == {"3C"}
+
+
+def test_the_ratings_rank_every_level_in_order() -> None:
+    assert list(RATINGS) == list(BOTS) == list(RATINGS_CI95)
+    assert RATINGS["random"] == 0.0
+    values = [RATINGS[level] for level in BOTS]
+    assert values == sorted(values) and len(set(values)) == len(values)
+    for level, (lo, hi) in RATINGS_CI95.items():
+        assert lo <= RATINGS[level] <= hi
+    for level in BOTS:
+        assert level_for(RATINGS[level]) == level
+        assert level_for(RATINGS[level] + 1) == level
+    assert level_for(-1000) == "random"
+    assert level_for(10_000) == "hard"
