@@ -153,7 +153,8 @@ bench-abuse: $(STAMP) ## one hostile client against the limits (and without them
 	$(PY) -m benchmarks.abuse_bench
 
 bench-bots: $(STAMP) $(MYPYC_STAMP) ## bot tournament, short form (< 5 min; `.venv/bin/python -m benchmarks.bots --full` for the long one)
-	PYTHONPATH=$(abspath $(MYPYC_DIR)) $(PY) -m benchmarks.bots --deals 2 --scale 0.5
+	cd $(MYPYC_DIR) && PYTHONPATH=$(abspath $(MYPYC_DIR)):$(CURDIR) \
+		$(abspath $(PY)) -m benchmarks.bots --deals 2 --scale 0.5
 
 proto: $(STAMP) ## regenerate the Python code, .pyi stubs and Connect code of protos/tute/v1
 	rm -f protos/tute/v1/*_pb2.py protos/tute/v1/*_pb2.pyi protos/tute/v1/*_pb2_grpc.py \
