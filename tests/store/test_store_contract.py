@@ -14,6 +14,7 @@ import dataclasses
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 import redis
@@ -36,6 +37,8 @@ from tests.support.clock import FakeClock
 from tests.support.wait import eventually
 
 FINISHED_TTL_S = 0.4
+"""The finished tables' TTL of the expiry test (the other tests keep the stores' default, an
+hour, so that no table of theirs expires while they run)."""
 
 
 @dataclass
@@ -51,22 +54,35 @@ class Stores:
     """The clock of both stores (Redis's own clock still expires Redis keys)."""
 
     @contextlib.asynccontextmanager
-    async def with_retention(self, retention: int) -> AsyncIterator[tuple[Store, Store]]:
-        """Another (store, peer) pair of this kind that keeps ``retention`` events."""
+    async def other(self, **options: Any) -> AsyncIterator[tuple[Store, Store]]:
+        """Another (store, peer) pair of this kind on the same clock, with ``options`` (of
+        both MemoryStore and RedisOptions: ``retention``, ``finished_ttl_s``)."""
         if self.kind == "memory":
-            one = MemoryStore(retention=retention)
+            one = MemoryStore(clock=self.clock, **options)
             yield one, one
             return
-        for port in self.ports:  # so that Redis's MAXLEN ~ trims at such small sizes
-            with redis.Redis(port=port) as r:
-                r.config_set("stream-node-max-entries", 4)
-        a = RedisStore.from_url(self.url, RedisOptions(retention=retention))
-        b = RedisStore.from_url(self.url, RedisOptions(retention=retention))
+        a = RedisStore.from_url(self.url, RedisOptions(**options), clock=self.clock)
+        b = RedisStore.from_url(self.url, RedisOptions(**options), clock=self.clock)
         try:
             yield a, b
         finally:
             await a.close()
             await b.close()
+
+    @contextlib.asynccontextmanager
+    async def with_retention(self, retention: int) -> AsyncIterator[tuple[Store, Store]]:
+        """Another (store, peer) pair of this kind that keeps ``retention`` events."""
+        if self.kind == "memory":
+            async with self.other(retention=retention) as pair:
+                yield pair
+            return
+        for port in self.ports:  # so that Redis's MAXLEN ~ trims at such small sizes
+            with redis.Redis(port=port) as r:
+                r.config_set("stream-node-max-entries", 4)
+        try:
+            async with self.other(retention=retention) as pair:
+                yield pair
+        finally:
             for port in self.ports:
                 with redis.Redis(port=port) as r:
                     r.config_set("stream-node-max-entries", 100)
@@ -76,7 +92,7 @@ class Stores:
 async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
     clock = FakeClock()
     if request.param == "memory":
-        one = MemoryStore(finished_ttl_s=FINISHED_TTL_S, clock=clock)
+        one = MemoryStore(clock=clock)
         yield Stores(one, one, "memory", clock=clock)
         return
     url = request.getfixturevalue("redis_url" if request.param == "redis" else "redis_cluster_url")
@@ -84,8 +100,8 @@ async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
         ports: tuple[int, ...] = (request.getfixturevalue("redis_proc").port,)
     else:
         ports = tuple(request.getfixturevalue("redis_cluster").ports)
-    a = RedisStore.from_url(url, RedisOptions(finished_ttl_s=FINISHED_TTL_S), clock=clock)
-    b = RedisStore.from_url(url, RedisOptions(finished_ttl_s=FINISHED_TTL_S), clock=clock)
+    a = RedisStore.from_url(url, clock=clock)
+    b = RedisStore.from_url(url, clock=clock)
     assert a.cluster == b.cluster == (request.param == "cluster")
     try:
         yield Stores(a, b, request.param, url, ports, clock)
@@ -390,11 +406,14 @@ async def test_count_tables_by_status(stores: Stores) -> None:
 
 
 async def test_finished_tables_expire_after_their_ttl(stores: Stores) -> None:
-    s, p = stores.store, stores.peer
+    async with stores.other(finished_ttl_s=FINISHED_TTL_S) as (s, p):
+        await finished_tables_expire(s, p, stores.clock)
+
+
+async def finished_tables_expire(s: Store, p: Store, clock: FakeClock) -> None:
     entry = LobbyEntry("f", "parejas", 4, 3, 1.0)
     await s.create("f", b"r", "INV23456", entry)
     await s.create("alive", b"r", "", None)
-    clock = stores.clock
     assert (await s.commit("f", Commit(1, b"r", [ev(1)], status="playing",
                                        due_at=clock.now()))).applied
     assert (await s.commit("f", Commit(2, b"r", [ev(2)], status="finished"))).applied
