@@ -23,7 +23,8 @@ PYTEST_ARGS ?=
 
 PROTO_SRC := $(wildcard protos/tute/v1/*.proto)
 PROTOC := $(PY) -m grpc_tools.protoc -Iprotos --python_out=protos --pyi_out=protos \
-	--grpc_python_out=protos
+	--grpc_python_out=protos --plugin=protoc-gen-connectrpc=$(BIN)/protoc-gen-connectrpc \
+	--connectrpc_out=protos --connectrpc_opt=protobuf=google
 
 # The engine compiled with mypyc (same source, standard library only) into build/mypyc: what
 # `make bench` measures beside the pure-Python engine (which the tests import); `make test`
@@ -48,7 +49,7 @@ RUN_SOURCES := pyproject.toml setup.py $(wildcard engine/*.py service/*.py servi
 PLAY_PORT ?= 50052
 PLAY_ARGS ?= --preset corriente-6
 
-.PHONY: help venv run play test test-compiled test-all lint compile bench bench-full bench-redis proto system-deps clean image bench-abuse bench-bots
+.PHONY: help venv run play web web-build test test-compiled test-all lint compile bench bench-full bench-redis proto system-deps clean image bench-abuse bench-bots
 
 # The container image `make image` builds: tute:<version in pyproject.toml>.
 IMAGE ?= tute:$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
@@ -75,16 +76,37 @@ $(RUN_STAMP): $(RUN_SOURCES)
 	echo "$$pip install ."; $$pip install --disable-pip-version-check -q .
 	@touch $@
 
-run: $(RUN_STAMP) ## the server on the in-memory store: gRPC :50051, metrics :9464
-	$(RUN_VENV)/bin/tute-server --port 50051 --metrics-port 9464 --store memory
+run: $(RUN_STAMP) ## the server on the in-memory store: gRPC :50051, HTTP (browsers) :8080, metrics :9464
+	$(RUN_VENV)/bin/tute-server --port 50051 --http-port 8080 --metrics-port 9464 --store memory
 
 play: $(STAMP) $(MYPYC_STAMP) ## a local server and `tute play` against its bots, in one terminal
 	@PYTHONPATH=$(abspath $(MYPYC_DIR)) $(BIN)/tute-server --host 127.0.0.1 --port $(PLAY_PORT) \
-		--metrics-port 0 --store memory --log-format json >$(VENV)/play-server.log 2>&1 & \
+		--metrics-port 0 --http-port -1 --store memory --log-format json >$(VENV)/play-server.log 2>&1 & \
 	pid=$$!; trap 'kill $$pid 2>/dev/null; wait $$pid 2>/dev/null' EXIT; \
 	$(BIN)/tute --server 127.0.0.1:$(PLAY_PORT) play $(PLAY_ARGS)
 
-test: lint system-deps ## lint, then every test not marked slow, the engine's doctests (and its tests, compiled)
+# The browser client (clients/web): `npm ci` when package-lock.json changes, then a Vite build
+# into clients/web/dist when a source changes; tests/web's Chromium tests play on that build.
+WEB_DIR := clients/web
+WEB_SRC := $(shell find $(WEB_DIR)/src -type f 2>/dev/null) $(wildcard $(WEB_DIR)/*.json \
+	$(WEB_DIR)/*.ts $(WEB_DIR)/index.html)
+WEB_DEPS_STAMP := $(WEB_DIR)/node_modules/.package-lock.stamp
+
+$(WEB_DEPS_STAMP): $(WEB_DIR)/package-lock.json
+	cd $(WEB_DIR) && npm ci --no-audit --no-fund
+	@touch $@
+
+$(WEB_DIR)/dist/index.html: $(WEB_DEPS_STAMP) $(WEB_SRC)
+	cd $(WEB_DIR) && npm run build
+
+web-build: $(WEB_DIR)/dist/index.html ## build the browser client into clients/web/dist (npm ci first)
+
+web: web-build $(STAMP) ## build the browser client and serve it: open http://localhost:8080/
+	@echo "the web client: open http://localhost:8080/ (Ctrl-C stops the server)"
+	$(BIN)/tute-server --port 50051 --http-port 8080 --web-dir $(WEB_DIR)/dist \
+		--metrics-port 9464 --store memory
+
+test: lint system-deps web-build ## lint, then every test not marked slow, the engine's doctests (and its tests, compiled)
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
 	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules engine
 	$(MAKE) --no-print-directory test-compiled
@@ -95,7 +117,7 @@ test-compiled: $(MYPYC_STAMP) ## the engine's tests against the mypyc-compiled e
 	$(abspath $(PY)) -m pytest -q $(CURDIR)/tests/engine --import-mode=importlib \
 		-p no:cacheprovider -c $(CURDIR)/pyproject.toml --rootdir=$(CURDIR) -m "not slow"
 
-test-all: lint system-deps ## lint, then every test including the slow ones
+test-all: lint system-deps web-build ## lint, then every test including the slow ones
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 lint: $(STAMP) ## ruff, mypy --strict on engine/, service/ and clients/, buf lint and buf breaking
@@ -131,18 +153,21 @@ bench-abuse: $(STAMP) ## one hostile client against the limits (and without them
 	$(PY) -m benchmarks.abuse_bench
 
 bench-bots: $(STAMP) $(MYPYC_STAMP) ## bot tournament, short form (< 5 min; `.venv/bin/python -m benchmarks.bots --full` for the long one)
-	PYTHONPATH=$(abspath $(MYPYC_DIR)) $(PY) -m benchmarks.bots --deals 2 --scale 0.5
+	cd $(MYPYC_DIR) && PYTHONPATH=$(abspath $(MYPYC_DIR)):$(CURDIR) \
+		$(abspath $(PY)) -m benchmarks.bots --deals 2 --scale 0.5
 
-proto: $(STAMP) ## regenerate the Python code and .pyi stubs of protos/tute/v1
-	rm -f protos/tute/v1/*_pb2.py protos/tute/v1/*_pb2.pyi protos/tute/v1/*_pb2_grpc.py
+proto: $(STAMP) ## regenerate the Python code, .pyi stubs and Connect code of protos/tute/v1
+	rm -f protos/tute/v1/*_pb2.py protos/tute/v1/*_pb2.pyi protos/tute/v1/*_pb2_grpc.py \
+		protos/tute/v1/*_connect.py
 	$(PROTOC) $(PROTO_SRC)
 
 # The Debian packages the tests run: redis-server and redis-cli (tests/store, tests/replicas),
-# promtool (deploy/prometheus). Installed with apt-get when missing and make runs as root (as
+# promtool (deploy/prometheus), chromium (tests/web, driven by Playwright). Installed with apt-get when missing and make runs as root (as
 # .ci/run does too); make never uses sudo: otherwise it names the packages and stops.
-SYSTEM_TOOLS := redis-server:redis-server redis-cli:redis-tools promtool:prometheus
+SYSTEM_TOOLS := redis-server:redis-server redis-cli:redis-tools promtool:prometheus \
+	chromium:chromium
 
-system-deps: $(STAMP) ## install redis-server, redis-cli and promtool when missing (as root); kubectl into .venv
+system-deps: $(STAMP) ## install redis-server, redis-cli, promtool and chromium when missing (as root); kubectl into .venv
 	@missing=""; for t in $(SYSTEM_TOOLS); do \
 		command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
 	if [ -n "$$missing" ]; then \

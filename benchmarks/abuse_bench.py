@@ -132,7 +132,8 @@ class ServerProcess:
         self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "service.main", "--host", "127.0.0.1", "--port", "0",
-             "--metrics-port", "0", "--store", "memory", "--log-format", "json",
+             "--metrics-port", "0", "--http-port", "-1", "--store", "memory",
+             "--log-format", "json",
              "--log-level", "warning", "--grace-s", "1", "--bot-delay-s", "0",
              "--trusted-proxy-header", "x-forwarded-for", *flags],
             stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=REPO,

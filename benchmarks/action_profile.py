@@ -129,7 +129,7 @@ async def staged(servicer: TuteServicer, store: MemoryStore, n: int, rng: random
                 t.append(pc())
                 resp = service_pb2.SubmitActionResponse(
                     table_version=rec.version,
-                    view=wire.view_to_proto(rec, seat, connected=rec.connected),
+                    view=wire.view_to_proto(rec, seat),
                     events=[v.for_seat(seat) for v in variants])
                 resp.SerializeToString()
                 t.append(pc())

@@ -10,8 +10,14 @@ the three seats against two copies of the second. It prints a table and one JSON
   Wilson 95% interval; ``margin``: its mean point margin per deal (all seatings of the deal
   summed: card points, las diez de últimas and cantes of every hand);
 - ``--sprt``: stop a pair as soon as the SPRT (H0 50%, H1 55%, alpha = beta = 0.05) decides;
-- ratings: one Elo-like scale with ``random`` at 0, fitted to every pair played;
-- think time per level (mean, p99) over the moves where it had a choice.
+- ratings: one Elo-like scale with ``random`` at 0, fitted to every pair played, with 95%
+  intervals from a parametric bootstrap;
+- think time per level (mean, p99) over the moves where it had a choice: CPU time of the one
+  core the match runs on, which is also what bounds the search (``time_s`` of its budget), so
+  that other work on the machine changes neither the moves nor the figures.
+
+``engine`` in the JSON line says whether the engine was the mypyc build (``make bench-bots``
+runs it from ``build/mypyc``) or the pure-Python one.
 
 Matches run in worker processes (``--workers``, default the cores). ``ismcts`` is
 OpenSpiel's IS-MCTS bot (:mod:`benchmarks.openspiel_tute`) given ``hard``'s mean time per
@@ -38,7 +44,7 @@ from typing import Any
 from engine import PRESETS, Rules, apply, new_match, view
 from engine.bots import BOTS, Bot, SearchBot
 
-from .stats import ratings, sprt, wilson
+from .stats import rating_intervals, ratings, sprt, wilson
 
 LEVELS = ("random", "easy", "medium", "hard")
 TARGET_PAIRS = (("easy", "random"), ("medium", "easy"), ("hard", "medium"), ("hard", "ismcts"))
@@ -60,10 +66,11 @@ def make_bot(level: str, scale: float, ismcts_time: float) -> Bot:
     else:
         base = BOTS[level]
         bot = base
-        if isinstance(base, SearchBot) and scale != 1.0:
+        if isinstance(base, SearchBot):
+            # The budget's time is CPU time: a busy machine changes no move's search.
             b = base.budget
             bot = SearchBot(b._replace(samples=max(1, round(b.samples * scale)),
-                                       time_s=b.time_s * scale))
+                                       time_s=b.time_s * scale), time.process_time)
     _BOT_CACHE[key] = bot
     return bot
 
@@ -93,9 +100,9 @@ def play_match(preset: str, seating: tuple[str, ...], seed: int, scale: float,
             break
         seat = s.turn
         v = view(s, seat)
-        start = time.perf_counter()
+        start = time.process_time()
         action = bots[seat](rules, v, rngs[seat])
-        took = time.perf_counter() - start
+        took = time.process_time() - start
         if sum(1 for x in v.legal if x < 40) > 1 or len(v.legal) > 1:
             times[seating[seat]].append(took)
         s, _ = apply(s, seat, action)
@@ -217,6 +224,10 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
                     acc[1] += n
                     acc[2] += m
                     acc[3] += 1
+                    if not console.is_terminal:  # no live bar: one line per deal instead
+                        print(f"{preset} {pair[0]}:{pair[1]} deal {deal}: {acc[0]:g}/"
+                              f"{int(acc[1])} after {int(acc[3])} deals", file=sys.stderr,
+                              flush=True)
                     if args.sprt:
                         verdict = sprt(acc[0], acc[1] - acc[0])
                         if verdict != "continue":
@@ -227,8 +238,9 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
     for col in ("preset", "A vs B", "matches", "A win %", "95% interval", "margin/deal", "sprt"):
         table.add_column(col)
     rows = []
-    for (preset, a, b), (w, n, m, deals) in per_pair.items():
-        lo, hi = wilson(w, int(n))
+    for (preset, a, b), (w, n_f, m, deals) in per_pair.items():
+        n = int(n_f)
+        lo, hi = wilson(w, n)
         row = {"preset": preset, "a": a, "b": b, "trials": int(n), "wins": w,
                "win_rate": round(w / n, 4) if n else None, "ci95": [round(lo, 4), round(hi, 4)],
                "margin_per_deal": round(m / deals, 2) if deals else None,
@@ -238,35 +250,52 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
                       f"{100 * lo:.1f}-{100 * hi:.1f}", f"{row['margin_per_deal']}",
                       str(row["sprt"]))
     console.print(table)
-    # Ratings: every preset's pairs together, random = 0.
-    pooled: dict[tuple[str, str], tuple[float, int]] = {}
-    for (_, a, b), (w, n, _, _) in per_pair.items():
-        s0, n0 = pooled.get((a, b), (0.0, 0))
-        total_n = n0 + int(n)
-        pooled[(a, b)] = ((s0 * n0 + w) / total_n if total_n else 0.0, total_n)
-    levels = sorted({x for pair in pooled for x in pair},
-                    key=lambda x: LEVELS.index(x) if x in LEVELS else 99)
-    rated = ratings(pooled, "random", levels) if "random" in levels else {}
+    rated, intervals = rate(rows)
+    levels = list(rated)
     think = {}
     for level, ts in times.items():
         ts = sorted(ts)
         if ts:
             think[level] = {"moves": len(ts), "mean_s": round(sum(ts) / len(ts), 4),
                             "p99_s": round(ts[min(len(ts) - 1, int(0.99 * len(ts)))], 4)}
-    rt = Table(title="ratings (Elo-like, random = 0) and think time per move")
-    for col in ("level", "rating", "moves", "mean s", "p99 s"):
+    rt = Table(title="ratings (Elo-like, random = 0) and CPU time per move")
+    for col in ("level", "rating", "95% interval", "moves", "mean s", "p99 s"):
         rt.add_column(col)
     for level in levels:
         t = think.get(level, {})
-        rt.add_row(level, f"{rated.get(level, float('nan')):.0f}", str(t.get("moves", "-")),
-                   str(t.get("mean_s", "-")), str(t.get("p99_s", "-")))
+        lo, hi = intervals.get(level, (float("nan"), float("nan")))
+        rt.add_row(level, f"{rated[level]:.0f}", f"{lo:.0f} to {hi:.0f}",
+                   str(t.get("moves", "-")), str(t.get("mean_s", "-")), str(t.get("p99_s", "-")))
     console.print(rt)
+    import engine.game
+
     result = {"bench": "bots", "deals": args.deals, "seed": args.seed, "scale": args.scale,
-              "workers": args.workers, "elapsed_s": round(elapsed, 1), "pairs": rows,
-              "ratings": {k: round(v, 1) for k, v in rated.items()}, "think": think,
+              "workers": args.workers, "elapsed_s": round(elapsed, 1),
+              "engine": "python" if engine.game.__file__.endswith(".py") else "mypyc",
+              "pairs": rows, "ratings": {k: round(v, 1) for k, v in rated.items()},
+              "ratings_ci95": {k: [round(lo, 1), round(hi, 1)] for k, (lo, hi) in
+                               intervals.items()},
+              "think": think,
               "ismcts_time_s": round(ismcts_time, 4) if ismcts_time > 0 else None}
     out(json.dumps(result))
     return result
+
+
+def rate(rows: list[dict[str, Any]]) -> tuple[dict[str, float],
+                                             dict[str, tuple[float, float]]]:
+    """Ratings with 95% intervals from the pair rows of one or more runs: every preset's
+    matches of a pair pooled, ``random`` at 0 (nothing without ``random``)."""
+    pooled: dict[tuple[str, str], tuple[float, int]] = {}
+    for row in rows:
+        a, b, w, n = row["a"], row["b"], float(row["wins"]), int(row["trials"])
+        s0, n0 = pooled.get((a, b), (0.0, 0))
+        total_n = n0 + n
+        pooled[(a, b)] = ((s0 * n0 + w) / total_n if total_n else 0.0, total_n)
+    levels = sorted({x for pair in pooled for x in pair},
+                    key=lambda x: LEVELS.index(x) if x in LEVELS else 99)
+    if "random" not in levels:
+        return {}, {}
+    return ratings(pooled, "random", levels), rating_intervals(pooled, "random", levels)
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -285,6 +314,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     p.add_argument("--ismcts-time", type=float, default=0.0,
                    help="seconds per IS-MCTS move (default: hard's mean in this run)")
+    p.add_argument("--ratings-from", nargs="+", metavar="FILE",
+                   help="instead: the ratings of the pairs in these runs' JSON lines pooled")
     p.add_argument("--loop", action="store_true",
                    help="instead: the event-loop benchmark (python -m benchmarks.bot_load)")
     a = p.parse_args(argv)
@@ -305,6 +336,19 @@ def main(argv: list[str] | None = None) -> None:
         from . import bot_load
 
         bot_load.main([])
+        return
+    if a.ratings_from:
+        rows = []
+        for name in a.ratings_from:
+            with open(name) as f:
+                for line in f:
+                    if line.startswith("{"):
+                        rows.extend(json.loads(line)["pairs"])
+        rated, intervals = rate(rows)
+        print(json.dumps({"ratings": {k: round(v, 1) for k, v in rated.items()},
+                          "ratings_ci95": {k: [round(lo, 1), round(hi, 1)]
+                                           for k, (lo, hi) in intervals.items()},
+                          "pairs": rows}))
         return
     run(a, print)
 

@@ -142,9 +142,9 @@ class IsmctsLevel:
             random_state=np_rng,
             final_policy_type=ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
             allow_inconsistent_action_sets=True)
-        start = time.perf_counter()
+        start = time.process_time()
         action = int(bot.step(root))
-        took = time.perf_counter() - start
+        took = time.process_time() - start
         self.per_sim = 0.7 * self.per_sim + 0.3 * (took / sims)
         return action if action in v.legal else v.legal[0]
 

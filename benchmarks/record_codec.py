@@ -4,9 +4,11 @@ The record is a mid-match ``parejas`` table (four humans, 17 cards into the firs
 figure is CPU time (``time.process_time``: waiting for a busy machine's cores is not counted),
 the best of several rounds of ``timeit``. It runs on a tree whose record lives in
 ``service/model.py`` as well, so the same script measures before and after a change of the
-codec:
+codec; ``-S`` keeps an editable install of another tree out of the imports (the codec needs the
+standard library only):
 
     python -m benchmarks.record_codec
+    PYTHONPATH=<tree> python -S benchmarks/record_codec.py
 """
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ class Replica:
         self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "service.main", "--host", "127.0.0.1", "--port", "0",
-             "--metrics-port", "0", "--store", store, "--log-format", "json",
+             "--metrics-port", "0", "--http-port", "-1", "--store", store, "--log-format", "json",
              "--log-level", "warning", "--grace-s", "1", "--max-tables", "100000",
              # one load generator on 127.0.0.1 plays every seat: no per-caller limits
              "--create-rate-per-s", "0", "--watch-rate-per-s", "0",

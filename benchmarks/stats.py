@@ -6,6 +6,7 @@ Pure functions, checked against known values in ``tests/test_bench_stats.py``.
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Mapping, Sequence
 
 Z95 = 1.959963984540054
@@ -71,15 +72,49 @@ def ratings(
         wins[a] += w
         wins[b] += n - w
         games[(a, b)] = games.get((a, b), 0.0) + n
-    for _ in range(2000):
-        new = {}
+    for _ in range(5000):
+        new: dict[str, float] = {}
         for i in levels:
             denom = 0.0
-            for (a, b), n in games.items():
+            for (a, b), g in games.items():
                 if i in (a, b):
                     j = b if i == a else a
-                    denom += n / (strength[i] + strength[j])
+                    denom += g / (strength[i] + strength[j])
             new[i] = wins[i] / denom if denom > 0 else strength[i]
         norm = new[anchor] if new[anchor] > 0 else 1.0
-        strength = {k: v / norm for k, v in new.items()}
+        new = {k: v / norm for k, v in new.items()}
+        moved = max(abs(math.log(new[k] / strength[k])) for k in levels if new[k] > 0)
+        strength = new
+        if moved < 1e-9:
+            break
     return {k: 400.0 * math.log10(v) if v > 0 else float("-inf") for k, v in strength.items()}
+
+
+def rating_intervals(
+    results: Mapping[tuple[str, str], tuple[float, int]],
+    anchor: str,
+    levels: Sequence[str],
+    reps: int = 400,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, tuple[float, float]]:
+    """Percentile intervals of :func:`ratings` by a parametric bootstrap: each pair's games
+    drawn again as a binomial of its observed score (half-game scores rounded to whole
+    games), the ladder refitted, the ``level`` central share of each rating kept."""
+    rng = random.Random(seed)
+    draws: dict[str, list[float]] = {k: [] for k in levels}
+    for _ in range(reps):
+        again: dict[tuple[str, str], tuple[float, int]] = {}
+        for pair, (score, n) in results.items():
+            wins = sum(1 for _ in range(n) if rng.random() < score)
+            again[pair] = (wins / n if n else 0.0, n)
+        for k, v in ratings(again, anchor, levels).items():
+            draws[k].append(v)
+    out = {}
+    tail = (1 - level) / 2
+    for k, xs in draws.items():
+        xs.sort()
+        lo = xs[min(len(xs) - 1, int(tail * len(xs)))]
+        hi = xs[min(len(xs) - 1, int((1 - tail) * len(xs)))]
+        out[k] = (lo, hi)
+    return out

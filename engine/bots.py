@@ -16,9 +16,10 @@ The levels (``BOTS``) are budgets of one search, weakest first:
   (with no stock left by the quick rule of thumb of :class:`engine.search.Rollout` on bit
   masks, with a stock by the ``easy`` policy on the real engine); the card with the best mean
   outcome is played.
-- ``hard``: the same search with more samples, and once few cards are left (or, in 2p, once
-  the stock is gone: then the deal is known) the exact endgame solver of
-  :mod:`engine.search` scores each card on each sample instead of a playout.
+- ``hard``: the same search with more samples and the exact endgame solver of
+  :mod:`engine.search`: once every hand holds at most 5 cards (in 2p, once the stock is
+  gone: then the deal is known) it scores each card on each sample instead of a playout,
+  and before that each playout with no stock solves its last 4 tricks exactly.
 
 Every level makes the same declarations as ``easy`` (a tute, the exchange, the best cante:
 none of them ever costs anything), then chooses its card. A level's think time is bounded by
@@ -241,13 +242,16 @@ class Budget(NamedTuple):
 
     samples: int
     """Deals sampled (each legal card is scored on each)."""
-    solve_cards: int
-    """Use the exact solver once at most this many cards are left in the hands (0: never);
-    in 2p the solver takes over as soon as the stock is gone whatever this says."""
+    solve_tricks: int
+    """Use the exact solver once every hand holds at most this many cards (0: never); in 2p
+    the solver takes over as soon as the stock is gone whatever this says."""
     node_limit: int
     """Cards the solver may try per sample before falling back to a playout."""
     time_s: float
     """Stop sampling after this long (the first sample always completes)."""
+    tail_tricks: int = 0
+    """Playouts with no stock solve the rest of the hand exactly once every hand holds at
+    most this many cards (0: never), each solve within ``node_limit`` cards tried."""
 
 
 def _side(n: int, seat: int) -> int:
@@ -301,10 +305,13 @@ def _current_margin(state: State, side: int) -> int:
 
 
 class SearchBot:
-    """Determinized search with a budget: ``medium`` and ``hard``."""
+    """Determinized search with a budget: ``medium`` and ``hard``. ``clock`` reads the time
+    that ``budget.time_s`` bounds: real time by default (what a table waits for),
+    ``time.process_time`` for the CPU time of one core (what the tournament gives)."""
 
-    def __init__(self, budget: Budget) -> None:
+    def __init__(self, budget: Budget, clock: Callable[[], float] = time.perf_counter) -> None:
         self.budget = budget
+        self.clock = clock
 
     def __call__(self, rules: Rules, v: View, rng: random.Random) -> int:
         if not v.legal:
@@ -328,11 +335,11 @@ class SearchBot:
         assert me is not None
         n = v.players
         side = _side(n, me)
-        deadline = time.perf_counter() + budget.time_s
+        clock = self.clock
+        deadline = clock() + budget.time_s
         k = knowledge(rules, v)
-        left = sum(v.hand_sizes)
         exact = v.stock_size == 0 and (
-            (n == 2 and budget.solve_cards > 0) or left <= budget.solve_cards
+            (n == 2 and budget.solve_tricks > 0) or max(v.hand_sizes) <= budget.solve_tricks
         )
         known = k.hidden == 0 or (n == 2 and v.stock_size == 0)
         totals = [0.0] * len(cards)
@@ -350,7 +357,8 @@ class SearchBot:
                     return totals
             elif v.stock_size == 0:
                 base = _current_margin(state, side)
-                for j, m in enumerate(rollout_values(state, side, cards)):
+                got = rollout_values(state, side, cards, budget.tail_tricks, budget.node_limit)
+                for j, m in enumerate(got):
                     totals[j] += _solved_utility(rules, base + m)
             else:
                 for j, c in enumerate(cards):
@@ -361,7 +369,7 @@ class SearchBot:
                         result = after.last_result
                         assert result is not None
                         totals[j] += utility(rules, result, side)
-            if i + 1 < budget.samples and time.perf_counter() > deadline:
+            if i + 1 < budget.samples and clock() > deadline:
                 break
         return totals
 
@@ -384,8 +392,8 @@ def _solved_utility(rules: Rules, margin: int) -> float:
     return 0.0
 
 
-MEDIUM: Final = Budget(samples=40, solve_cards=0, node_limit=0, time_s=0.04)
-HARD: Final = Budget(samples=60, solve_cards=16, node_limit=30_000, time_s=0.8)
+MEDIUM: Final = Budget(samples=40, solve_tricks=0, node_limit=0, time_s=0.04)
+HARD: Final = Budget(samples=60, solve_tricks=5, node_limit=30_000, time_s=0.8, tail_tricks=4)
 
 BOTS: dict[str, Bot] = {
     "random": random_bot,
@@ -398,3 +406,22 @@ BOTS: dict[str, Bot] = {
 TIME_BUDGET_S: dict[str, float] = {"random": 0.0, "easy": 0.0, "medium": MEDIUM.time_s,
                                    "hard": HARD.time_s}
 """The longest a level thinks for one move (beyond a first sample's work)."""
+
+RATINGS: Final[dict[str, float]] = {"random": 0.0, "easy": 268.0, "medium": 360.0, "hard": 363.0}
+"""Each level's rating on one Elo-like scale, ``random`` at 0: a Bradley-Terry fit to the bot
+tournament's round robin, the 4p ``parejas``, 2p ``corriente-8`` and 3p ``tres`` matches
+pooled (README, "Bots"). A difference of 400 means odds of 10 to 1 of winning a match."""
+
+RATINGS_CI95: Final[dict[str, tuple[float, float]]] = {
+    "random": (0.0, 0.0), "easy": (226.0, 313.0), "medium": (322.0, 414.0), "hard": (302.0, 428.0)}
+"""The 95% interval of each of :data:`RATINGS` (a parametric bootstrap of the same fit)."""
+
+
+def level_for(rating: float) -> str:
+    """The level whose rating is nearest ``rating`` (the weaker one on a tie): for filling a
+    seat with a bot of a player's level."""
+    best = "random"
+    for level in BOTS:
+        if abs(RATINGS[level] - rating) < abs(RATINGS[best] - rating):
+            best = level
+    return best

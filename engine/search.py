@@ -38,6 +38,13 @@ _EXACT: Final = 0
 _LOWER: Final = 1
 _UPPER: Final = 2
 _ORDER_KEY: Final = tuple(STRENGTH[c] * 4 + POINTS[c] for c in range(40))
+_BLANK: Final = sum(BIT[c] for c in range(40) if POINTS[c] == 0)
+"""The cards worth no points (2, 4, 5, 6, 7): two of one suit in one hand with no live card
+between them are worth the same in every line of play."""
+_BETWEEN: Final = tuple(
+    tuple(STRONGER[a] & ~STRONGER[b] & ~BIT[b] for b in range(40)) for a in range(40)
+)
+"""``_BETWEEN[a][b]``: the cards of the suit stronger than ``a`` and weaker than ``b``."""
 
 
 def follow_mask(
@@ -153,13 +160,49 @@ class Solver:
             return hand
         return follow_mask(self.rules, hand, self.trick, self.trump, len(self.trick))
 
+    def distinct(self, moves: Mask) -> Mask:
+        """``moves`` less the cards equivalent to a weaker one kept: a blank card (no points)
+        with a weaker blank of its suit in the same hand and no card between them still in
+        play (in a hand or in the trick) wins and loses exactly the same tricks."""
+        blanks = moves & _BLANK
+        if blanks & (blanks - 1) == 0:
+            return moves
+        live = 0
+        for h in self.hands:
+            live |= h
+        for c in self.trick:
+            live |= BIT[c]
+        out = moves
+        for s in range(4):
+            z = blanks & SUIT_MASK[s]
+            if z & (z - 1) == 0:
+                continue
+            prev = -1
+            for c in cards_of(z):  # card-number order is strength order among blanks
+                if prev >= 0 and not _BETWEEN[prev][c] & live:
+                    out &= ~BIT[c]
+                prev = c
+        return out
+
     def value_of(self, card: Card) -> int:
         """The margin the max side can force after the seat on turn plays ``card``."""
         return self._play(card, -10_000, 10_000)
 
     def root_values(self) -> dict[Card, int]:
-        """Every legal card of the seat on turn with its exact value."""
-        return {c: self.value_of(c) for c in cards_of(self.moves())}
+        """Every legal card of the seat on turn with its exact value (an equivalent card,
+        see :meth:`distinct`, gets the value of the weaker one it equals)."""
+        moves = self.moves()
+        kept = self.distinct(moves)
+        out: dict[Card, int] = {}
+        rep = [-1, -1, -1, -1]  # per suit: the last blank kept
+        for c in cards_of(moves):
+            if kept & BIT[c]:
+                out[c] = self.value_of(c)
+                if BIT[c] & _BLANK:
+                    rep[SUIT_OF[c]] = c
+            else:
+                out[c] = out[rep[SUIT_OF[c]]]
+        return out
 
     def _play(self, card: Card, alpha: int, beta: int) -> int:
         n = self.n
@@ -214,7 +257,8 @@ class Solver:
                     return value
         seat = (self.leader + len(self.trick)) % self.n
         maximizing = self.side(seat) == self.max_side
-        cards = sorted(cards_of(self.moves()), key=_ORDER_KEY.__getitem__, reverse=True)
+        moves = self.distinct(self.moves())
+        cards = sorted(cards_of(moves), key=_ORDER_KEY.__getitem__, reverse=True)
         a0, b0 = alpha, beta
         best = -100_000 if maximizing else 100_000
         for c in cards:
@@ -265,11 +309,25 @@ class Rollout(Solver):
     :class:`Solver`.
     """
 
-    def __init__(self, state: State, max_side: int, record: bool = False) -> None:
+    def __init__(
+        self,
+        state: State,
+        max_side: int,
+        record: bool = False,
+        solve_tricks: int = 0,
+        node_limit: int = 0,
+    ) -> None:
         super().__init__(state, max_side)
         self.record = record
         self.line: list[Card] = []
         """With ``record``: the cards the rule of thumb played, in order (for checks)."""
+        self.solve_tricks = solve_tricks
+        """Once a trick is to be led with every hand at most this long (0: never), the rest
+        of the hand is solved exactly instead of played by the rule of thumb."""
+        self.tail_limit = node_limit
+        """Cards one such solve may try (0: no limit); past it the rule of thumb goes on."""
+        self.solved = 0
+        """How many playouts ended in an exact solve."""
 
     def margin_after(self, card: Card) -> int:
         """The margin for the max side from now to the end of the hand once the seat on turn
@@ -303,12 +361,30 @@ class Rollout(Solver):
                 total += pts * self._sign(winner)
                 if not left:
                     break
+                if self.solve_tricks and max(self.hands).bit_count() <= self.solve_tricks:
+                    tail = self._tail()
+                    if tail is not None:
+                        total += tail
+                        break
             c = self.policy((self.leader + len(self.trick)) % n)
             if self.record:
                 self.line.append(c)
         self.hands, self.trick = hands, trick
         self.leader, self.sung, self.sang_twenty = leader, sung, sang
         return total
+
+    def _tail(self) -> int | None:
+        """The exact margin from here (a trick about to be led), or ``None`` past the node
+        limit. Positions solved before in this rollout's deal are looked up, not solved."""
+        self.nodes = 0
+        self.node_limit = self.tail_limit
+        value = self._search(-10_000, 10_000)
+        if self.aborted:
+            self.aborted = False
+            self.solve_tricks = 0  # too big for the limit: the rule of thumb from now on
+            return None
+        self.solved += 1
+        return value
 
     def _cost(self, c: Card, keep: Mask) -> int:
         cost = POINTS[c] * 16 + STRENGTH[c]
@@ -401,8 +477,16 @@ class Rollout(Solver):
         return self._cheapest(legal, keep)
 
 
-def rollout_values(state: State, max_side: int, cards: Sequence[Card]) -> list[int]:
+def rollout_values(
+    state: State,
+    max_side: int,
+    cards: Sequence[Card],
+    solve_tricks: int = 0,
+    node_limit: int = 0,
+) -> list[int]:
     """For each of ``cards`` (legal for the seat on turn of a play with no stock left), the
-    margin for ``max_side`` from now when every seat then plays :class:`Rollout`'s rule."""
-    r = Rollout(state, max_side)
+    margin for ``max_side`` from now when every seat then plays :class:`Rollout`'s rule
+    (with ``solve_tricks``: until every hand holds that many cards, the rest solved exactly,
+    each solve within ``node_limit`` cards tried)."""
+    r = Rollout(state, max_side, solve_tricks=solve_tricks, node_limit=node_limit)
     return [r.margin_after(c) for c in cards]

@@ -20,8 +20,22 @@ class Settings:
     port: int = 50051
     metrics_port: int = 9464
     """0 disables the metrics endpoint."""
+    http_port: int = 8080
+    """The HTTP port for browsers: the API over Connect and gRPC-Web, and the web client's
+    files (``web_dir``). 0: a free port (printed); -1: off."""
+    cors_origins: str = "*"
+    """Origins (comma-separated, such as ``https://tute.example``) whose pages may call the
+    HTTP port; ``*``: any (tokens travel in a header, never in cookies)."""
+    web_dir: str = ""
+    """A directory of built web client files served on the HTTP port ('': none)."""
     store: str = "memory"
     """``memory``, ``redis://host:port/db`` or ``redis://node:port?cluster=1`` (Redis Cluster)."""
+    store_index_shards: int = 1
+    """Redis store: shards of the indexes across tables (lobby, due set, status counts), each
+    in a slot of its own. 1 (a single Redis gains nothing from more: each shard is one more
+    round trip for the lobby and the scheduler); on a Redis Cluster about its number of
+    masters. Every replica must use the same; changing it rebuilds the indexes from the
+    tables. An ``index_shards`` in the store URL wins."""
     log_format: str = "auto"
     """``json``, ``console`` or ``auto`` (console on a terminal, JSON otherwise)."""
     log_level: str = "info"
@@ -105,7 +119,13 @@ _HELP = {
     "host": "interface to listen on",
     "port": "gRPC port (0: pick a free one and print it)",
     "metrics_port": "Prometheus metrics port (0: off)",
+    "http_port": "HTTP port for browsers: Connect and gRPC-Web API and the web client "
+    "(0: pick a free one and print it; -1: off)",
+    "cors_origins": "comma-separated origins whose pages may call the HTTP port ('*': any)",
+    "web_dir": "directory of built web client files served on the HTTP port ('': none)",
     "store": "'memory', redis://host:port/db, or redis://node:port?cluster=1 for Redis Cluster",
+    "store_index_shards": "Redis store: shards of the lobby, due set and status indexes (about "
+    "the number of masters of a Redis Cluster; the same on every replica)",
     "log_format": "json, console or auto",
     "log_level": "debug, info, warning or error",
     "max_tables": "refuse new tables past this many (RESOURCE_EXHAUSTED)",

@@ -108,10 +108,63 @@ def as_service_error(exc: BaseException) -> ServiceError | None:
     return err if registered(err) else None
 
 
+def status_of(exc: BaseException) -> tuple[str, status_pb2.Status]:
+    """The status code name (``grpc.StatusCode``'s) and rich status an exception raised by a
+    call is answered with, on every transport; logs it (``rpc_error``, or ``internal_error``
+    with its traceback for an unexpected one)."""
+    err = as_service_error(exc)
+    if err is None:
+        # an unexpected exception, or an error whose reason is not registered (a bug)
+        log.exception("internal_error", reason=str(getattr(exc, "reason", "")))
+        return "INTERNAL", to_status(
+            Internal("internal error; it has been logged", reason=Reason.INTERNAL)
+        )
+    log.info("rpc_error", code=err.code.name, reason=err.reason, field=err.field)
+    return err.code.name, to_status(err)
+
+
+class CallRecorder:
+    """A call's log context, metrics and access line, for every transport (``protocol``
+    labels the metrics: ``grpc``, ``connect`` or ``grpcweb``)."""
+
+    def __init__(self, metrics: Metrics, *, access_log: bool = True, protocol: str = "grpc"):
+        self.metrics = metrics
+        self.access_log = access_log
+        self.protocol = protocol
+
+    def begin(self, kind: str, service: str, method: str, peer: str) -> float:
+        """A call starts: a fresh log context naming it; its start time."""
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(method=method, peer=peer)
+        self.metrics.started.labels(kind, service, method, self.protocol).inc()
+        return time.perf_counter()
+
+    def end(self, kind: str, service: str, method: str, t0: float, code: str) -> None:
+        """A call ended with ``code`` (a ``grpc.StatusCode`` name)."""
+        elapsed = time.perf_counter() - t0
+        labels = (kind, service, method, self.protocol)
+        self.metrics.handled.labels(*labels, GO_CODES.get(code, code)).inc()
+        self.metrics.handling.labels(*labels).observe(elapsed)
+        if self.access_log:
+            log.info("rpc", service=service, code=code, duration_ms=round(elapsed * 1000, 3))
+
+    def received(self, kind: str, service: str, method: str, request: Any) -> None:
+        """A request message arrived; a table call's ``table_id`` joins the log context, so
+        that every line of the call (its errors and its access line) names the table."""
+        self.metrics.msg_received.labels(kind, service, method, self.protocol).inc()
+        table_id = getattr(request, "table_id", None)
+        if isinstance(table_id, str) and _TABLE_ID.fullmatch(table_id):
+            structlog.contextvars.bind_contextvars(table_id=table_id)
+
+    def sent(self, kind: str, service: str, method: str) -> Any:
+        """The counter of the messages a call sends."""
+        return self.metrics.msg_sent.labels(kind, service, method, self.protocol)
+
+
 class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
     def __init__(self, metrics: Metrics, *, access_log: bool = True) -> None:
         self.metrics = metrics
-        self.access_log = access_log
+        self.recorder = CallRecorder(metrics, access_log=access_log)
 
     async def intercept_service(
         self,
@@ -152,39 +205,16 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         return handler
 
     def _begin(self, kind: str, service: str, method: str, context: Any) -> float:
-        structlog.contextvars.clear_contextvars()
-        structlog.contextvars.bind_contextvars(method=method, peer=context.peer())
-        self.metrics.started.labels(kind, service, method).inc()
-        return time.perf_counter()
+        return self.recorder.begin(kind, service, method, context.peer())
 
     def _end(self, kind: str, service: str, method: str, t0: float, code: str) -> None:
-        elapsed = time.perf_counter() - t0
-        self.metrics.handled.labels(kind, service, method, GO_CODES.get(code, code)).inc()
-        self.metrics.handling.labels(kind, service, method).observe(elapsed)
-        if self.access_log:
-            log.info("rpc", service=service, code=code, duration_ms=round(elapsed * 1000, 3))
+        self.recorder.end(kind, service, method, t0, code)
 
     def _received(self, kind: str, service: str, method: str, request: Any) -> None:
-        """A request message arrived; a table call's ``table_id`` joins the log context, so
-        that every line of the call (its errors and its access line) names the table."""
-        self.metrics.msg_received.labels(kind, service, method).inc()
-        table_id = getattr(request, "table_id", None)
-        if isinstance(table_id, str) and _TABLE_ID.fullmatch(table_id):
-            structlog.contextvars.bind_contextvars(table_id=table_id)
+        self.recorder.received(kind, service, method, request)
 
     async def _fail(self, exc: BaseException, context: Any) -> str:
-        err = as_service_error(exc)
-        if err is None:
-            # an unexpected exception, or an error whose reason is not registered (a bug)
-            log.exception("internal_error", reason=str(getattr(exc, "reason", "")))
-            err_status = to_status(
-                Internal("internal error; it has been logged", reason=Reason.INTERNAL)
-            )
-            code = "INTERNAL"
-        else:
-            err_status = to_status(err)
-            code = err.code.name
-            log.info("rpc_error", code=code, reason=err.reason, field=err.field)
+        code, err_status = status_of(exc)
         context.set_code(grpc.StatusCode[code])
         await context.abort_with_status(rpc_status.to_status(err_status))
         return code  # pragma: no cover - abort raises
@@ -224,7 +254,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 request = _decode(decode, raw)
                 self._received("unary", service, method, request)
                 response = await behavior(request, context)
-                self.metrics.msg_sent.labels("unary", service, method).inc()
+                self.recorder.sent("unary", service, method).inc()
                 return response
 
         return wrapper
@@ -236,7 +266,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         service: str,
         method: str,
     ) -> Callable[[Any, Any], Any]:
-        sent = self.metrics.msg_sent.labels("server_stream", service, method)
+        sent = self.recorder.sent("server_stream", service, method)
         if not inspect.isasyncgenfunction(behavior):
             # a coroutine that sends with context.write (grpc.health.v1.Health/Watch)
             async def writer(raw: Any, context: Any) -> None:
@@ -261,7 +291,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         self, behavior: Callable[[Any, Any], Any], kind: str, service: str, method: str
     ) -> Callable[[Any, Any], Any]:
         """A client or bidirectional stream: metrics, log context and errors as for the rest."""
-        sent = self.metrics.msg_sent.labels(kind, service, method)
+        sent = self.recorder.sent(kind, service, method)
 
         async def requests(iterator: AsyncIterator[Any]) -> AsyncIterator[Any]:
             async for request in iterator:

@@ -31,9 +31,11 @@ async def _serve(argv: Sequence[str] | None) -> int:
     announce(
         "listening",
         f"tute-server listening on {settings.host}:{server.port} (gRPC)"
+        + (f", HTTP (Connect, gRPC-Web) on :{server.http_port}" if server.web else "")
         + (f", metrics on :{settings.metrics_port}/metrics" if settings.metrics_port else "")
         + f", store {store}, engine {ENGINE_BUILD}",
         grpc=f"{settings.host}:{server.port}",
+        http=f"{settings.host}:{server.http_port}" if server.web else "off",
         metrics=f"{settings.host}:{settings.metrics_port}" if settings.metrics_port else "off",
         store=store,
         engine=ENGINE_BUILD,

@@ -7,8 +7,9 @@ The gRPC series are go-grpc-prometheus's: the same names (``grpc_server_started_
 ``grpc_server_handled_total``, ``grpc_server_msg_received_total``,
 ``grpc_server_msg_sent_total``, ``grpc_server_handling_seconds``) and label values
 (``grpc_type`` ``unary``/``client_stream``/``server_stream``/``bidi_stream``, ``grpc_code`` in
-Go's spelling ``OK``, ``FailedPrecondition``, ...), so stock gRPC dashboards work. Counters and
-histograms carry no ``_created`` series.
+Go's spelling ``OK``, ``FailedPrecondition``, ...), so stock gRPC dashboards work, plus a
+``protocol`` label: ``grpc`` (the native port), ``connect`` or ``grpcweb`` (the HTTP port for
+browsers, :mod:`service.web`). Counters and histograms carry no ``_created`` series.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class Metrics:
             {"version": version(), "engine": ENGINE_BUILD,
              "python": platform.python_version()}
         )
-        labels = ("grpc_type", "grpc_service", "grpc_method")
+        labels = ("grpc_type", "grpc_service", "grpc_method", "protocol")
         self.started = Counter(
             "grpc_server_started_total", "RPCs started on the server.", labels, registry=r
         )

@@ -3,9 +3,13 @@
 A port that is taken fails the start (:class:`StartupError`): gRPC's ``SO_REUSEPORT`` is off,
 so a second server cannot share the first one's port (and split the in-memory store with it).
 
+Beside the gRPC port, ``settings.http_port`` serves the same servicer to browsers over Connect
+and gRPC-Web (:mod:`service.web`).
+
 Life cycle: on SIGTERM (``Server.shutdown``) health turns NOT_SERVING, the app refuses new
-streams and ends open ones with UNAVAILABLE (clients resume on another replica), the gRPC
-server stops taking calls and gives the others ``grace_s`` to finish, then the process exits.
+streams and ends open ones with UNAVAILABLE (clients resume on another replica), the gRPC and
+HTTP servers stop taking calls and give the others ``grace_s`` to finish, then the process
+exits.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from .servicer import TuteServicer
 from .store import Store, StoreUnavailable, open_store
 from .store.timed import TimedStore
 from .tables.service import TableService
+from .web import WebServer, bind, web_app
 
 log = structlog.get_logger("tute.server")
 DRAIN_S = 0.5
@@ -114,6 +119,13 @@ class Server:
     health: Any  # grpc_health.v1.health.aio.HealthServicer
     settings: Settings
     tasks: list[asyncio.Task[None]] = dataclasses.field(default_factory=list)
+    web: WebServer | None = None
+    """The HTTP port for browsers (None when ``settings.http_port`` is -1)."""
+
+    @property
+    def http_port(self) -> int:
+        """The HTTP port's number (0 when it is off)."""
+        return self.web.port if self.web is not None else 0
 
     async def shutdown(self) -> None:
         """Graceful stop (SIGTERM): NOT_SERVING, end streams with UNAVAILABLE, stop, close."""
@@ -136,7 +148,10 @@ class Server:
         # off by the transport (CANCELLED) but answered; then stop within the rest of the grace.
         drain = min(DRAIN_S, self.settings.grace_s / 2)
         await asyncio.sleep(drain)
-        await self.grpc_server.stop(self.settings.grace_s - drain)
+        stops = [self.grpc_server.stop(self.settings.grace_s - drain)]
+        if self.web is not None:
+            stops.append(self.web.stop())
+        await asyncio.gather(*stops)
         await self.store.close()
         log.info("stopped")
 
@@ -176,13 +191,15 @@ async def create_server(
     inner = (
         store
         if store is not None
-        else open_store(settings.store, finished_ttl_s=settings.finished_ttl_s, clock=clock)
+        else open_store(settings.store, finished_ttl_s=settings.finished_ttl_s,
+                        index_shards=settings.store_index_shards, clock=clock)
     )
     timed = TimedStore(inner, metrics)
     app = TableService(timed, settings, metrics, clock=clock)
     interceptor = CallInterceptor(metrics, access_log=settings.access_log)
     grpc_server = grpc.aio.server(interceptors=[interceptor], options=server_options(settings))
-    service_pb2_grpc.add_TuteServiceServicer_to_server(TuteServicer(app), grpc_server)
+    servicer = TuteServicer(app)
+    service_pb2_grpc.add_TuteServiceServicer_to_server(servicer, grpc_server)
     health_servicer = _HealthServicer()
     await health_servicer.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, grpc_server)
@@ -194,6 +211,16 @@ async def create_server(
         port = 0
     if port == 0:
         raise StartupError(f"cannot listen on {settings.host}:{settings.port} (gRPC)")
+    web: WebServer | None = None
+    if settings.http_port >= 0:
+        try:
+            sock = bind(settings.host, settings.http_port)
+        except OSError as exc:
+            raise StartupError(
+                f"cannot listen on {settings.host}:{settings.http_port} (HTTP): "
+                f"{exc.strerror or exc}"
+            ) from None
+        web = WebServer(web_app(servicer, metrics, settings), sock, settings.grace_s)
     if settings.metrics_port:
         try:
             metrics.serve(settings.metrics_port, addr=settings.host)
@@ -203,7 +230,9 @@ async def create_server(
                 f"{exc.strerror or exc}"
             ) from None
     await grpc_server.start()
-    server = Server(grpc_server, port, app, metrics, timed, health_servicer, settings)
+    if web is not None:
+        await web.start()
+    server = Server(grpc_server, port, app, metrics, timed, health_servicer, settings, web=web)
     server.tasks.append(asyncio.create_task(app.run_scheduler(), name="scheduler"))
     server.tasks.append(asyncio.create_task(_watch_health(server), name="health"))
     return server

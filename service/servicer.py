@@ -142,7 +142,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             resp.seat = seat
             resp.seat_token = token
             structlog.contextvars.bind_contextvars(seat=seat)
-        resp.table.CopyFrom(wire.table_to_proto(rec, connected=rec.connected))
+        resp.table.CopyFrom(wire.table_to_proto(rec))
         return resp
 
     async def ListTables(
@@ -159,7 +159,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         after = _parse_page_token(req.page_token) if req.page_token else None
         records, last = await self.tables.commits.lobby_page(req.preset, req.players, after, size)
         resp = service_pb2.ListTablesResponse(
-            tables=[wire.table_to_proto(rec, connected=rec.connected) for rec in records]
+            tables=[wire.table_to_proto(rec) for rec in records]
         )
         if last is not None:
             resp.next_page_token = _page_token(last.created_at, last.table_id)
@@ -212,7 +212,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         rec = done.record
         return service_pb2.JoinTableResponse(
             table_id=table_id, seat=got, seat_token=token,
-            view=wire.view_to_proto(rec, got, connected=rec.connected),
+            view=wire.view_to_proto(rec, got),
         )
 
     async def _find_invite(self, invite_code: str) -> str:
@@ -262,7 +262,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         done = await tables.commits.mutate(table_id, change, loaded=rec)
         rec = done.record
         return service_pb2.AddBotResponse(
-            seat=done.result, table=wire.table_to_proto(rec, connected=rec.connected)
+            seat=done.result, table=wire.table_to_proto(rec)
         )
 
     async def LeaveTable(
@@ -287,7 +287,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         rec = await self.tables.load(request.table_id)
         seat = seat_of(rec, _token(context))
         return service_pb2.GetTableResponse(
-            view=wire.view_to_proto(rec, seat, connected=rec.connected)
+            view=wire.view_to_proto(rec, seat)
         )
 
     async def SubmitAction(
@@ -316,7 +316,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         ) -> service_pb2.SubmitActionResponse:
             return service_pb2.SubmitActionResponse(
                 table_version=r.version,
-                view=wire.view_to_proto(r, seat, connected=r.connected),
+                view=wire.view_to_proto(r, seat),
                 events=[v.for_seat(seat) for v in events],
             )
 
@@ -346,7 +346,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             async for item in items:
                 if isinstance(item, Snapshot):
                     rec = item.record
-                    view = wire.view_to_proto(rec, item.seat, connected=rec.connected)
+                    view = wire.view_to_proto(rec, item.seat)
                     yield service_pb2.WatchTableResponse(snapshot=view)
                 else:
                     yield service_pb2.WatchTableResponse(event=item)

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from benchmarks.bots import score_deal, seatings
-from benchmarks.stats import elo, ratings, sprt, sprt_bounds, sprt_llr, wilson
+from benchmarks.stats import elo, rating_intervals, ratings, sprt, sprt_bounds, sprt_llr, wilson
 
 
 def test_wilson_intervals_match_published_values() -> None:
@@ -67,3 +67,20 @@ def test_duplicate_seatings_and_scores() -> None:
                 {"match_points": [0, 1, 1], "totals": [20, 30, 80]}]
     wins, trials, _ = score_deal(3, "x", seats3, results3)
     assert trials == 6 and wins == 2 + 0.5 + 1.5
+
+
+def test_rating_intervals_cover_the_fit_and_narrow_with_games() -> None:
+    def expect(d: float) -> float:
+        return 1 / (1 + 10 ** (-d / 400))
+    few = {("b", "a"): (expect(200), 100), ("c", "b"): (expect(200), 100)}
+    many = {k: (p, n * 25) for k, (p, n) in few.items()}
+    fit = ratings(few, "a", ["a", "b", "c"])
+    wide = rating_intervals(few, "a", ["a", "b", "c"], reps=200)
+    narrow = rating_intervals(many, "a", ["a", "b", "c"], reps=200)
+    assert wide["a"] == (0.0, 0.0)
+    for k in ("b", "c"):
+        assert wide[k][0] < fit[k] < wide[k][1]
+        assert narrow[k][1] - narrow[k][0] < (wide[k][1] - wide[k][0]) / 3
+    # b's interval from 100 games at an expected 200 points: about +-70 Elo.
+    assert 100 < wide["b"][0] < 160 and 240 < wide["b"][1] < 300
+    assert 360 < narrow["c"][0] < 400 < narrow["c"][1] < 440

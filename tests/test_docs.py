@@ -180,7 +180,7 @@ def test_preset_row_lists_what_it_sets(preset: str) -> None:
 
 SERVICE = service_pb2.DESCRIPTOR.services_by_name["TuteService"]
 _SETTINGS = Settings(
-    host="127.0.0.1", port=0, metrics_port=0, log_format="json", log_level="warning"
+    host="127.0.0.1", port=0, metrics_port=0, http_port=-1, log_format="json", log_level="warning"
 )
 
 

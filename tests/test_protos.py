@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROTO_ROOT = ROOT / "protos"
 PROTO_DIR = PROTO_ROOT / "tute" / "v1"
 PROTO_FILES = sorted(PROTO_DIR.glob("*.proto"))
-GENERATED_SUFFIXES = ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py")
+GENERATED_SUFFIXES = ("_pb2.py", "_pb2.pyi", "_pb2_grpc.py", "_connect.py")
 
 
 def _protoc(*args: str | Path) -> None:
@@ -50,6 +50,9 @@ def test_generated_code_is_current(tmp_path: Path) -> None:
         f"--python_out={tmp_path}",
         f"--pyi_out={tmp_path}",
         f"--grpc_python_out={tmp_path}",
+        f"--plugin=protoc-gen-connectrpc={Path(sys.executable).parent / 'protoc-gen-connectrpc'}",
+        f"--connectrpc_out={tmp_path}",
+        "--connectrpc_opt=protobuf=google",
         *_rel_sources(),
     )
     fresh = _generated(tmp_path / "tute" / "v1")

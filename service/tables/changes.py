@@ -113,7 +113,7 @@ def take_seat(
     # The SeatJoined below is the first event of this change: it gets sequence
     # last_seq + 1, which tells this occupancy from the seat's earlier ones.
     rec.seats[seat] = SeatInfo(occupant, name, token_hash, level, rec.last_seq + 1)
-    events = [EventVariants(wire.seat_joined_event(rec, seat, connected=rec.connected))]
+    events = [EventVariants(wire.seat_joined_event(rec, seat))]
     if not rec.free_seats():
         events += _start_match(rec, now=now, away_from_start=away_from_start)
     return Changed(events, seat)
@@ -130,7 +130,7 @@ def _start_match(rec: TableRecord, *, now: float, away_from_start: bool) -> list
             for i, s in enumerate(rec.seats)
             if s.occupant == HUMAN and i not in rec.connected
         }
-    events = [EventVariants(wire.match_started_event(rec, connected=rec.connected))]
+    events = [EventVariants(wire.match_started_event(rec))]
     events += wire.engine_events_to_proto(state.rules, engine.opening_events(state))
     _clock_turn(rec, None, now, events)
     return events

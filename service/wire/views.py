@@ -10,7 +10,6 @@ are built once and copied.
 from __future__ import annotations
 
 import functools
-from collections.abc import Set as AbstractSet
 
 import engine
 from engine.cards import POINTS
@@ -56,10 +55,11 @@ _OCCUPANT: dict[str, table_pb2.OccupantKind] = {
     HUMAN: table_pb2.OCCUPANT_KIND_HUMAN,
     BOT: table_pb2.OCCUPANT_KIND_BOT,
 }
-_NOBODY: AbstractSet[int] = frozenset()
 
 
-def _seat_msg(record: TableRecord, index: int, connected: AbstractSet[int]) -> table_pb2.Seat:
+def _seat_msg(record: TableRecord, index: int) -> table_pb2.Seat:
+    """A seat as the record has it; a human's is ``connected`` when the record was loaded
+    with a stream open for it (``TableRecord.connected``)."""
     info = record.seats[index]
     occupant = info.occupant
     bot = occupant == BOT
@@ -69,24 +69,21 @@ def _seat_msg(record: TableRecord, index: int, connected: AbstractSet[int]) -> t
         occupant=_OCCUPANT.get(occupant, table_pb2.OCCUPANT_KIND_UNSPECIFIED),
         display_name=info.name if occupant != EMPTY else "",
         bot_level=info.bot_level if bot else "",
-        connected=bot or (occupant == HUMAN and index in connected),
+        connected=bot or (occupant == HUMAN and index in record.connected),
     )
 
 
-def _seat_msgs(record: TableRecord, connected: AbstractSet[int]) -> list[table_pb2.Seat]:
-    return [_seat_msg(record, i, connected) for i in range(len(record.seats))]
+def _seat_msgs(record: TableRecord) -> list[table_pb2.Seat]:
+    return [_seat_msg(record, i) for i in range(len(record.seats))]
 
 
-def table_to_proto(
-    record: TableRecord, *, connected: AbstractSet[int] = _NOBODY
-) -> table_pb2.Table:
-    """The lobby summary of a table. ``connected``: the human seats with an open WatchTable
-    stream (the record does not know; ``Seat.connected`` is false for the others)."""
+def table_to_proto(record: TableRecord) -> table_pb2.Table:
+    """The lobby summary of a table."""
     out = table_pb2.Table(
         table_id=record.table_id,
         visibility=_VISIBILITY.get(record.visibility, table_pb2.VISIBILITY_UNSPECIFIED),
         status=_STATUS.get(record.status, table_pb2.TABLE_STATUS_UNSPECIFIED),
-        seats=_seat_msgs(record, connected),
+        seats=_seat_msgs(record),
         free_seats=len(record.free_seats()),
         create_time=timestamp(record.created_at),
         version=record.version,
@@ -95,12 +92,10 @@ def table_to_proto(
     return out
 
 
-def seat_joined_event(
-    record: TableRecord, seat: int, *, connected: AbstractSet[int] = _NOBODY
-) -> event_pb2.Event:
+def seat_joined_event(record: TableRecord, seat: int) -> event_pb2.Event:
     """``SeatJoined`` for ``seat`` as the record has it now (public)."""
     return event_pb2.Event(
-        seat_joined=event_pb2.SeatJoined(seat=_seat_msg(record, seat, connected))
+        seat_joined=event_pb2.SeatJoined(seat=_seat_msg(record, seat))
     )
 
 
@@ -109,9 +104,7 @@ def seat_left_event(seat: int) -> event_pb2.Event:
     return event_pb2.Event(seat_left=event_pb2.SeatLeft(seat=seat))
 
 
-def match_started_event(
-    record: TableRecord, *, connected: AbstractSet[int] = _NOBODY
-) -> event_pb2.Event:
+def match_started_event(record: TableRecord) -> event_pb2.Event:
     """``MatchStarted`` for a record whose match state exists (public). The first dealer is
     derived from the state (the dealer moves one seat per hand, RULES.md §3)."""
     state = record.state
@@ -119,7 +112,7 @@ def match_started_event(
         raise ValueError("the match has not started: the record has no state")
     n = state.rules.players
     first_dealer = (state.dealer - (state.hand_no - 1)) % n
-    msg = event_pb2.MatchStarted(seats=_seat_msgs(record, connected), first_dealer=first_dealer)
+    msg = event_pb2.MatchStarted(seats=_seat_msgs(record), first_dealer=first_dealer)
     msg.rules.CopyFrom(rules_msg(record.preset, record.rules))
     return event_pb2.Event(match_started=msg)
 
@@ -179,15 +172,14 @@ def _completed_trick(
     )
 
 
-def view_to_proto(
-    record: TableRecord, seat: int | None, *, connected: AbstractSet[int] = _NOBODY
-) -> view_pb2.TableView:
+def view_to_proto(record: TableRecord, seat: int | None) -> view_pb2.TableView:
     """The ``TableView`` of ``record`` for ``seat`` (``None``: a spectator).
 
     Every card comes from :func:`engine.view`, so the view holds only what the seat may see.
-    Before the match starts only the table part is filled. ``connected`` is as in
-    :func:`table_to_proto`. ``PlayedCard.timed_out`` marks the cards of this hand the
-    server played on timeout (``record.auto_played``).
+    Before the match starts only the table part is filled. A human's seat is ``connected``
+    when the record was loaded with a stream open for it (``record.connected``).
+    ``PlayedCard.timed_out`` marks the cards of this hand the server played on timeout
+    (``record.auto_played``).
     """
     out = view_pb2.TableView(
         table_id=record.table_id,
@@ -195,7 +187,7 @@ def view_to_proto(
         last_event_sequence=record.last_seq,
         status=_STATUS.get(record.status, table_pb2.TABLE_STATUS_UNSPECIFIED),
         visibility=_VISIBILITY.get(record.visibility, table_pb2.VISIBILITY_UNSPECIFIED),
-        seats=_seat_msgs(record, connected),
+        seats=_seat_msgs(record),
         game_results=[
             score_pb2.GameResult(
                 game_number=g.game_no, winner_side=g.winner, scores=g.scores, by_tute=g.by_tute

@@ -78,7 +78,8 @@ async def test_the_table_looks_as_reviewed(
 ) -> None:
     state = _position(rules, want)
     record = _record(state, bots)
-    view = wire.view_to_proto(record, 0, connected=frozenset(range(rules.players)))
+    record.connected = frozenset(range(rules.players))
+    view = wire.view_to_proto(record, 0)
     app = PlayApp(TuteClient("127.0.0.1:1"), menu=False)
     async with app.run_test(size=(100, 40)) as pilot:
         app.connection = "connected"

@@ -41,6 +41,7 @@ Helpers: :func:`legal` (legal actions as texts), :func:`act` (apply moves in tex
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -298,3 +299,20 @@ def play_out(
         if not until_hand_ends:
             break
     return state, events
+
+
+def random_action(
+    rng: random.Random, state: State, acts: Sequence[int], forfeit_rate: float
+) -> tuple[int, int]:
+    """A random player's (seat, action) for the seat on turn, given its legal ``acts``: it
+    forfeits (any seat) at ``forfeit_rate``, lets the clock run out (timeout) in 5% of turns,
+    and otherwise prefers a declaration when it has one."""
+    r = rng.random()
+    declarations = [a for a in acts if a >= engine.SING]
+    if r < forfeit_rate:
+        return rng.randrange(state.rules.players), engine.FORFEIT
+    if r < 0.05:
+        return state.turn, engine.TIMEOUT
+    if declarations and r < 0.8:
+        return state.turn, rng.choice(declarations)
+    return state.turn, rng.choice(acts)

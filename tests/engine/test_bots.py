@@ -13,10 +13,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import PRESETS, Rules, State, apply, legal_actions, new_match, view
-from engine.bots import BOTS, HARD, MEDIUM, SearchBot, declaration, easy_bot
+from engine.bots import (
+    BOTS,
+    HARD,
+    MEDIUM,
+    RATINGS,
+    RATINGS_CI95,
+    SearchBot,
+    declaration,
+    easy_bot,
+    level_for,
+)
 from engine.determinize import determinize
 from engine.game import _follow_cards
-from engine.search import Rollout, follow_mask, solve
+from engine.search import Rollout, follow_mask, rollout_values, solve
 from engine.state import PLAYING
 
 from .positions import legal, position, texts
@@ -25,7 +35,7 @@ FAST = {
     "random": BOTS["random"],
     "easy": BOTS["easy"],
     "medium": SearchBot(MEDIUM._replace(samples=3, time_s=600.0)),
-    "hard": SearchBot(HARD._replace(samples=3, solve_cards=8, node_limit=3000, time_s=600.0)),
+    "hard": SearchBot(HARD._replace(samples=3, solve_tricks=2, node_limit=3000, time_s=600.0)),
 }
 """The levels with small budgets: the same code paths, quicker. Their samples, not the time
 bound, end the search (so that a busy machine changes no move)."""
@@ -169,6 +179,28 @@ def test_a_rollout_plays_legal_cards_and_scores_as_the_engine(preset: str, left:
     assert checked >= 6
 
 
+@pytest.mark.parametrize(("preset", "left"), [("parejas", 13), ("tres", 10), ("corriente-8", 9)])
+def test_a_rollout_solves_its_tail_exactly(preset: str, left: int) -> None:
+    """The seat on turn plays the trick's last card: a rollout that solves from the next trick
+    on gives each card the solver's value; past its node limit it is the plain rollout."""
+    rules = PRESETS[preset]
+    checked = 0
+    for seed in range(12):
+        s = endgame(rules, seed, left)
+        if s is None:
+            continue
+        assert len(s.trick) == rules.players - 1
+        side = s.turn % 2 if rules.players == 4 else s.turn
+        cards = [a for a in legal_actions(s, s.turn) if a < 40]
+        values = solve(s, side)
+        assert values is not None
+        assert rollout_values(s, side, cards, solve_tricks=10) == [values[c] for c in cards]
+        assert rollout_values(s, side, cards, solve_tricks=10, node_limit=1) == (
+            rollout_values(s, side, cards))
+        checked += 1
+    assert checked >= 6
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2**32), steps=st.integers(1, 80),
        preset=st.sampled_from(sorted(PRESETS)))
@@ -226,3 +258,17 @@ def test_easy_wins_a_trick_with_points_cheaply() -> None:
     # Last to play, it must head the rey: with the 3 rather than the ace.
     assert set(legal(s)) == {"1C", "3C"}
     assert texts([easy_bot(rules, view(s, 0), random.Random(0))]) == {"3C"}
+
+
+def test_the_ratings_rank_every_level_in_order() -> None:
+    assert list(RATINGS) == list(BOTS) == list(RATINGS_CI95)
+    assert RATINGS["random"] == 0.0
+    values = [RATINGS[level] for level in BOTS]
+    assert values == sorted(values) and len(set(values)) == len(values)
+    for level, (lo, hi) in RATINGS_CI95.items():
+        assert lo <= RATINGS[level] <= hi
+    for level in BOTS:
+        assert level_for(RATINGS[level]) == level
+        assert level_for(RATINGS[level] + 1) == level
+    assert level_for(-1000) == "random"
+    assert level_for(10_000) == "hard"

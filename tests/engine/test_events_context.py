@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from engine import FORFEIT, PRESETS, TIMEOUT, Rules, State, apply, legal_actions, new_match
+from engine import FORFEIT, PRESETS, Rules, State, apply, legal_actions, new_match
 from engine.events import (
     CanteSung,
     CardPlayed,
@@ -28,7 +28,7 @@ from engine.events import (
     TuteDeclared,
 )
 
-from .positions import act, events_of, play_out, position
+from .positions import act, events_of, play_out, position, random_action
 
 
 def side_cantes(s: State) -> tuple[int, ...]:
@@ -76,18 +76,7 @@ def play(rules: Rules, seed: int) -> dict[str, int]:
     s = new_match(rules, rng.getrandbits(32))
     seen: dict[str, int] = {}
     while not s.over:
-        seat = s.turn
-        acts = legal_actions(s, seat)
-        r = rng.random()
-        declarations = [a for a in acts if a >= 40]
-        if r < 0.003:
-            action, seat = FORFEIT, rng.randrange(rules.players)
-        elif r < 0.05:
-            action = TIMEOUT
-        elif declarations and r < 0.8:
-            action = rng.choice(declarations)
-        else:
-            action = rng.choice(acts)
+        seat, action = random_action(rng, s, legal_actions(s, s.turn), 0.003)
         after, events = apply(s, seat, action)
         check_context(s, after, events)
         for e in events:

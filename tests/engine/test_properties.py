@@ -17,10 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import (
-    FORFEIT,
     NUM_PLAYER_ACTIONS,
     PRESETS,
-    TIMEOUT,
     ActionKind,
     IllegalAction,
     InvalidInput,
@@ -42,6 +40,8 @@ from engine.events import CardPlayed, HandEnded, MatchEnded, TuteDeclared
 from engine.game import pack_for
 from engine.rules import CanteSingers
 from engine.view import visible_to
+
+from .positions import random_action
 
 PLAYER_ACTIONS = range(NUM_PLAYER_ACTIONS)
 
@@ -180,16 +180,7 @@ def play_match(rules: Rules, seed: int, *, check: bool) -> tuple[list[Any], Stat
         if check:
             check_state(s)
             check_rejections(s, seat, acts)
-        r = rng.random()
-        declarations = [a for a in acts if a >= 40]
-        if r < 0.002:
-            action, seat = FORFEIT, rng.randrange(n)
-        elif r < 0.05:
-            action = TIMEOUT
-        elif declarations and r < 0.8:
-            action = rng.choice(declarations)
-        else:
-            action = rng.choice(acts)
+        seat, action = random_action(rng, s, acts, 0.002)
         old = s
         s, events = apply(s, seat, action)
         if check:

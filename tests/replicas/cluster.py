@@ -60,7 +60,7 @@ class Replica:
             del env[key]
         args = [
             sys.executable, "-m", "service.main", "--host", "127.0.0.1", "--port", "0",
-            "--metrics-port", str(self.metrics_port), "--store", store_url,
+            "--metrics-port", str(self.metrics_port), "--http-port", "-1", "--store", store_url,
             "--bot-delay-s", "0", "--scheduler-poll-s", "0.02", "--grace-s", "1",
             "--log-format", "json", "--log-level", "warning",
             # every test client calls from 127.0.0.1: no per-caller limits

@@ -1,20 +1,28 @@
-"""Fixtures for service tests: a real server on loopback (port 0) and a client stub."""
+"""Fixtures for service tests: a real server on loopback (port 0) and a client stub.
+
+``stub`` speaks the native gRPC port; in the contract modules (:data:`CONTRACT`: the tests of
+the API itself) every test that takes it runs once per transport (``transport``: ``grpc``,
+``connect``, ``grpcweb``; tests/web/stub.py), so the browser's path answers exactly as the
+native one."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 import pytest
 
 from service.config import Settings
 from service.server import Server, create_server
-from tute.v1 import service_pb2_grpc
+from tests.web.stub import TRANSPORTS, open_stub
 
 FAST = Settings(
     host="127.0.0.1",
     port=0,
     metrics_port=0,
+    http_port=-1,
     bot_delay_s=0.0,
     scheduler_poll_s=0.01,
     grace_s=0.2,
@@ -27,12 +35,18 @@ FAST = Settings(
     invite_rate_per_s=0.0,
 )
 """Settings for tests: loopback, port 0, bots play at once, no per-caller limits (every test
-client calls from 127.0.0.1; tests/service/test_limits.py sets its own)."""
+client calls from 127.0.0.1; tests/service/test_limits.py sets its own). No HTTP port: a
+test of a browser transport takes :func:`settings_for` it."""
+
+
+def settings_for(transport: str) -> Settings:
+    """FAST, with a free HTTP port for the browser transports (``connect``, ``grpcweb``)."""
+    return FAST if transport == "grpc" else dataclasses.replace(FAST, http_port=0)
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[Server]:
-    srv = await create_server(FAST)
+async def server(transport: str) -> AsyncIterator[Server]:
+    srv = await create_server(settings_for(transport))
     try:
         yield srv
     finally:
@@ -45,6 +59,24 @@ async def channel(server: Server) -> AsyncIterator[grpc.aio.Channel]:
         yield ch
 
 
+CONTRACT = frozenset({"test_matches", "test_errors", "test_resume", "test_races",
+                      "test_hidden_info"})
+"""The modules whose ``stub`` tests run on every transport."""
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    module = metafunc.module.__name__.rpartition(".")[2]
+    if "transport" in metafunc.fixturenames and module in CONTRACT:
+        metafunc.parametrize("transport", TRANSPORTS)
+
+
 @pytest.fixture
-def stub(channel: grpc.aio.Channel) -> service_pb2_grpc.TuteServiceStub:
-    return service_pb2_grpc.TuteServiceStub(channel)
+def transport() -> str:
+    """The transport ``stub`` speaks (outside the contract modules: native gRPC)."""
+    return "grpc"
+
+
+@pytest.fixture
+async def stub(server: Server, transport: str) -> AsyncIterator[Any]:
+    async with open_stub(server, transport) as s:
+        yield s

@@ -405,7 +405,8 @@ def test_table_to_proto() -> None:
     rec = make_record(None, rules, "tres", visibility=PRIVATE)
     rec.seats[1] = SeatInfo()
     rec.seats[2] = SeatInfo(BOT, "Bot 2", "", "random")
-    msg = round_trip(wire.table_to_proto(rec, connected={0}))
+    rec.connected = frozenset({0})
+    msg = round_trip(wire.table_to_proto(rec))
     assert msg.table_id == "t-1" and msg.version == 9
     assert msg.status == table_pb2.TABLE_STATUS_WAITING
     assert msg.visibility == table_pb2.VISIBILITY_PRIVATE

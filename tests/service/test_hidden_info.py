@@ -528,7 +528,7 @@ async def test_no_hidden_card_reaches_any_seat_or_spectator(
     server: Server, stub: Stub, oracle: Oracle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A few matches per preset over the wire; the combinatorics are the engine's and
-    # convert's (test_properties.py, test_convert.py), the long runs below (slow).
+    # the wire's (test_properties.py, test_convert.py), the long runs below (slow).
     stats = await run_matches(server, stub, oracle, monkeypatch, per_preset=5, seed=20240601)
     assert stats.kinds.get("trump_exchanged") and stats.kinds.get("tute_declared"), stats.kinds
 

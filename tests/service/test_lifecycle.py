@@ -37,6 +37,7 @@ GRACE_S = 2.0
 
 def _env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TUTE_")}
+    env["TUTE_HTTP_PORT"] = "0"  # a free HTTP port: never the default 8080 of a running server
     path = [str(ROOT), str(ROOT / "protos")]
     if env.get("PYTHONPATH"):
         path.append(env["PYTHONPATH"])

@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TUTE_")}
+    env["TUTE_HTTP_PORT"] = "0"  # a free HTTP port: never the default 8080 of a running server
     env["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT), str(ROOT / "protos"), *filter(None, [env.get("PYTHONPATH")])]
     )

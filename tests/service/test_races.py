@@ -18,9 +18,10 @@ import pytest
 from service.server import create_server
 from service.store.base import Store
 from service.store.memory import MemoryStore
+from tests.web.stub import open_stub
 from tute.v1 import service_pb2, service_pb2_grpc
 
-from .conftest import FAST
+from .conftest import settings_for
 from .helpers import Seated, auth, error_info, table_with_humans, view_of
 from .matchplay import Watcher, kind
 
@@ -57,12 +58,12 @@ after it, so that concurrent requests really interleave between their store call
 
 
 @pytest.fixture(params=["memory", "suspending"])
-async def racy(request) -> AsyncIterator[Stub]:  # type: ignore[no-untyped-def]
+async def racy(request, transport: str) -> AsyncIterator[Stub]:  # type: ignore[no-untyped-def]
     store = MemoryStore() if request.param == "memory" else SuspendingStore(MemoryStore())
-    srv = await create_server(FAST, store=store)
+    srv = await create_server(settings_for(transport), store=store)
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
-            yield service_pb2_grpc.TuteServiceStub(ch)
+        async with open_stub(srv, transport) as stub:
+            yield stub
     finally:
         await srv.shutdown()
 

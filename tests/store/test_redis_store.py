@@ -25,7 +25,7 @@ from service.store.base import (
 )
 from service.store.redis import RedisOptions, RedisStore
 from service.store.redis.connect import Link
-from service.store.redis.keys import Keys
+from service.store.redis.keys import Keys, Shard
 from tests.support.redis import RedisProcess
 
 
@@ -351,12 +351,13 @@ def test_the_design_document_lists_every_key_and_no_other() -> None:
     section = doc.split("## Keys", 1)[1].split("\n## ", 1)[0]
     listed = set(re.findall(r"^\| `([^`]+)` \|", section, re.M))
     k = Keys("tute")
+    (g,) = k.shards  # one shard: the global slot
     single = {"applied", "born", "bots", "bots_total", "due", "invite_of", "invites", "lobby",
               "lobby_entries", "markers", "rebuild"}
-    assert set(Keys.__slots__) == single | {"claim", "index", "prefix", "status"}
-    made = {getattr(k, name) for name in single}
+    assert set(Shard.__slots__) == single | {"claim", "index", "number", "status"}
+    made = {getattr(g, name) for name in single}
     made |= {k.table("T"), k.stream("T"), k.idempotency("T"), k.presence("T"),
-             k.bucket("<key>"), f"{k.claim}:<n>"}
-    assert {s.rsplit(":", 1)[0] for s in k.status} == {"{tute:g}:st"}
+             k.acknowledged("T"), k.bucket("<key>"), f"{g.claim}:<n>"}
+    assert {s.rsplit(":", 1)[0] for s in g.status} == {"{tute:g}:st"}
     made.add("{tute:g}:st:<s>")
     assert listed == made

@@ -88,21 +88,24 @@ class Stores:
                     r.config_set("stream-node-max-entries", 100)
 
 
-@pytest.fixture(params=["memory", "redis", "cluster"])
+@pytest.fixture(params=["memory", "redis", "cluster", "cluster-sharded"])
 async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
+    """``cluster-sharded``: the Cluster with its indexes in three shards."""
     clock = FakeClock()
     if request.param == "memory":
         one = MemoryStore(clock=clock)
         yield Stores(one, one, "memory", clock=clock)
         return
     url = request.getfixturevalue("redis_url" if request.param == "redis" else "redis_cluster_url")
+    if request.param == "cluster-sharded":
+        url += "&index_shards=3"
     if request.param == "redis":
         ports: tuple[int, ...] = (request.getfixturevalue("redis_proc").port,)
     else:
         ports = tuple(request.getfixturevalue("redis_cluster").ports)
     a = RedisStore.from_url(url, clock=clock)
     b = RedisStore.from_url(url, clock=clock)
-    assert a.cluster == b.cluster == (request.param == "cluster")
+    assert a.cluster == b.cluster == request.param.startswith("cluster")
     try:
         yield Stores(a, b, request.param, url, ports, clock)
     finally:

@@ -10,7 +10,10 @@ a Cluster, repair, live events, and what survives a Redis restart. This package:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import secrets
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import cast
 
@@ -30,9 +33,9 @@ from ..base import (
     StoreUnavailable,
     Subscription,
 )
-from .connect import Link, Script, open_link
-from .index import GONE, Index, encode_lobby, lobby_score
-from .keys import STATUSES, Keys
+from .connect import UNREACHABLE, Link, Script, guard, open_link, unavailable
+from .index import GONE, Index, encode_lobby, lobby_score, log
+from .keys import STATUSES, Keys, Shard
 from .options import RedisOptions, ms
 from .reader import Readers, event_from_entry
 
@@ -58,7 +61,7 @@ class RedisStore(Store):
         self.cluster = link.cluster
         self._clock = clock
         """The time of presence expiries and of repair passes (the Lua scripts read Redis's)."""
-        self.keys = keys = Keys(options.prefix)
+        self.keys = keys = Keys(options.prefix, options.index_shards)
         self.index = Index(link, keys, options, clock)
         self.readers = Readers(link.readers, keys, options)
         client = link.client
@@ -118,6 +121,7 @@ class RedisStore(Store):
         state = cast(list[bytes], reply[2:9])
         self.index.remember(table_id, 1, [*state[:4], state[6]])
         await self.index.settle([(table_id, 1, state)], markers)
+        await self._replicated(table_id)
 
     async def delete(self, table_id: str, expected_version: int) -> bool:
         # Like a commit that changes the index: a marker first, the table's keys go in one
@@ -157,12 +161,16 @@ class RedisStore(Store):
         return int(version), record
 
     async def find_invite(self, invite_code: str) -> str | None:
+        # An invite code is in the shard of its table, which the code does not tell: every
+        # shard is asked (at once).
         client = self.link.client
         async with self.link.call():
-            found = cast(bytes | None, await client.hget(self.keys.invites, invite_code))
-            if found is None:
+            found = await asyncio.gather(*(client.hget(sh.invites, invite_code)
+                                           for sh in self.keys.shards))
+            ids = [cast(bytes, f).decode() for f in found if f is not None]
+            if not ids:
                 return None
-            table_id = found.decode()
+            table_id = ids[0]
             if not await client.exists(self.keys.table(table_id)):
                 return None
         return table_id
@@ -213,11 +221,13 @@ class RedisStore(Store):
             index.remember(table_id, version, [*state[:4], state[6]])
             if markers:
                 await index.settle([(table_id, version, state)], markers)
+            await self._replicated(table_id)
             return CommitOutcome(True, version)
         await index.settle([], markers)
         if applied == -1:
             index.forget(table_id)
         if len(reply) > 2:
+            await self._replicated(table_id)  # the first one may have failed in its WAIT
             return CommitOutcome(False, version, reply[2])
         return CommitOutcome(False, max(version, 0))
 
@@ -225,7 +235,16 @@ class RedisStore(Store):
         async with self.link.call():
             found = await self.link.client.hget(self.keys.idempotency(table_id),
                                                 idempotency_key)
+        if found is not None:
+            await self._replicated(table_id)  # its first answer may have failed in its WAIT
         return cast(bytes | None, found)
+
+    async def _replicated(self, table_id: str) -> None:
+        """With ``wait_replicas``: return once that many replicas of the table's node have
+        what it wrote (else StoreUnavailable); see :meth:`.connect.Link.replicated`."""
+        if self.options.wait_replicas > 0:
+            await self.link.replicated(self.keys.acknowledged(table_id),
+                                       self.options.wait_replicas, self.options.wait_ms)
 
     async def events_after(self, table_id: str, seq: int) -> list[StoredEvent] | None:
         seq = max(seq, 0)
@@ -324,10 +343,68 @@ class RedisStore(Store):
 
     async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:
         await self.index.maybe_repair()
-        record = f"{self.keys.claim}:{secrets.token_hex(8)}"
+        shards = self.keys.shards
+        if len(shards) == 1:
+            return await self._claim_shard(shards[0], now, lease_s, limit)
+        # The earliest ``limit`` due items over all shards: each shard's first ``limit`` read
+        # at once, then each shard claims its part of the earliest (the claim script takes
+        # a shard's earliest first). A shard that cannot be reached is skipped (its items
+        # wait for it); only when none can be is the claim unavailable.
+        client = self.link.client
+        now_s = repr(now)
+        async with self.link.call():
+            peeks = await asyncio.gather(
+                *(client.zrangebyscore(sh.due, "-inf", now_s, start=0, num=limit,
+                                       withscores=True) for sh in shards),
+                return_exceptions=True)
+        due: list[tuple[float, int]] = []
+        failed: BaseException | None = None
+        for i, peek in enumerate(peeks):
+            if isinstance(peek, BaseException):
+                failed = failed or peek
+                continue
+            due += [(float(score), i) for _, score in cast(list[tuple[bytes, float]], peek)]
+        if failed is not None:
+            if not (isinstance(failed, UNREACHABLE) or unavailable(failed)) or all(
+                isinstance(p, BaseException) for p in peeks
+            ):
+                with guard(self.link.where):
+                    raise failed
+            log.warning("index_shard_unavailable", error=str(failed))
+        due.sort()
+        counts = Counter(i for _, i in due[:limit])
+        got = await asyncio.gather(*(self._claim_shard(shards[i], now, lease_s, k)
+                                     for i, k in counts.items()), return_exceptions=True)
+        items: list[DueItem] = []
+        spent = {i for i, p in enumerate(peeks) if isinstance(p, BaseException)}
+        for (i, k), outcome in zip(counts.items(), got, strict=True):
+            if isinstance(outcome, StoreUnavailable):
+                log.warning("index_shard_unavailable", error=str(outcome))
+                spent.add(i)
+            elif isinstance(outcome, BaseException):
+                raise outcome
+            else:
+                items += outcome
+                if len(outcome) < k:
+                    spent.add(i)  # another claim took some: nothing more due there
+        # Short (concurrent claims took some first): the rest from the shards that may still
+        # have some, one after the other.
+        for i in range(len(shards)):
+            if len(items) >= limit or not due:
+                break
+            if i in spent:
+                continue
+            with contextlib.suppress(StoreUnavailable):
+                items += await self._claim_shard(shards[i], now, lease_s, limit - len(items))
+        items.sort(key=lambda d: d.due_at)  # earliest first, as one shard gives them
+        return items
+
+    async def _claim_shard(self, shard: Shard, now: float, lease_s: float,
+                           limit: int) -> list[DueItem]:
+        record = f"{shard.claim}:{secrets.token_hex(8)}"
         async with self.link.call():
             reply = await self._claim(
-                keys=[self.keys.due, record],
+                keys=[shard.due, record],
                 args=[repr(now), repr(now + lease_s), limit, ms(lease_s)],
             )
         return [
@@ -337,18 +414,23 @@ class RedisStore(Store):
     async def renew_due(self, held: Mapping[str, float], until: float) -> list[str]:
         if not held:
             return []
-        args: list[bytes | str | int] = [repr(until)]
-        for table_id, at in held.items():
-            args += [table_id, repr(at)]
-        async with self.link.call():
-            renewed = await self._renew(keys=[self.keys.due], args=args)
-        return [t.decode() for t in renewed]
+        renewed: list[str] = []
+        for shard, ids in self.keys.group(held).items():
+            args: list[bytes | str | int] = [repr(until)]
+            for table_id in ids:
+                args += [table_id, repr(held[table_id])]
+            async with self.link.call():
+                done = await self._renew(keys=[shard.due], args=args)
+            renewed += [t.decode() for t in done]
+        return renewed
 
     async def next_due(self) -> float | None:
+        client = self.link.client
         async with self.link.call():
-            first = cast(list[tuple[bytes, float]], await self.link.client.zrange(
-                self.keys.due, 0, 0, withscores=True))
-        return float(first[0][1]) if first else None
+            firsts = await asyncio.gather(*(client.zrange(sh.due, 0, 0, withscores=True)
+                                            for sh in self.keys.shards))
+        due = [float(f[0][1]) for f in cast(list[list[tuple[bytes, float]]], firsts) if f]
+        return min(due) if due else None
 
     async def repair(self) -> None:
         """One repair pass of the indexes now (:meth:`.index.Index.repair`)."""
@@ -356,13 +438,16 @@ class RedisStore(Store):
 
     async def count_tables(self) -> dict[str, int]:
         async with self.link.call():
-            counts = await self._count(keys=self.keys.status, args=[])
-        return {s: int(n) for s, n in zip(STATUSES, counts, strict=True)}
+            counts = await asyncio.gather(*(self._count(keys=sh.status, args=[])
+                                            for sh in self.keys.shards))
+        return {s: sum(int(c[i]) for c in counts) for i, s in enumerate(STATUSES)}
 
     async def count_bot_seats(self) -> int:
+        client = self.link.client
         async with self.link.call():
-            total = await self.link.client.get(self.keys.bots_total)
-        return int(total or 0)
+            totals = await asyncio.gather(*(client.get(sh.bots_total)
+                                            for sh in self.keys.shards))
+        return sum(int(t or 0) for t in totals)
 
     async def take_tokens(
         self, key: str, rate: float, burst: float, cost: float, now: float
@@ -376,11 +461,12 @@ class RedisStore(Store):
         return BucketOutcome(int(taken) == 1, float(wait))
 
     async def ping(self) -> None:
-        # A keyed read: on a Cluster it asks the node of the global slot, which the lobby,
-        # the scheduler and every index change need (another node down fails the calls about
-        # its own tables, with UNAVAILABLE, and the others go on).
+        # A keyed read of each index shard: on a Cluster it asks the nodes of the shards,
+        # which the lobby, the scheduler and index changes need (another node down fails the
+        # calls about its own tables, with UNAVAILABLE, and the others go on).
+        client = self.link.client
         async with self.link.call():
-            await self.link.client.exists(self.keys.born)
+            await asyncio.gather(*(client.exists(sh.born) for sh in self.keys.shards))
 
     async def close(self) -> None:
         self.readers.stop_all()

@@ -146,6 +146,26 @@ class Link:
             finally:
                 self._gate.release()
 
+    async def replicated(self, key: str, replicas: int, wait_ms: int) -> None:
+        """Return once ``replicas`` replicas of ``key``'s node have every write made there so
+        far (``WAIT``); else raise :class:`StoreUnavailable`.
+
+        ``WAIT`` counts the writes of its own connection, so it goes in one pipeline after a
+        write of its own to ``key`` (a small key of the same slot that expires): a replica
+        that has that write has every earlier one of the node."""
+        async with self.call():
+            pipe = self.client.pipeline(transaction=False)
+            pipe.set(key, b"", px=60_000)
+            if isinstance(self.client, RedisCluster):
+                node = self.client.get_node_from_key(key)
+                pipe.execute_command("WAIT", replicas, wait_ms, target_nodes=node)
+            else:
+                pipe.execute_command("WAIT", replicas, wait_ms)
+            _, acked = await pipe.execute()
+        if int(acked) < replicas:
+            raise StoreUnavailable(f"{self.where}: {int(acked)} of {replicas} replicas "
+                                   f"acknowledged a write within {wait_ms} ms")
+
     async def close(self) -> None:
         for client in (self.client, self.readers):
             with contextlib.suppress(Exception):

@@ -1,6 +1,7 @@
-"""The indexes across tables (lobby, due set, status sets, invites, bot seats) on the global
-slot: the write-ahead markers, the index step after a table's own step, the lobby read, and
-repair, scrub and rebuild (docs/redis-store.md, "Atomicity" and "Repair")."""
+"""The indexes across tables (lobby, due set, status sets, invites, bot seats) in their
+shards (one by default: the global slot): the write-ahead markers, the index step after a
+table's own step, the lobby read merged over the shards, and repair, scrub and rebuild
+(docs/redis-store.md, "Atomicity", "Repair" and "Sharded indexes")."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from redis.exceptions import ResponseError
 from ...clock import Clock
 from ..base import LobbyCursor, LobbyEntry, StoreUnavailable
 from .connect import Link, Script, guard
-from .keys import Keys
+from .keys import Keys, Shard
 from .options import RedisOptions, ms
 
 log = structlog.get_logger("tute.store.redis")
@@ -72,7 +73,8 @@ class Index:
         self._last_repair = -float("inf")
         self._repairing = False
         self._repair_failing = False
-        self._scrub_at = secrets.randbelow(1 << 30)  # replicas scrub different slices
+        # replicas scrub different slices; each shard its own
+        self._scrub_at = {sh.number: secrets.randbelow(1 << 30) for sh in keys.shards}
         self.rebuild_task: asyncio.Task[None] | None = None
 
     # -- what this replica last saw ------------------------------------------------------------
@@ -104,20 +106,39 @@ class Index:
         """Write a write-ahead marker for a change of ``table_id``'s index: (member, ms)."""
         member = f"{table_id}|{secrets.token_hex(8)}"
         async with self.link.call():
-            ms = await self._begin(keys=[self.keys.markers], args=[member])
+            ms = await self._begin(keys=[self.keys.shard_of(table_id).markers], args=[member])
         return member, int(ms)
 
     async def apply(self, items: Sequence[IndexItem], markers: Sequence[str]) -> None:
         """Apply tables' recorded index states (version 0: the table is gone), then remove
-        ``markers``; one script on the global slot."""
+        ``markers``; one script on each shard concerned (at once)."""
         if not items and not markers:
             return
+        shard_of = self.keys.shard_of
+        work: dict[Shard, tuple[list[IndexItem], list[str]]] = {}
+        for item in items:
+            work.setdefault(shard_of(item[0]), ([], []))[0].append(item)
+        for m in markers:
+            work.setdefault(shard_of(m.rsplit("|", 1)[0]), ([], []))[1].append(m)
+        if len(work) == 1:
+            ((shard, (some, marks)),) = work.items()
+            await self._apply_shard(shard, some, marks)
+            return
+        done = await asyncio.gather(*(self._apply_shard(sh, some, marks)
+                                      for sh, (some, marks) in work.items()),
+                                    return_exceptions=True)
+        for outcome in done:
+            if isinstance(outcome, BaseException):
+                raise outcome
+
+    async def _apply_shard(self, shard: Shard, items: Sequence[IndexItem],
+                           markers: Sequence[str]) -> None:
         args: list[bytes | str | int] = [len(items)]
         for table_id, version, state in items:
             args += [table_id, version, *(b"" if v is None else v for v in state)]
         args += markers
         async with self.link.call():
-            await self._index(keys=self.keys.index, args=args)
+            await self._index(keys=shard.index, args=args)
 
     async def settle(self, items: Sequence[IndexItem], markers: Sequence[str]) -> None:
         """The index step after a commit or a create. It cannot undo what the table step
@@ -132,10 +153,25 @@ class Index:
     async def lobby(
         self, preset: str, players: int, after: LobbyCursor | None, limit: int
     ) -> list[LobbyEntry]:
-        """The lobby page :meth:`~service.store.base.Store.lobby` describes."""
-        out: list[LobbyEntry] = []
+        """The lobby page :meth:`~service.store.base.Store.lobby` describes: the first
+        ``limit`` entries of each shard after the cursor (read at once), merged newest first
+        by (created at, table id), the order of one shard's sorted set, so the cursor pages
+        through the shards as through one."""
+        shards = self.keys.shards
         if limit <= 0:
-            return out
+            return []
+        if len(shards) == 1:
+            return await self._lobby_shard(shards[0], preset, players, after, limit)
+        pages = await asyncio.gather(*(self._lobby_shard(sh, preset, players, after, limit)
+                                       for sh in shards))
+        merged = sorted((e for page in pages for e in page),
+                        key=lambda e: (e.created_at, e.table_id), reverse=True)
+        return merged[:limit]
+
+    async def _lobby_shard(
+        self, shard: Shard, preset: str, players: int, after: LobbyCursor | None, limit: int
+    ) -> list[LobbyEntry]:
+        out: list[LobbyEntry] = []
         chunk = max(2 * limit, 100)
         client = self.link.client
         # The lobby's sorted set orders by (created_at, table_id): scores, then members for
@@ -146,7 +182,7 @@ class Index:
             offset = 0
             while len(out) < limit:
                 pairs = cast(list[tuple[bytes, float]], await client.zrevrangebyscore(
-                    self.keys.lobby, top, "-inf", start=offset, num=chunk, withscores=True))
+                    shard.lobby, top, "-inf", start=offset, num=chunk, withscores=True))
                 if not pairs:
                     break
                 offset += len(pairs)
@@ -154,7 +190,7 @@ class Index:
                 if not ids:
                     continue
                 raw = cast(list[bytes | None],
-                           await client.hmget(self.keys.lobby_entries, ids))
+                           await client.hmget(shard.lobby_entries, ids))
                 for table_id, data in zip(ids, raw, strict=True):
                     if data is None:
                         continue
@@ -200,15 +236,36 @@ class Index:
         await self._repair_found(*await self._find_suspects())
 
     async def _find_suspects(self) -> tuple[bool, list[str], set[str]]:
-        """(rebuild?, old markers, tables to reconcile), from the global slot."""
-        keys, options = self.keys, self.options
+        """(rebuild?, old markers, tables to reconcile), from every shard (at once). A shard
+        that cannot be reached is left for a later pass; when none can, StoreUnavailable."""
+        found = await asyncio.gather(*(self._shard_suspects(sh) for sh in self.keys.shards),
+                                     return_exceptions=True)
+        rebuild, markers, tables = False, [], set()
+        failed: BaseException | None = None
+        for outcome in found:
+            if isinstance(outcome, BaseException):
+                failed = failed or outcome
+                continue
+            rebuild = rebuild or outcome[0]
+            markers += outcome[1]
+            tables |= outcome[2]
+        if failed is not None and (len(found) == 1 or not isinstance(failed, StoreUnavailable)
+                                   or all(isinstance(o, BaseException) for o in found)):
+            raise failed
+        if failed is not None:
+            log.warning("index_shard_unavailable", error=str(failed))
+        return rebuild, markers, tables
+
+    async def _shard_suspects(self, shard: Shard) -> tuple[bool, list[str], set[str]]:
+        options = self.options
         async with self.link.call():
             reply = await self._suspects(
-                keys=[keys.markers, *keys.status, keys.born, keys.rebuild],
-                args=[ms(options.repair_after_s), options.repair_limit, self._scrub_at,
-                      options.scrub_batch, ms(options.rebuild_lease_s), secrets.token_hex(8)],
+                keys=[shard.markers, *shard.status, shard.born, shard.rebuild],
+                args=[ms(options.repair_after_s), options.repair_limit,
+                      self._scrub_at[shard.number], options.scrub_batch,
+                      ms(options.rebuild_lease_s), secrets.token_hex(8)],
             )
-        rebuild, old, lapsed, scrub, self._scrub_at = reply
+        rebuild, old, lapsed, scrub, self._scrub_at[shard.number] = reply
         markers = [m.decode() for m in old]
         tables = {m.rsplit("|", 1)[0] for m in markers}
         tables.update(t.decode() for t in [*lapsed, *scrub])
@@ -277,8 +334,9 @@ class Index:
             found += len(batch)
             await self._reconcile(batch, [])
             async with self.link.call():
-                await client.set(self.keys.born, "1")
-                await client.delete(self.keys.rebuild)
+                for shard in self.keys.shards:
+                    await client.set(shard.born, "1")
+                    await client.delete(shard.rebuild)
             if found:
                 log.info("redis_indexes_rebuilt", tables=found)
         except (StoreUnavailable, ResponseError) as exc:

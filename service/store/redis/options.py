@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-URL_OPTIONS = ("finished_ttl_s", "abandoned_ttl_s", "retention", "prefix", "timeout_s")
+URL_OPTIONS = ("finished_ttl_s", "abandoned_ttl_s", "retention", "prefix", "timeout_s",
+               "wait_replicas", "wait_ms", "index_shards")
 """The options a store URL may carry in its query string (``cluster`` besides)."""
 
 
@@ -39,6 +40,16 @@ class RedisOptions:
     """Old markers, and tables past their expiry (per status), taken per repair pass."""
     rebuild_lease_s: float = 60.0
     """How long the replica rebuilding lost indexes holds the job before another may."""
+    index_shards: int = 1
+    """Shards of the indexes across tables (lobby, due set, status sets...), each in a slot
+    of its own: a table's entries are in the shard of its id's hash. 1: the global slot
+    alone; on a Cluster, about as many as masters spreads the index traffic over them."""
+    wait_replicas: int = 0
+    """A create or commit is acknowledged once this many replicas of its node have it
+    (``WAIT``; 0: once its node has it)."""
+    wait_ms: int = 100
+    """How long that acknowledgement waits for the replicas before the call fails with
+    StoreUnavailable (the write stands; sending it again is answered once they have it)."""
     known_tables: int = 50_000
     """Tables whose index state a replica remembers (to skip the marker of a commit that
     keeps it); past that it forgets them all and starts again."""
@@ -46,6 +57,8 @@ class RedisOptions:
     def __post_init__(self) -> None:
         if self.retention < 1:
             raise ValueError("retention must be at least 1")
+        if self.index_shards < 1:
+            raise ValueError("index_shards must be at least 1")
         if self.repair_after_s <= self.fence_s:
             raise ValueError("repair_after_s must be above fence_s")
 
@@ -58,6 +71,9 @@ class RedisOptions:
             abandoned_ttl_s=float(given.get("abandoned_ttl_s", self.abandoned_ttl_s)),
             retention=int(given.get("retention", self.retention)),
             timeout_s=float(given.get("timeout_s", self.timeout_s)),
+            wait_replicas=int(given.get("wait_replicas", self.wait_replicas)),
+            wait_ms=int(given.get("wait_ms", self.wait_ms)),
+            index_shards=int(given.get("index_shards", self.index_shards)),
         )
 
 
