@@ -62,7 +62,15 @@ from .cards import Card, Mask, card_text, cards_of, mask_of, mask_text, parse_ca
 from .codec import decode_state, encode_state
 from .errors import IllegalAction, InvalidInput, InvalidOption, TuteError
 from .events import Event, HandResult, redact, visible_cards
-from .game import apply, cheapest_card, legal_actions, legal_cards, new_match, opening_events
+from .game import (
+    apply,
+    cheapest_card,
+    legal_actions,
+    legal_cards,
+    new_match,
+    opening_events,
+    with_deck,
+)
 from .rules import PRESETS, Rules
 from .state import State
 from .view import View, view
@@ -107,4 +115,5 @@ __all__ = [
     "redact",
     "view",
     "visible_cards",
+    "with_deck",
 ]
