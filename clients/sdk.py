@@ -81,6 +81,7 @@ import grpc
 from tute.v1 import (
     action_pb2,
     event_pb2,
+    record_pb2,
     rules_pb2,
     service_pb2,
     service_pb2_grpc,
@@ -450,6 +451,16 @@ class TuteClient:
             "GetTable", req, self._auth(table_id, spectator=spectator), retry_on=_STREAM_RETRY
         )
         return resp.view
+
+    async def get_match_record(self, *, table_id: str) -> record_pb2.MatchRecord:
+        """GetMatchRecord: the record of the table's finished match (``FailedPrecondition``
+        ``MATCH_NOT_OVER`` before it ends). Needs no token. Retried when the server is
+        unavailable."""
+        req = service_pb2.GetMatchRecordRequest(table_id=table_id)
+        resp: service_pb2.GetMatchRecordResponse = await self._call(
+            "GetMatchRecord", req, (), retry_on=_STREAM_RETRY
+        )
+        return resp.record
 
     async def submit(
         self,
