@@ -77,7 +77,7 @@ def commitment(seed: bytes) -> bytes:
     return hashlib.sha256(_COMMIT_PREFIX + _check_seed(seed)).digest()
 
 
-def encode_client_seed(client_seed: str) -> bytes:
+def encode_client_seed(client_seed: object) -> bytes:
     """A client seed's bytes (UTF-8); :class:`FairnessError` ``bad_client_seed`` if invalid."""
     if not isinstance(client_seed, str) or not client_seed.isprintable():
         raise FairnessError("bad_client_seed", "a client seed is printable text")
@@ -102,7 +102,8 @@ def deal_message(client_seeds: Sequence[str], hand_no: int, pack_size: int) -> b
         pack_size.to_bytes(1, "big"),
         len(client_seeds).to_bytes(1, "big"),
     ]
-    for s in client_seeds:
+    items: tuple[object, ...] = tuple(client_seeds)  # checked one by one, compiled or not
+    for s in items:
         data = encode_client_seed(s)
         parts.append(len(data).to_bytes(1, "big"))
         parts.append(data)
