@@ -22,6 +22,10 @@ class Settings:
     """0 disables the metrics endpoint."""
     store: str = "memory"
     """``memory``, ``redis://host:port/db`` or ``redis://node:port?cluster=1`` (Redis Cluster)."""
+    history: str = "memory"
+    """Where finished matches' records are kept (GetMatchRecord), after their tables expire:
+    ``memory`` (SQLite in memory), ``sqlite:///path/history.db`` (a SQLite file) or
+    ``postgresql://user@host:port/db`` (one history for every replica)."""
     log_format: str = "auto"
     """``json``, ``console`` or ``auto`` (console on a terminal, JSON otherwise)."""
     log_level: str = "info"
@@ -106,6 +110,8 @@ _HELP = {
     "port": "gRPC port (0: pick a free one and print it)",
     "metrics_port": "Prometheus metrics port (0: off)",
     "store": "'memory', redis://host:port/db, or redis://node:port?cluster=1 for Redis Cluster",
+    "history": "where finished match records are kept: 'memory', sqlite:///path/history.db or "
+    "postgresql://user@host:port/db",
     "log_format": "json, console or auto",
     "log_level": "debug, info, warning or error",
     "max_tables": "refuse new tables past this many (RESOURCE_EXHAUSTED)",
