@@ -20,8 +20,8 @@ import pytest
 import engine
 from clients import Table, TuteClient
 from clients.play import PlayApp
-from service import convert
-from service.model import BOT, HUMAN, PLAYING, SeatInfo, TableRecord
+from service import wire
+from service.tables.model import BOT, HUMAN, PLAYING, SeatInfo, TableRecord
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 DECLARE_RULES = engine.Rules(players=2, hand_size_2p=6, turn_time_s=0)
@@ -78,7 +78,7 @@ async def test_the_table_looks_as_reviewed(
 ) -> None:
     state = _position(rules, want)
     record = _record(state, bots)
-    view = convert.view_to_proto(record, 0, connected=frozenset(range(rules.players)))
+    view = wire.view_to_proto(record, 0, connected=frozenset(range(rules.players)))
     app = PlayApp(TuteClient("127.0.0.1:1"), menu=False)
     async with app.run_test(size=(100, 40)) as pilot:
         app.connection = "connected"

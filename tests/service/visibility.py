@@ -38,7 +38,7 @@ from google.protobuf.message import Message
 import engine
 from engine.cards import BIT, RANKS, card_of, card_text, cards_of
 from engine.game import pack_for
-from service.model import decode_record
+from service.tables.model import decode_record
 from tute.v1 import action_pb2, card_pb2, event_pb2, view_pb2
 
 Audience = int | None

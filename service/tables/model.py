@@ -1,4 +1,4 @@
-"""The service's own data: a table record (metadata, seats, the engine state) and its bytes.
+"""A table's record (metadata, seats, the engine state), its vocabulary and its bytes.
 
 A :class:`TableRecord` is everything the store keeps about a table under one key, with its
 ``version``: the memory and Redis stores keep it as :func:`encode_record` bytes. Events are
@@ -10,21 +10,62 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+from enum import StrEnum
 from typing import Any
 
 import engine
+from engine.bots import BOTS
 from engine.codec import decode_state, encode_state
 
-WAITING = "waiting"
-PLAYING = "playing"
-FINISHED = "finished"
 
-EMPTY = "empty"
-HUMAN = "human"
-BOT = "bot"
+class TableStatus(StrEnum):
+    """Where a table is in its life: seats being filled, a match on, the match over."""
 
-PUBLIC = "public"
-PRIVATE = "private"
+    WAITING = "waiting"
+    PLAYING = "playing"
+    FINISHED = "finished"
+
+
+class Occupant(StrEnum):
+    """Who sits in a seat."""
+
+    EMPTY = "empty"
+    HUMAN = "human"
+    BOT = "bot"
+
+
+class Visibility(StrEnum):
+    """Public tables are listed in the lobby; private ones are joined by invite code."""
+
+    PUBLIC = "public"
+    PRIVATE = "private"
+
+
+WAITING = TableStatus.WAITING
+PLAYING = TableStatus.PLAYING
+FINISHED = TableStatus.FINISHED
+EMPTY = Occupant.EMPTY
+HUMAN = Occupant.HUMAN
+BOT = Occupant.BOT
+PUBLIC = Visibility.PUBLIC
+PRIVATE = Visibility.PRIVATE
+
+PRESET_NAMES: frozenset[str] = frozenset(engine.PRESETS)
+"""The rules presets a table may be created with (and the lobby filtered by)."""
+BOT_LEVELS: frozenset[str] = frozenset(BOTS)
+"""The bot levels a table may seat."""
+
+
+def action_kind(action: int) -> str:
+    """The kind of an engine action, as the metrics label it: card, sing, tute, exchange,
+    timeout or forfeit."""
+    if engine.is_card(action):
+        return "card"
+    if engine.SING <= action < engine.SING + 4:
+        return "sing"
+    if action in (engine.TUTE_12, engine.TUTE_11):
+        return "tute"
+    return {engine.EXCHANGE: "exchange", engine.TIMEOUT: "timeout"}.get(action, "forfeit")
 
 
 @dataclasses.dataclass
@@ -35,7 +76,7 @@ class SeatInfo:
     there: it tells this occupancy from earlier ones of the same seat (0: not known, a record
     written before it was kept)."""
 
-    occupant: str = EMPTY
+    occupant: Occupant = EMPTY
     name: str = ""
     token_hash: str = ""
     bot_level: str = ""
@@ -66,12 +107,12 @@ class TableRecord:
     preset: str
     """The preset the rules came from ('' for custom rules)."""
     rules: engine.Rules
-    visibility: str
+    visibility: Visibility
     invite_code: str
     """Private tables: the code to join by; '' for public tables."""
     created_at: float
     seats: list[SeatInfo]
-    status: str = WAITING
+    status: TableStatus = WAITING
     state: engine.State | None = None
     deadline: float = 0.0
     """Unix time when the current turn times out; 0 = no clock (or no match)."""
@@ -105,6 +146,19 @@ class TableRecord:
             if s.token_hash and s.token_hash == token_hash:
                 return i
         return None
+
+    def bot_seats(self) -> int:
+        return sum(s.occupant == BOT for s in self.seats)
+
+
+def counts_for(watcher: str, seat: SeatInfo) -> bool:
+    """Does a present watcher of this seat count for its current occupant? A watcher id is
+    ``<occupancy>.<random>``; one without an occupancy (from a replica of an earlier version)
+    counts for whoever sits there."""
+    occupancy, dot, _ = watcher.partition(".")
+    if not dot:
+        return seat.occupant == HUMAN
+    return occupancy == seat.occupancy() != ""
 
 
 _FORMAT = 1
@@ -174,14 +228,14 @@ def decode_record(data: bytes) -> TableRecord:
         table_id=d["id"],
         preset=d["preset"],
         rules=_rules_from_options(d["rules"]),
-        visibility=d["vis"],
+        visibility=Visibility(d["vis"]),
         invite_code=d["invite"],
         created_at=d["created"],
         seats=[
-            SeatInfo(s[0], s[1], s[2], s[3], since)
+            SeatInfo(Occupant(s[0]), s[1], s[2], s[3], since)
             for s, since in zip(d["seats"], d.get("since") or [0] * len(d["seats"]), strict=True)
         ],
-        status=d["status"],
+        status=TableStatus(d["status"]),
         state=decode_state(base64.b64decode(d["state"])) if d["state"] else None,
         deadline=d["deadline"],
         turn_started=d["turn_started"],
