@@ -110,7 +110,8 @@ class ActionRecord(NamedTuple):
     offset_ms: int
     """Milliseconds from the start of the match."""
     by: str
-    """``player``, ``bot`` or ``server`` (a timeout, or a forfeit the server applied)."""
+    """``player`` (its own move, or leaving), ``bot``, or ``server`` (a timeout, or the
+    forfeit of a player who stayed disconnected)."""
 
     @property
     def timeout(self) -> bool:

@@ -137,6 +137,7 @@ class Server:
         await asyncio.sleep(drain)
         await self.grpc_server.stop(self.settings.grace_s - drain)
         await self.store.close()
+        await self.app.close_history()
         log.info("stopped")
 
 
@@ -179,6 +180,7 @@ async def create_server(
     )
     timed = TimedStore(inner, metrics)
     app = TableService(timed, settings, metrics, clock=clock)
+    await app.start_history()
     interceptor = CallInterceptor(metrics, access_log=settings.access_log)
     grpc_server = grpc.aio.server(interceptors=[interceptor], options=server_options(settings))
     service_pb2_grpc.add_TuteServiceServicer_to_server(TuteServicer(app), grpc_server)

@@ -24,11 +24,13 @@ import structlog
 from .. import wire
 from ..clock import Clock
 from ..config import Settings
+from ..durable import History
 from ..errors import Aborted, NotFound, ServiceError
 from ..metrics import Metrics
 from ..reasons import Reason
 from ..store.base import LobbyEntry, Store, StoredEvent
 from ..wire import EventVariants
+from . import records
 from .access import check_table_id
 from .changes import Changed
 from .model import (
@@ -75,6 +77,8 @@ class Context:
     settings: Settings
     metrics: Metrics
     clock: Clock
+    history: History
+    """Where finished matches' records are kept (:mod:`.records`)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -222,6 +226,8 @@ class Committer:
                     self._wake()
                 if rec.status != status_before:
                     _log_match(rec, status_before)
+                    if rec.status == FINISHED:
+                        await records.keep(self.ctx.history, rec)
                 return Committed(rec, changed.result, stored, response)
             if expect is not None:
                 raise Aborted(
