@@ -99,6 +99,17 @@ class TableService:
         """Connect to the history and apply its migrations."""
         await self.ctx.history.start()
 
+    async def prune_history(self) -> int:
+        """Delete the records older than the retention settings; how many went."""
+        now_ms = round(self.ctx.clock() * 1000)
+        gone = 0
+        for ranked, days in ((False, self.settings.history_casual_days),
+                             (True, self.settings.history_ranked_days)):
+            if days > 0:
+                gone += await self.ctx.history.prune(
+                    ranked=ranked, finished_before_ms=now_ms - round(days * 86_400_000))
+        return gone
+
     async def close_history(self) -> None:
         await self.ctx.history.close()
 

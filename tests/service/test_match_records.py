@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import random
 import sys
+import time
 from pathlib import Path
 
 import grpc
@@ -294,3 +296,55 @@ async def test_the_record_outlives_the_table(tmp_path: Path) -> None:
             assert (tmp_path / "r.json").exists()
     finally:
         await second.shutdown()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", sorted(engine.PRESETS))
+async def test_many_matches_of_every_preset_verify_and_replay(stub: Stub, preset: str) -> None:
+    """The issue's 200 random matches per preset (``TUTE_RECORD_MATCHES`` sets how many):
+    each record verifies and replays to the cards and result a spectator saw."""
+    count = int(os.environ.get("TUTE_RECORD_MATCHES", "200"))
+    rng = random.Random(f"many/{preset}")
+    for i in range(count):
+        seated = await _seated(stub, preset, {0: f"m{i}"})
+        spectator = Watcher(stub, seated.table_id, None, resume_after=0)
+        try:
+            await play_match(stub, seated, rng)
+            final = await view_of(stub, seated.table_id, None)
+            await spectator.wait_for_seq(final.last_event_sequence)
+        finally:
+            await spectator.close()
+        record = record_from_proto(await _record(stub, seated.table_id))
+        steps, _ = check(record)
+        played = [(e.card_played.seat, card(e.card_played.card)) for e in spectator.events
+                  if kind(e) == "card_played"]
+        assert [(e.seat, e.card) for s in steps for e in s.events
+                if isinstance(e, CardPlayed)] == played
+        ended = next(e.match_ended for e in spectator.events if kind(e) == "match_ended")
+        assert list(ended.result.winner_sides) == list(record.results.winners)
+
+
+async def test_retention_drops_old_casual_records_at_start(tmp_path: Path) -> None:
+    from service.durable import open_history
+    from tests.engine.test_record import play_recorded
+
+    url = f"sqlite://{tmp_path / 'history.db'}"
+    history = open_history(url)
+    await history.start()
+    made, _ = play_recorded("corriente-6", random.Random(4))
+    now_ms = round(time.time() * 1000)
+    await history.put_record(made._replace(table_id="old"), finished_at_ms=now_ms - 40 * 86_400_000)
+    await history.put_record(made._replace(table_id="new"), finished_at_ms=now_ms - 86_400_000)
+    await history.close()
+    settings = dataclasses.replace(FAST, history=url, history_casual_days=30)
+    server = await create_server(settings)
+    try:
+        async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as ch:
+            stub = service_pb2_grpc.TuteServiceStub(ch)
+            assert record_from_proto(await _record(stub, "new")) == made._replace(
+                table_id="new")
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await _record(stub, "old")
+            assert err.value.code() == grpc.StatusCode.NOT_FOUND
+    finally:
+        await server.shutdown()
