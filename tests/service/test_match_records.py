@@ -14,6 +14,7 @@ import os
 import random
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -24,6 +25,8 @@ from clients.records import check, record_from_proto
 from engine.events import CardPlayed
 from engine.shuffle import commitment, shuffle
 from service.server import create_server
+from tests.durable.conftest import fresh_postgres_url
+from tests.durable.pgproc import PostgresProcess
 from tute.v1 import event_pb2, rules_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import FAST
@@ -263,10 +266,27 @@ async def test_bots_and_timeouts_are_recorded_as_theirs(stub: Stub) -> None:
     del seated
 
 
-async def test_the_record_outlives_the_table(tmp_path: Path) -> None:
-    """A finished match's record is read back from the history (a SQLite file) by a server
-    whose table store never held the table."""
-    settings = dataclasses.replace(FAST, history=f"sqlite://{tmp_path / 'history.db'}")
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[PostgresProcess]:
+    pg = PostgresProcess()
+    try:
+        pg.start()
+        yield pg
+    finally:
+        pg.stop()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+async def test_the_record_outlives_the_table(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    """A finished match's record is read back from the history (a SQLite file, or a real
+    PostgreSQL) by a server whose table store never held the table."""
+    if backend == "sqlite":
+        url = f"sqlite://{tmp_path / 'history.db'}"
+    else:
+        url = await fresh_postgres_url(request.getfixturevalue("postgres"))
+    settings = dataclasses.replace(FAST, history=url)
     first = await create_server(settings)
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{first.port}") as ch:
