@@ -315,10 +315,10 @@ def _verified_packs(record: MatchRecord) -> tuple[tuple[Card, ...], ...]:
                     pack,
                 )
             )
-        except FairnessError as exc:
-            raise RecordError(exc.reason, exc.message) from exc
-        except (TuteError, ValueError) as exc:
-            raise RecordError("bad_record", f"hand {k + 1}: {exc}") from exc
+        except FairnessError as unfair:
+            raise RecordError(unfair.reason, unfair.message) from unfair
+        except (TuteError, ValueError) as bad:  # (one name per clause: mypyc types each)
+            raise RecordError("bad_record", f"hand {k + 1}: {bad}") from bad
     if not packs:
         raise RecordError("bad_record", "hands: none recorded")
     return tuple(packs)
