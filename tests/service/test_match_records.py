@@ -14,7 +14,6 @@ import os
 import random
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -26,7 +25,7 @@ from engine.events import CardPlayed
 from engine.shuffle import commitment, shuffle
 from service.server import create_server
 from tests.durable.conftest import fresh_postgres_url
-from tests.durable.pgproc import PostgresProcess
+from tests.durable.conftest import postgres as postgres  # the real PostgreSQL fixture
 from tute.v1 import event_pb2, rules_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import FAST
@@ -264,16 +263,6 @@ async def test_bots_and_timeouts_are_recorded_as_theirs(stub: Stub) -> None:
     assert {a.by for a in record.actions if a.seat == 0} <= {"player"}
     assert record.hands[0].client_seeds == ("ana", "")
     del seated
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[PostgresProcess]:
-    pg = PostgresProcess()
-    try:
-        pg.start()
-        yield pg
-    finally:
-        pg.stop()
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
