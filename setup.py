@@ -26,7 +26,7 @@ from setuptools.command.build_ext import build_ext
 
 ENGINE_MODULES = (
     "cards", "errors", "rules", "actions", "events", "state", "score", "_fast", "game", "view",
-    "codec", "determinize", "search", "bots",
+    "codec", "determinize", "search", "bots", "shuffle", "record",
 )
 """The engine modules compiled (``engine/__init__.py`` stays Python: it only re-exports)."""
 

@@ -5,7 +5,11 @@
 - ``tute watch TABLE``: a table as a spectator sees it, live (``--plain``: a line per event);
 - ``tute tables``: the lobby;
 - ``tute bot --level L --table T | --invite CODE``: a bot that takes a seat over gRPC like any
-  client and plays it with the engine's bot of that level.
+  client and plays it with the engine's bot of that level;
+- ``tute verify FILE | --table T``: checks a finished match's record end to end (every deal
+  against its commitment, then a replay of every action to the recorded results);
+- ``tute replay FILE | --table T``: steps through a record hand by hand, as one seat saw it
+  (``--seat``) or with every hand open.
 
 Every command takes ``--server host:port`` (default ``localhost:50051``) and ``--tls``.
 """
@@ -23,7 +27,9 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from . import bot
+from engine.record import MatchRecord, RecordError
+
+from . import bot, records
 from .errors import TuteError
 from .sdk import DEFAULT_TARGET, SavedSeat, TuteClient
 from .text import describe, match_line
@@ -157,6 +163,68 @@ async def _bot(args: argparse.Namespace) -> int:
         await client.close()
 
 
+async def _record(args: argparse.Namespace) -> MatchRecord:
+    """The record named by ``args``: a file, or a table's from the server."""
+    if args.file:
+        return records.load(args.file)
+    client = _client(args)
+    try:
+        await client.wait_ready(args.connect_timeout)
+        record = records.record_from_proto(await client.get_match_record(table_id=args.table))
+    finally:
+        await client.close()
+    if args.save:
+        records.save(record, args.save)
+    return record
+
+
+def _record_args(cmd: argparse.ArgumentParser) -> None:
+    source = cmd.add_mutually_exclusive_group(required=True)
+    source.add_argument("file", nargs="?", default="", help="a record file (JSON)")
+    source.add_argument("--table", default="", help="a table id: its record from the server")
+    cmd.add_argument("--save", default="", help="with --table: also write the record here")
+
+
+async def _verify(args: argparse.Namespace) -> int:
+    try:
+        record = await _record(args)
+        _, lines = records.check(record)
+    except RecordError as err:
+        print(f"tute verify: the record does not verify: {err}", file=sys.stderr)
+        return 1
+    except TuteError as err:
+        print(f"tute verify: {err}", file=sys.stderr)
+        return 2
+    print("\n".join(lines))
+    print("verified")
+    return 0
+
+
+async def _replay(args: argparse.Namespace) -> int:
+    try:
+        record = await _record(args)
+        steps, _ = records.check(record)
+    except RecordError as err:
+        print(f"tute replay: the record does not verify, so it is not shown: {err}",
+              file=sys.stderr)
+        return 1
+    except TuteError as err:
+        print(f"tute replay: {err}", file=sys.stderr)
+        return 2
+    if args.seat is not None and not 0 <= args.seat < record.rules.players:
+        print(f"tute replay: no seat {args.seat} at this table", file=sys.stderr)
+        return 2
+    shown = -1
+    for hand, line in records.replay_lines(record, steps, args.seat):
+        if args.hand and hand != args.hand:
+            continue
+        if args.step and hand != shown and shown != -1:
+            input(f"-- end of hand {shown}; Enter for hand {hand} --")
+        shown = hand
+        print(line)
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tute", description="The terminal client of a tute server.")
     p.add_argument("--server", default=DEFAULT_TARGET, help="host:port (default %(default)s)")
@@ -203,6 +271,18 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--seed", type=int, default=None, help="seed of the bot's random choices")
     b.add_argument("--quiet", action="store_true", help="print only the result")
     b.set_defaults(run=_bot)
+
+    v = sub.add_parser("verify", help="check a finished match's record end to end")
+    _record_args(v)
+    v.set_defaults(run=_verify)
+
+    r = sub.add_parser("replay", help="step through a finished match's record")
+    _record_args(r)
+    r.add_argument("--seat", type=int, default=None,
+                   help="show the match as this seat saw it (default: every hand open)")
+    r.add_argument("--hand", type=int, default=0, help="only this hand")
+    r.add_argument("--step", action="store_true", help="wait for Enter after each hand")
+    r.set_defaults(run=_replay)
     return p
 
 

@@ -81,6 +81,7 @@ import grpc
 from tute.v1 import (
     action_pb2,
     event_pb2,
+    record_pb2,
     rules_pb2,
     service_pb2,
     service_pb2_grpc,
@@ -346,9 +347,11 @@ class TuteClient:
         take_seat: bool = False,
         seat: int | None = None,
         display_name: str = "",
+        client_seed: str = "",
     ) -> service_pb2.CreateTableResponse:
         """CreateTable. ``options`` overrides the preset's (``{"players": 2}`` or a
-        ``RuleOptions``). With ``take_seat`` the client keeps the seat token."""
+        ``RuleOptions``). With ``take_seat`` the client keeps the seat token; ``client_seed``
+        (with ``take_seat``) enters every hand's shuffle (docs/fair-deals.md)."""
         rules = rules_pb2.Rules(preset=preset)
         if options is not None:
             rules.options.CopyFrom(
@@ -361,6 +364,7 @@ class TuteClient:
             visibility=table_pb2.VISIBILITY_PRIVATE if private else table_pb2.VISIBILITY_PUBLIC,
             take_seat=take_seat,
             display_name=display_name,
+            client_seed=client_seed,
         )
         if seat is not None:
             req.seat = seat
@@ -403,11 +407,12 @@ class TuteClient:
         invite_code: str = "",
         seat: int | None = None,
         display_name: str,
+        client_seed: str = "",
     ) -> service_pb2.JoinTableResponse:
         """JoinTable by ``table_id`` (public tables) or ``invite_code`` as ``display_name``
         (required: 1 to 32 characters, one visible at least); the client keeps the seat
-        token."""
-        req = service_pb2.JoinTableRequest(display_name=display_name)
+        token. ``client_seed`` enters every hand's shuffle (docs/fair-deals.md)."""
+        req = service_pb2.JoinTableRequest(display_name=display_name, client_seed=client_seed)
         if invite_code:
             req.invite_code = invite_code
         else:
@@ -450,6 +455,16 @@ class TuteClient:
             "GetTable", req, self._auth(table_id, spectator=spectator), retry_on=_STREAM_RETRY
         )
         return resp.view
+
+    async def get_match_record(self, *, table_id: str) -> record_pb2.MatchRecord:
+        """GetMatchRecord: the record of the table's finished match (``FailedPrecondition``
+        ``MATCH_NOT_OVER`` before it ends). Needs no token. Retried when the server is
+        unavailable."""
+        req = service_pb2.GetMatchRecordRequest(table_id=table_id)
+        resp: service_pb2.GetMatchRecordResponse = await self._call(
+            "GetMatchRecord", req, (), retry_on=_STREAM_RETRY
+        )
+        return resp.record
 
     async def submit(
         self,

@@ -98,6 +98,7 @@ from .game import (
     new_match,
     opening_events,
     pack_for,
+    with_deck,
 )
 from .rules import PRESETS, Rules
 from .score import LAST_TRICK_POINTS, match_points_awarded
@@ -159,4 +160,5 @@ __all__ = [
     "side_of",
     "view",
     "visible_cards",
+    "with_deck",
 ]

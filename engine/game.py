@@ -216,6 +216,15 @@ def new_match(
     return _deal(base, 1, dealer)
 
 
+def with_deck(state: State, deck: Sequence[int]) -> State:
+    """``state`` with ``deck`` as the pack of the first hand that has none yet.
+
+    A server dealing each hand from its own shuffle (:mod:`engine.shuffle`) gives hand
+    ``len(state.decks) + 1`` its pack any time before the action that ends the hand before it.
+    """
+    return state._replace(decks=(*state.decks, _check_deck(state.rules, deck)))
+
+
 def _deal(state: State, hand_no: int, dealer: int) -> State:
     """``state`` with hand ``hand_no`` freshly dealt by ``dealer`` (§3)."""
     rules = state.rules

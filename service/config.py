@@ -36,6 +36,15 @@ class Settings:
     round trip for the lobby and the scheduler); on a Redis Cluster about its number of
     masters. Every replica must use the same; changing it rebuilds the indexes from the
     tables. An ``index_shards`` in the store URL wins."""
+    history: str = "memory"
+    """Where finished matches' records are kept (GetMatchRecord), after their tables expire:
+    ``memory`` (SQLite in memory), ``sqlite:///path/history.db`` (a SQLite file) or
+    ``postgresql://user@host:port/db`` (one history for every replica)."""
+    history_casual_days: float = 0.0
+    """Casual matches' records are deleted from the history this many days after the match
+    ended (checked at start and hourly); 0: kept for ever."""
+    history_ranked_days: float = 0.0
+    """The same for ranked matches' records; 0: kept for ever."""
     log_format: str = "auto"
     """``json``, ``console`` or ``auto`` (console on a terminal, JSON otherwise)."""
     log_level: str = "info"
@@ -126,6 +135,10 @@ _HELP = {
     "store": "'memory', redis://host:port/db, or redis://node:port?cluster=1 for Redis Cluster",
     "store_index_shards": "Redis store: shards of the lobby, due set and status indexes (about "
     "the number of masters of a Redis Cluster; the same on every replica)",
+    "history": "where finished match records are kept: 'memory', sqlite:///path/history.db or "
+    "postgresql://user@host:port/db",
+    "history_casual_days": "days a casual match's record is kept in the history (0: for ever)",
+    "history_ranked_days": "days a ranked match's record is kept in the history (0: for ever)",
     "log_format": "json, console or auto",
     "log_level": "debug, info, warning or error",
     "max_tables": "refuse new tables past this many (RESOURCE_EXHAUSTED)",

@@ -76,6 +76,8 @@ class Reason(StrEnum):
     """A seat asked for after the match started."""
     MATCH_OVER = "MATCH_OVER"
     """The match is over (also the engine's ``match_over``)."""
+    MATCH_NOT_OVER = "MATCH_NOT_OVER"
+    """GetMatchRecord before the table's match ended."""
 
     # -- FAILED_PRECONDITION: the engine's rules -------------------------------------------
     NOT_YOUR_TURN = "NOT_YOUR_TURN"
@@ -124,7 +126,8 @@ _BY_CODE: Final[dict[grpc.StatusCode, tuple[Reason, ...]]] = {
     _C.NOT_FOUND: (Reason.TABLE_NOT_FOUND, Reason.INVITE_NOT_FOUND),
     _C.FAILED_PRECONDITION: (
         Reason.ALREADY_SEATED, Reason.SEAT_TAKEN, Reason.MATCH_NOT_STARTED,
-        Reason.MATCH_ALREADY_STARTED, Reason.MATCH_OVER, Reason.NOT_YOUR_TURN,
+        Reason.MATCH_ALREADY_STARTED, Reason.MATCH_OVER, Reason.MATCH_NOT_OVER,
+        Reason.NOT_YOUR_TURN,
         Reason.CARD_NOT_HELD, Reason.MUST_FOLLOW_SUIT, Reason.MUST_BEAT, Reason.MUST_TRUMP,
         Reason.MUST_OVERTRUMP, Reason.CANTE_NOT_ALLOWED, Reason.TUTE_NOT_ALLOWED,
         Reason.EXCHANGE_NOT_ALLOWED,

@@ -28,6 +28,7 @@ from tute.v1 import service_pb2, service_pb2_grpc
 
 from .clock import SYSTEM_CLOCK, Clock
 from .config import Settings
+from .durable import HistoryUnavailable
 from .interceptor import CallInterceptor
 from .metrics import Metrics
 from .reflection import enable_server_reflection
@@ -153,6 +154,7 @@ class Server:
             stops.append(self.web.stop())
         await asyncio.gather(*stops)
         await self.store.close()
+        await self.app.close_history()
         log.info("stopped")
 
 
@@ -196,6 +198,8 @@ async def create_server(
     )
     timed = TimedStore(inner, metrics)
     app = TableService(timed, settings, metrics, clock=clock)
+    await app.start_history()
+    await app.prune_history()
     interceptor = CallInterceptor(metrics, access_log=settings.access_log)
     grpc_server = grpc.aio.server(interceptors=[interceptor], options=server_options(settings))
     servicer = TuteServicer(app)
@@ -235,4 +239,18 @@ async def create_server(
     server = Server(grpc_server, port, app, metrics, timed, health_servicer, settings, web=web)
     server.tasks.append(asyncio.create_task(app.run_scheduler(), name="scheduler"))
     server.tasks.append(asyncio.create_task(_watch_health(server), name="health"))
+    if settings.history_casual_days > 0 or settings.history_ranked_days > 0:
+        server.tasks.append(asyncio.create_task(_prune_history(app), name="history"))
     return server
+
+
+async def _prune_history(app: TableService) -> None:
+    """The history's retention: an hourly pass (the first ran at start)."""
+    while True:
+        await asyncio.sleep(3600)
+        try:
+            gone = await app.prune_history()
+        except HistoryUnavailable as exc:
+            log.warning("history_prune_failed", error=str(exc))
+        else:
+            log.info("history_pruned", records=gone)

@@ -1,4 +1,4 @@
-"""The gRPC servicer: the eight RPCs of ``tute.v1.TuteService``.
+"""The gRPC servicer: the nine RPCs of ``tute.v1.TuteService``.
 
 Each RPC validates its request (INVALID_ARGUMENT naming the field), authenticates the caller
 (the seat token or owner token in the ``authorization`` metadata), names it for the per-caller
@@ -46,6 +46,7 @@ from .tables.access import (
     seat_of,
 )
 from .tables.commit import Repeated
+from .tables.fair import check_client_seed
 from .tables.model import (
     BOT,
     BOT_LEVELS,
@@ -107,8 +108,12 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             if seat >= rules.players:
                 raise InvalidArgument(f"seat must be from 0 to {rules.players - 1}", field="seat")
             name = _display_name(req.display_name)
+            client_seed = check_client_seed(req.client_seed)
         elif req.HasField("seat"):
             raise InvalidArgument("seat is only meaningful with take_seat", field="seat")
+        elif req.client_seed:
+            raise InvalidArgument("client_seed is only meaningful with take_seat",
+                                  field="client_seed")
         await tables.limits.create_table()
         counts = await tables.store.count_tables()
         if counts.get(WAITING, 0) + counts.get(PLAYING, 0) >= tables.settings.max_tables:
@@ -135,7 +140,8 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             done = await tables.commits.mutate(
                 table_id,
                 lambda r: changes.take_seat(
-                    r, taken, HUMAN, name, token_hash, "", now=now, away_from_start=away
+                    r, taken, HUMAN, name, token_hash, "", now=now, away_from_start=away,
+                    client_seed=client_seed,
                 ),
             )
             rec = done.record
@@ -177,6 +183,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         if target is None:
             raise InvalidArgument("give table_id or invite_code", field="table_id")
         name = _display_name(req.display_name)
+        client_seed = check_client_seed(req.client_seed)
         if target == "invite_code":
             table_id = await self._find_invite(req.invite_code)
         else:
@@ -202,7 +209,8 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                     reason=Reason.ALREADY_SEATED,
                 )
             return changes.take_seat(
-                r, seat, HUMAN, name, token_hash, "", now=now, away_from_start=away
+                r, seat, HUMAN, name, token_hash, "", now=now, away_from_start=away,
+                client_seed=client_seed,
             )
 
         done = await tables.commits.mutate(table_id, change)
@@ -335,6 +343,13 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         tables.metrics.actions.labels(kind, "applied").inc()
         assert done.response is not None
         return done.response
+
+    async def GetMatchRecord(
+        self, request: service_pb2.GetMatchRecordRequest, context: Any
+    ) -> service_pb2.GetMatchRecordResponse:
+        """The record of a finished match, to anyone (no token needed, any token ignored)."""
+        record = await self.tables.match_record(request.table_id)
+        return service_pb2.GetMatchRecordResponse(record=wire.record_to_proto(record, ""))
 
     async def WatchTable(
         self, request: service_pb2.WatchTableRequest, context: Any

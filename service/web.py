@@ -183,6 +183,9 @@ class ConnectService:
     async def submit_action(self, request: Any, ctx: Any) -> Any:
         return await self._unary("SubmitAction", request, ctx)
 
+    async def get_match_record(self, request: Any, ctx: Any) -> Any:
+        return await self._unary("GetMatchRecord", request, ctx)
+
     async def watch_table(self, request: Any, ctx: Any) -> AsyncIterator[Any]:
         with self._call("server_stream", "WatchTable", request, ctx) as recorder:
             sent = recorder.sent("server_stream", SERVICE, "WatchTable")

@@ -80,6 +80,7 @@ def test_generated_package_imports() -> None:
         "GetTable",
         "SubmitAction",
         "WatchTable",
+        "GetMatchRecord",
     }
     assert service.methods_by_name["WatchTable"].server_streaming
     assert hasattr(service_pb2_grpc, "TuteServiceStub")

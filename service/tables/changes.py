@@ -15,8 +15,6 @@ action): the seat on turn gets a deadline (when the rules have a turn time) and 
 from __future__ import annotations
 
 import dataclasses
-import random
-import secrets
 from typing import Generic, TypeVar
 
 import engine
@@ -26,6 +24,7 @@ from .. import wire
 from ..errors import FailedPrecondition, InvalidArgument, from_engine_error
 from ..reasons import Reason
 from ..wire import EventVariants
+from . import fair
 from .model import (
     EMPTY,
     FINISHED,
@@ -91,10 +90,12 @@ def take_seat(
     *,
     now: float,
     away_from_start: bool,
+    client_seed: str = "",
 ) -> Changed[int]:
     """Put someone in a seat (the given one, or the first free); the match starts when the
     last seat is filled. The result is the seat taken. ``away_from_start``: a human without a
-    stream when the match starts is away from the start (disconnect forfeits are on)."""
+    stream when the match starts is away from the start (disconnect forfeits are on).
+    ``client_seed``: the player's contribution to every hand's shuffle (already checked)."""
     if rec.status == FINISHED:
         raise FailedPrecondition("the match is over", reason=Reason.MATCH_OVER)
     if rec.status != WAITING:
@@ -112,7 +113,7 @@ def take_seat(
         raise FailedPrecondition("that seat is taken", reason=Reason.SEAT_TAKEN)
     # The SeatJoined below is the first event of this change: it gets sequence
     # last_seq + 1, which tells this occupancy from the seat's earlier ones.
-    rec.seats[seat] = SeatInfo(occupant, name, token_hash, level, rec.last_seq + 1)
+    rec.seats[seat] = SeatInfo(occupant, name, token_hash, level, rec.last_seq + 1, client_seed)
     events = [EventVariants(wire.seat_joined_event(rec, seat))]
     if not rec.free_seats():
         events += _start_match(rec, now=now, away_from_start=away_from_start)
@@ -120,8 +121,9 @@ def take_seat(
 
 
 def _start_match(rec: TableRecord, *, now: float, away_from_start: bool) -> list[EventVariants]:
-    """Deal the match: MatchStarted, the opening deal, the first TurnStarted."""
-    state = engine.new_match(rec.rules, random.Random(secrets.randbits(64)))
+    """Deal the match from hand 1's committed shuffle (:mod:`.fair`): MatchStarted, the
+    opening deal, the first TurnStarted."""
+    state, rec.fair = fair.start(rec.rules, [s.client_seed for s in rec.seats], now)
     rec.state = state
     rec.status = PLAYING
     if away_from_start:
@@ -132,6 +134,7 @@ def _start_match(rec: TableRecord, *, now: float, away_from_start: bool) -> list
         }
     events = [EventVariants(wire.match_started_event(rec))]
     events += wire.engine_events_to_proto(state.rules, engine.opening_events(state))
+    wire.stamp_deals(events, rec.fair, state.hand_no)
     _clock_turn(rec, None, now, events)
     return events
 
@@ -144,7 +147,7 @@ def leave(rec: TableRecord, seat: int, *, now: float) -> Changed[bool]:
     if rec.status == WAITING:
         rec.seats[seat] = SeatInfo()
         return Changed([EventVariants(wire.seat_left_event(seat))], False)
-    return Changed(act(rec, seat, engine.FORFEIT, now=now).events, True)
+    return Changed(act(rec, seat, engine.FORFEIT, now=now, by=fair.PLAYER).events, True)
 
 
 def act(
@@ -154,10 +157,12 @@ def act(
     *,
     now: float,
     forfeit_reason: wire.ForfeitReason = wire.FORFEIT_LEFT,
+    by: int = fair.PLAYER,
 ) -> Changed[None]:
     """``engine.apply`` on the record (engine errors become service errors), the record's own
-    bookkeeping (cards played on timeout, finished games, a forfeit, the match's end), and
-    the turn clock. ``forfeit_reason``: what a ``PlayerForfeited`` says."""
+    bookkeeping (cards played on timeout, finished games, a forfeit, the match's end, the
+    fair-deal log: who acted, the next hand's pack), and the turn clock.
+    ``forfeit_reason``: what a ``PlayerForfeited`` says; ``by``: who acted (:mod:`.fair`)."""
     before = rec.state
     if before is None or rec.status == WAITING:
         raise FailedPrecondition("the match has not started", reason=Reason.MATCH_NOT_STARTED)
@@ -182,6 +187,10 @@ def act(
     variants = wire.engine_events_to_proto(
         before.rules, events, forfeit_reason=forfeit_reason
     )
+    if rec.fair is not None:
+        fair.note(rec.fair, seat, action, by, now, events)
+        rec.state = fair.next_pack(after, rec.fair)
+        wire.stamp_deals(variants, rec.fair, before.hand_no)
     _clock_turn(rec, before, now, variants)
     return Changed(variants, None)
 
@@ -216,7 +225,7 @@ def time_out(
     without closing its stream, say with a crashed replica)."""
     if rec.state is None or rec.state.turn_id != turn_id:
         return unchanged(None)
-    changed = act(rec, seat, engine.TIMEOUT, now=now)
+    changed = act(rec, seat, engine.TIMEOUT, now=now, by=fair.SERVER)
     if mark_away and rec.status == PLAYING and seat not in rec.connected:
         rec.away.setdefault(seat, now)
     return changed
@@ -229,12 +238,13 @@ def bot_move(
     since (the seat's view is not ``seen`` any more)."""
     if rec.state is None or rec.status != PLAYING or engine.view(rec.state, seat) != seen:
         return unchanged(False)
-    return Changed(act(rec, seat, action, now=now).events, True)
+    return Changed(act(rec, seat, action, now=now, by=fair.BOT).events, True)
 
 
 def forfeit_away(rec: TableRecord, seat: int, *, now: float) -> Changed[None]:
     """The seat away beyond the grace period forfeits the match."""
-    return act(rec, seat, engine.FORFEIT, now=now, forfeit_reason=wire.FORFEIT_DISCONNECTED)
+    return act(rec, seat, engine.FORFEIT, now=now, forfeit_reason=wire.FORFEIT_DISCONNECTED,
+               by=fair.SERVER)
 
 
 def mark_away(rec: TableRecord, seat: int, *, away: bool, now: float) -> Changed[None]:

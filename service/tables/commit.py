@@ -24,11 +24,13 @@ import structlog
 from .. import wire
 from ..clock import Clock
 from ..config import Settings
+from ..durable import History
 from ..errors import Aborted, NotFound, ServiceError
 from ..metrics import Metrics
 from ..reasons import Reason
 from ..store.base import Commit, LobbyEntry, Store, StoredEvent
 from ..wire import EventVariants
+from . import records
 from .access import check_table_id
 from .changes import Changed
 from .model import (
@@ -75,6 +77,8 @@ class Context:
     settings: Settings
     metrics: Metrics
     clock: Clock
+    history: History
+    """Where finished matches' records are kept (:mod:`.records`)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -131,15 +135,15 @@ class Committer:
         listed = await self.ctx.store.lobby_tables(
             preset, players, after, size + 1, self.ctx.clock()
         )
-        records = []
+        page = []
         for table in listed[:size]:
             if table.record is None:
                 continue  # gone since it was listed
             rec = decode_record(table.record)
             rec.version = table.version
             rec.connected = connected(rec, table.watchers)
-            records.append(rec)
-        return records, listed[size - 1].entry if len(listed) > size else None
+            page.append(rec)
+        return page, listed[size - 1].entry if len(listed) > size else None
 
     async def create(self, rec: TableRecord) -> None:
         """Store a new table's record (its first version)."""
@@ -264,6 +268,8 @@ class Committer:
             self._wake()
         if rec.status != status_before:
             _log_match(rec, status_before)
+            if rec.status == FINISHED:
+                await records.keep(self.ctx.history, rec)
         return Committed(rec, changed.result, stored, response), rec.version
 
     @staticmethod

@@ -17,6 +17,8 @@ import engine
 from engine.bots import BOTS
 from engine.codec import decode_state, encode_state
 
+from .fair import FairLog
+
 
 class TableStatus(StrEnum):
     """Where a table is in its life: seats being filled, a match on, the match over."""
@@ -78,6 +80,8 @@ class SeatInfo:
     token_hash: str = ""
     bot_level: str = ""
     since_seq: int = 0
+    client_seed: str = ""
+    """The client seed the seat's player gave for the match's fair deals ('' for none)."""
 
     def occupancy(self) -> str:
         """The tag of the occupancy a seat token opens now ('' when none does): what a seated
@@ -134,6 +138,9 @@ class TableRecord:
     expires_at: float = 0.0
     """A waiting table where no human sits: when it expires (Unix time; the scheduler then
     deletes it). 0: it does not (a human sits, or the match started)."""
+    fair: FairLog | None = None
+    """Once the match started: its server seeds (secrets until their hands end), client
+    seeds and action log, for the commitments, the reveals and the match record."""
 
     def free_seats(self) -> list[int]:
         return [i for i, s in enumerate(self.seats) if s.occupant == EMPTY]
@@ -225,6 +232,8 @@ def encode_record(rec: TableRecord) -> bytes:
         "away": {str(seat): since for seat, since in rec.away.items()},
         "owner": rec.owner_token_hash,
         "expires": rec.expires_at,
+        "cseeds": [s.client_seed for s in rec.seats],
+        "fair": rec.fair.to_json() if rec.fair is not None else None,
     }
     head = json.dumps(d, separators=(",", ":")).encode()
     return head if rec.state is None else head + b"\n" + encode_state(rec.state)
@@ -246,8 +255,13 @@ def decode_record(data: bytes) -> TableRecord:
         invite_code=d["invite"],
         created_at=d["created"],
         seats=[
-            SeatInfo(_OCCUPANT[s[0]], s[1], s[2], s[3], since)
-            for s, since in zip(d["seats"], d.get("since") or [0] * len(d["seats"]), strict=True)
+            SeatInfo(_OCCUPANT[s[0]], s[1], s[2], s[3], since, cseed)
+            for s, since, cseed in zip(
+                d["seats"],
+                d.get("since") or [0] * len(d["seats"]),
+                d.get("cseeds") or [""] * len(d["seats"]),
+                strict=True,
+            )
         ],
         status=_STATUS[d["status"]],
         state=state,
@@ -261,4 +275,5 @@ def decode_record(data: bytes) -> TableRecord:
         away={int(seat): since for seat, since in d.get("away", {}).items()},
         owner_token_hash=d.get("owner", ""),
         expires_at=d.get("expires", 0.0),
+        fair=FairLog.from_json(fair) if (fair := d.get("fair")) is not None else None,
     )

@@ -4,7 +4,8 @@
   (:mod:`.changes`), the one mutation path;
 - :attr:`TableService.streams` (:mod:`.streams`): WatchTable streams and presence;
 - :attr:`TableService.scheduler` (:mod:`.scheduler`): bots, timeouts, away forfeits, expiries;
-- :attr:`TableService.limits` and :attr:`TableService.callers`: the per-caller limits.
+- :attr:`TableService.limits` and :attr:`TableService.callers`: the per-caller limits;
+- :attr:`TableService.history` (:mod:`service.durable`): finished matches' records.
 
 The servicer (:mod:`service.servicer`) turns requests into calls of these parts and their
 results into responses. Stateless but for open streams and the scheduler's work.
@@ -15,14 +16,19 @@ from __future__ import annotations
 import asyncio
 
 import engine
+from engine.record import MatchRecord
 
 from ..bots import BotPool
 from ..callers import CallerResolver
 from ..clock import SYSTEM_CLOCK, Clock
 from ..config import Settings
+from ..durable import History, open_history
+from ..errors import NotFound
 from ..limits import Limits
 from ..metrics import Metrics
 from ..store.base import Store
+from . import records
+from .access import check_table_id
 from .commit import Committer, Context
 from .model import TableRecord
 from .scheduler import Scheduler
@@ -33,9 +39,18 @@ class TableService:
     """All tables, through one store."""
 
     def __init__(
-        self, store: Store, settings: Settings, metrics: Metrics, *, clock: Clock = SYSTEM_CLOCK
+        self,
+        store: Store,
+        settings: Settings,
+        metrics: Metrics,
+        *,
+        clock: Clock = SYSTEM_CLOCK,
+        history: History | None = None,
     ) -> None:
-        self.ctx = Context(store, settings, metrics, clock)
+        """``history``: where finished matches' records go (default: ``settings.history``,
+        not started yet: :meth:`start_history`)."""
+        self.ctx = Context(store, settings, metrics, clock,
+                           history if history is not None else open_history(settings.history))
         wake = asyncio.Event()
         self.commits = Committer(self.ctx, wake=wake.set)
         self.limits = Limits(store, settings, metrics, lambda: self.ctx.clock())
@@ -75,6 +90,37 @@ class TableService:
     def closing(self) -> bool:
         """True once :meth:`begin_shutdown` was called."""
         return self.streams.closing
+
+    @property
+    def history(self) -> History:
+        return self.ctx.history
+
+    async def start_history(self) -> None:
+        """Connect to the history and apply its migrations."""
+        await self.ctx.history.start()
+
+    async def prune_history(self) -> int:
+        """Delete the records older than the retention settings; how many went."""
+        now_ms = round(self.ctx.clock() * 1000)
+        gone = 0
+        for ranked, days in ((False, self.settings.history_casual_days),
+                             (True, self.settings.history_ranked_days)):
+            if days > 0:
+                gone += await self.ctx.history.prune(
+                    ranked=ranked, finished_before_ms=now_ms - round(days * 86_400_000))
+        return gone
+
+    async def close_history(self) -> None:
+        await self.ctx.history.close()
+
+    async def match_record(self, table_id: str) -> MatchRecord:
+        """The record of the table's finished match (see :func:`.records.match_record`)."""
+        check_table_id(table_id)
+        try:
+            rec: TableRecord | None = await self.load(table_id, presence=False)
+        except NotFound:
+            rec = None
+        return await records.match_record(self.ctx.history, table_id, rec)
 
     async def load(self, table_id: str, *, presence: bool = True) -> TableRecord:
         """The table's record (see :meth:`Committer.load`)."""

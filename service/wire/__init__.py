@@ -5,7 +5,8 @@
 - :mod:`.scores`: cantes, tutes, hand and match results, the standing per side;
 - :mod:`.events`: engine events to per-audience messages (:class:`EventVariants`), numbered and
   stamped into the bytes the store keeps;
-- :mod:`.views`: the lobby ``Table``, a seat's ``TableView`` and the service's own events.
+- :mod:`.views`: the lobby ``Table``, a seat's ``TableView`` and the service's own events;
+- :mod:`.records`: fair deals' commitments and reveals in the events, the ``MatchRecord``.
 
 Everything the rest of the service needs is re-exported here.
 """
@@ -34,6 +35,7 @@ from .events import (
     parse,
     stamp,
 )
+from .records import deal_reveal, record_to_proto, stamp_deals
 from .views import (
     match_started_event,
     seat_joined_event,
@@ -55,17 +57,20 @@ __all__ = [
     "action_to_proto",
     "card_from_proto",
     "card_to_proto",
+    "deal_reveal",
     "ends_occupancy",
     "engine_events_to_proto",
     "event_time",
     "match_started_event",
     "parse",
+    "record_to_proto",
     "rules_from_proto",
     "rules_to_proto",
     "seat_joined_event",
     "seat_left_event",
     "side_of",
     "stamp",
+    "stamp_deals",
     "suit_from_proto",
     "suit_to_proto",
     "table_to_proto",

@@ -235,7 +235,7 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
     real_new_match = engine.new_match
 
     def new_match(rules, seed_rng, decks=()):  # type: ignore[no-untyped-def]
-        if rules.players == 4 and rules.first_dealer == 3 and not decks:
+        if rules.players == 4 and rules.first_dealer == 3:  # hand 1 from this deck
             decks = [deck_for(rules, 3, HANDS)]
         return real_new_match(rules, seed_rng, decks)
 
@@ -281,6 +281,8 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
         await c.fails(stub.SubmitAction(S.SubmitActionRequest(table_id=tid, action=_card("1C")),
                                         metadata=mine),
                       Code.FAILED_PRECONDITION, Reason.MATCH_NOT_STARTED)
+        await c.fails(stub.GetMatchRecord(S.GetMatchRecordRequest(table_id=tid)),
+                      Code.FAILED_PRECONDITION, Reason.MATCH_NOT_OVER)
         # a seat token of another table is no reason to refuse a join
         other = await stub.CreateTable(C(rules=_rules("tres"), take_seat=True, display_name="o"))
         await stub.JoinTable(J(display_name="p", table_id=tid), metadata=auth(other.seat_token))

@@ -18,6 +18,7 @@ import grpc
 import pytest
 
 import engine
+from service.tables import fair
 from tute.v1 import event_pb2, rules_pb2, service_pb2
 
 from .helpers import FINISHED, Stub, auth
@@ -111,6 +112,7 @@ def seeded_deals(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
         return real(rules, random.Random(rng.getrandbits(64)), decks)
 
     monkeypatch.setattr(engine, "new_match", new_match)
+    monkeypatch.setattr(fair, "draw_seed", lambda: rng.randbytes(32))
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_MATCH_NOT_STARTED: _ClassVar[ErrorReason]
     ERROR_REASON_MATCH_ALREADY_STARTED: _ClassVar[ErrorReason]
     ERROR_REASON_MATCH_OVER: _ClassVar[ErrorReason]
+    ERROR_REASON_MATCH_NOT_OVER: _ClassVar[ErrorReason]
     ERROR_REASON_NOT_YOUR_TURN: _ClassVar[ErrorReason]
     ERROR_REASON_CARD_NOT_HELD: _ClassVar[ErrorReason]
     ERROR_REASON_MUST_FOLLOW_SUIT: _ClassVar[ErrorReason]
@@ -73,6 +74,7 @@ ERROR_REASON_SEAT_TAKEN: ErrorReason
 ERROR_REASON_MATCH_NOT_STARTED: ErrorReason
 ERROR_REASON_MATCH_ALREADY_STARTED: ErrorReason
 ERROR_REASON_MATCH_OVER: ErrorReason
+ERROR_REASON_MATCH_NOT_OVER: ErrorReason
 ERROR_REASON_NOT_YOUR_TURN: ErrorReason
 ERROR_REASON_CARD_NOT_HELD: ErrorReason
 ERROR_REASON_MUST_FOLLOW_SUIT: ErrorReason

@@ -25,52 +25,53 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 from tute.v1 import action_pb2 as tute_dot_v1_dot_action__pb2
 from tute.v1 import card_pb2 as tute_dot_v1_dot_card__pb2
+from tute.v1 import record_pb2 as tute_dot_v1_dot_record__pb2
 from tute.v1 import rules_pb2 as tute_dot_v1_dot_rules__pb2
 from tute.v1 import score_pb2 as tute_dot_v1_dot_score__pb2
 from tute.v1 import table_pb2 as tute_dot_v1_dot_table__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13tute/v1/event.proto\x12\x07tute.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14tute/v1/action.proto\x1a\x12tute/v1/card.proto\x1a\x13tute/v1/rules.proto\x1a\x13tute/v1/score.proto\x1a\x13tute/v1/table.proto\"\xb7\x06\n\x05\x45vent\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x15\n\rtable_version\x18\x02 \x01(\x03\x12(\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\x0bseat_joined\x18\n \x01(\x0b\x32\x13.tute.v1.SeatJoinedH\x00\x12&\n\tseat_left\x18\x0b \x01(\x0b\x32\x11.tute.v1.SeatLeftH\x00\x12.\n\rmatch_started\x18\x0c \x01(\x0b\x32\x15.tute.v1.MatchStartedH\x00\x12(\n\nhand_dealt\x18\r \x01(\x0b\x32\x12.tute.v1.HandDealtH\x00\x12,\n\x0cturn_started\x18\x0e \x01(\x0b\x32\x14.tute.v1.TurnStartedH\x00\x12*\n\x0b\x63\x61rd_played\x18\x0f \x01(\x0b\x32\x13.tute.v1.CardPlayedH\x00\x12*\n\x0btrick_taken\x18\x10 \x01(\x0b\x32\x13.tute.v1.TrickTakenH\x00\x12(\n\ncard_drawn\x18\x11 \x01(\x0b\x32\x12.tute.v1.CardDrawnH\x00\x12(\n\ncante_sung\x18\x12 \x01(\x0b\x32\x12.tute.v1.CanteSungH\x00\x12.\n\rtute_declared\x18\x13 \x01(\x0b\x32\x15.tute.v1.TuteDeclaredH\x00\x12\x32\n\x0ftrump_exchanged\x18\x14 \x01(\x0b\x32\x17.tute.v1.TrumpExchangedH\x00\x12/\n\x0eturn_timed_out\x18\x15 \x01(\x0b\x32\x15.tute.v1.TurnTimedOutH\x00\x12*\n\x0bhand_scored\x18\x16 \x01(\x0b\x32\x13.tute.v1.HandScoredH\x00\x12(\n\ngame_ended\x18\x17 \x01(\x0b\x32\x12.tute.v1.GameEndedH\x00\x12\x34\n\x10player_forfeited\x18\x18 \x01(\x0b\x32\x18.tute.v1.PlayerForfeitedH\x00\x12*\n\x0bmatch_ended\x18\x19 \x01(\x0b\x32\x13.tute.v1.MatchEndedH\x00\x42\x06\n\x04kind\")\n\nSeatJoined\x12\x1b\n\x04seat\x18\x01 \x01(\x0b\x32\r.tute.v1.Seat\"\x18\n\x08SeatLeft\x12\x0c\n\x04seat\x18\x01 \x01(\r\"a\n\x0cMatchStarted\x12\x1c\n\x05seats\x18\x01 \x03(\x0b\x32\r.tute.v1.Seat\x12\x1d\n\x05rules\x18\x02 \x01(\x0b\x32\x0e.tute.v1.Rules\x12\x14\n\x0c\x66irst_dealer\x18\x03 \x01(\r\"\xd0\x01\n\tHandDealt\x12\x13\n\x0bgame_number\x18\x01 \x01(\r\x12\x13\n\x0bhand_number\x18\x02 \x01(\r\x12\x0e\n\x06\x64\x65\x61ler\x18\x03 \x01(\r\x12!\n\ntrump_suit\x18\x04 \x01(\x0e\x32\r.tute.v1.Suit\x12!\n\ntrump_card\x18\x05 \x01(\x0b\x32\r.tute.v1.Card\x12\x1b\n\x04hand\x18\x06 \x03(\x0b\x32\r.tute.v1.Card\x12\x12\n\nhand_sizes\x18\x07 \x03(\r\x12\x12\n\nstock_size\x18\x08 \x01(\r\"\xa8\x01\n\x0bTurnStarted\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x1f\n\x04kind\x18\x02 \x01(\x0e\x32\x11.tute.v1.TurnKind\x12\x14\n\x0ctrick_number\x18\x03 \x01(\r\x12,\n\x08\x64\x65\x61\x64line\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12&\n\rlegal_actions\x18\x05 \x03(\x0b\x32\x0f.tute.v1.Action\"`\n\nCardPlayed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x1b\n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\r.tute.v1.Card\x12\x14\n\x0ctrick_number\x18\x03 \x01(\r\x12\x11\n\ttimed_out\x18\x04 \x01(\x08\"T\n\nTrickTaken\x12\x1d\n\x05trick\x18\x01 \x01(\x0b\x32\x0e.tute.v1.Trick\x12\x13\n\x0bwinner_side\x18\x02 \x01(\r\x12\x12\n\nlast_trick\x18\x03 \x01(\x08\"_\n\tCardDrawn\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x1b\n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\r.tute.v1.Card\x12\x13\n\x0bturned_card\x18\x03 \x01(\x08\x12\x12\n\nstock_size\x18\x04 \x01(\r\"*\n\tCanteSung\x12\x1d\n\x05\x63\x61nte\x18\x01 \x01(\x0b\x32\x0e.tute.v1.Cante\"6\n\x0cTuteDeclared\x12&\n\x04tute\x18\x01 \x01(\x0b\x32\x18.tute.v1.TuteDeclaration\"Z\n\x0eTrumpExchanged\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x1c\n\x05taken\x18\x02 \x01(\x0b\x32\r.tute.v1.Card\x12\x1c\n\x05given\x18\x03 \x01(\x0b\x32\r.tute.v1.Card\"2\n\x0cTurnTimedOut\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x14\n\x0ctrick_number\x18\x02 \x01(\r\"U\n\nHandScored\x12#\n\x06result\x18\x01 \x01(\x0b\x32\x13.tute.v1.HandResult\x12\"\n\x06scores\x18\x02 \x03(\x0b\x32\x12.tute.v1.SideScore\"0\n\tGameEnded\x12#\n\x06result\x18\x01 \x01(\x0b\x32\x13.tute.v1.GameResult\"G\n\x0fPlayerForfeited\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12&\n\x06reason\x18\x02 \x01(\x0e\x32\x16.tute.v1.ForfeitReason\"2\n\nMatchEnded\x12$\n\x06result\x18\x01 \x01(\x0b\x32\x14.tute.v1.MatchResult*i\n\rForfeitReason\x12\x1e\n\x1a\x46ORFEIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n\x13\x46ORFEIT_REASON_LEFT\x10\x01\x12\x1f\n\x1b\x46ORFEIT_REASON_DISCONNECTED\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13tute/v1/event.proto\x12\x07tute.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14tute/v1/action.proto\x1a\x12tute/v1/card.proto\x1a\x14tute/v1/record.proto\x1a\x13tute/v1/rules.proto\x1a\x13tute/v1/score.proto\x1a\x13tute/v1/table.proto\"\xb7\x06\n\x05\x45vent\x12\x10\n\x08sequence\x18\x01 \x01(\x04\x12\x15\n\rtable_version\x18\x02 \x01(\x03\x12(\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\x0bseat_joined\x18\n \x01(\x0b\x32\x13.tute.v1.SeatJoinedH\x00\x12&\n\tseat_left\x18\x0b \x01(\x0b\x32\x11.tute.v1.SeatLeftH\x00\x12.\n\rmatch_started\x18\x0c \x01(\x0b\x32\x15.tute.v1.MatchStartedH\x00\x12(\n\nhand_dealt\x18\r \x01(\x0b\x32\x12.tute.v1.HandDealtH\x00\x12,\n\x0cturn_started\x18\x0e \x01(\x0b\x32\x14.tute.v1.TurnStartedH\x00\x12*\n\x0b\x63\x61rd_played\x18\x0f \x01(\x0b\x32\x13.tute.v1.CardPlayedH\x00\x12*\n\x0btrick_taken\x18\x10 \x01(\x0b\x32\x13.tute.v1.TrickTakenH\x00\x12(\n\ncard_drawn\x18\x11 \x01(\x0b\x32\x12.tute.v1.CardDrawnH\x00\x12(\n\ncante_sung\x18\x12 \x01(\x0b\x32\x12.tute.v1.CanteSungH\x00\x12.\n\rtute_declared\x18\x13 \x01(\x0b\x32\x15.tute.v1.TuteDeclaredH\x00\x12\x32\n\x0ftrump_exchanged\x18\x14 \x01(\x0b\x32\x17.tute.v1.TrumpExchangedH\x00\x12/\n\x0eturn_timed_out\x18\x15 \x01(\x0b\x32\x15.tute.v1.TurnTimedOutH\x00\x12*\n\x0bhand_scored\x18\x16 \x01(\x0b\x32\x13.tute.v1.HandScoredH\x00\x12(\n\ngame_ended\x18\x17 \x01(\x0b\x32\x12.tute.v1.GameEndedH\x00\x12\x34\n\x10player_forfeited\x18\x18 \x01(\x0b\x32\x18.tute.v1.PlayerForfeitedH\x00\x12*\n\x0bmatch_ended\x18\x19 \x01(\x0b\x32\x13.tute.v1.MatchEndedH\x00\x42\x06\n\x04kind\")\n\nSeatJoined\x12\x1b\n\x04seat\x18\x01 \x01(\x0b\x32\r.tute.v1.Seat\"\x18\n\x08SeatLeft\x12\x0c\n\x04seat\x18\x01 \x01(\r\"w\n\x0cMatchStarted\x12\x1c\n\x05seats\x18\x01 \x03(\x0b\x32\r.tute.v1.Seat\x12\x1d\n\x05rules\x18\x02 \x01(\x0b\x32\x0e.tute.v1.Rules\x12\x14\n\x0c\x66irst_dealer\x18\x03 \x01(\r\x12\x14\n\x0c\x63lient_seeds\x18\x04 \x03(\t\"\x84\x02\n\tHandDealt\x12\x13\n\x0bgame_number\x18\x01 \x01(\r\x12\x13\n\x0bhand_number\x18\x02 \x01(\r\x12\x0e\n\x06\x64\x65\x61ler\x18\x03 \x01(\r\x12!\n\ntrump_suit\x18\x04 \x01(\x0e\x32\r.tute.v1.Suit\x12!\n\ntrump_card\x18\x05 \x01(\x0b\x32\r.tute.v1.Card\x12\x1b\n\x04hand\x18\x06 \x03(\x0b\x32\r.tute.v1.Card\x12\x12\n\nhand_sizes\x18\x07 \x03(\r\x12\x12\n\nstock_size\x18\x08 \x01(\r\x12\x17\n\x0f\x64\x65\x61l_commitment\x18\t \x01(\t\x12\x19\n\x11shuffle_algorithm\x18\n \x01(\t\"\xa8\x01\n\x0bTurnStarted\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x1f\n\x04kind\x18\x02 \x01(\x0e\x32\x11.tute.v1.TurnKind\x12\x14\n\x0ctrick_number\x18\x03 \x01(\r\x12,\n\x08\x64\x65\x61\x64line\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12&\n\rlegal_actions\x18\x05 \x03(\x0b\x32\x0f.tute.v1.Action\"`\n\nCardPlayed\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x1b\n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\r.tute.v1.Card\x12\x14\n\x0ctrick_number\x18\x03 \x01(\r\x12\x11\n\ttimed_out\x18\x04 \x01(\x08\"T\n\nTrickTaken\x12\x1d\n\x05trick\x18\x01 \x01(\x0b\x32\x0e.tute.v1.Trick\x12\x13\n\x0bwinner_side\x18\x02 \x01(\r\x12\x12\n\nlast_trick\x18\x03 \x01(\x08\"_\n\tCardDrawn\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x1b\n\x04\x63\x61rd\x18\x02 \x01(\x0b\x32\r.tute.v1.Card\x12\x13\n\x0bturned_card\x18\x03 \x01(\x08\x12\x12\n\nstock_size\x18\x04 \x01(\r\"*\n\tCanteSung\x12\x1d\n\x05\x63\x61nte\x18\x01 \x01(\x0b\x32\x0e.tute.v1.Cante\"6\n\x0cTuteDeclared\x12&\n\x04tute\x18\x01 \x01(\x0b\x32\x18.tute.v1.TuteDeclaration\"Z\n\x0eTrumpExchanged\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x1c\n\x05taken\x18\x02 \x01(\x0b\x32\r.tute.v1.Card\x12\x1c\n\x05given\x18\x03 \x01(\x0b\x32\r.tute.v1.Card\"2\n\x0cTurnTimedOut\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x14\n\x0ctrick_number\x18\x02 \x01(\r\"x\n\nHandScored\x12#\n\x06result\x18\x01 \x01(\x0b\x32\x13.tute.v1.HandResult\x12\"\n\x06scores\x18\x02 \x03(\x0b\x32\x12.tute.v1.SideScore\x12!\n\x04\x64\x65\x61l\x18\x03 \x01(\x0b\x32\x13.tute.v1.DealReveal\"0\n\tGameEnded\x12#\n\x06result\x18\x01 \x01(\x0b\x32\x13.tute.v1.GameResult\"G\n\x0fPlayerForfeited\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12&\n\x06reason\x18\x02 \x01(\x0e\x32\x16.tute.v1.ForfeitReason\"`\n\nMatchEnded\x12$\n\x06result\x18\x01 \x01(\x0b\x32\x14.tute.v1.MatchResult\x12,\n\x0funfinished_deal\x18\x02 \x01(\x0b\x32\x13.tute.v1.DealReveal*i\n\rForfeitReason\x12\x1e\n\x1a\x46ORFEIT_REASON_UNSPECIFIED\x10\x00\x12\x17\n\x13\x46ORFEIT_REASON_LEFT\x10\x01\x12\x1f\n\x1b\x46ORFEIT_REASON_DISCONNECTED\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tute.v1.event_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_FORFEITREASON']._serialized_start=2333
-  _globals['_FORFEITREASON']._serialized_end=2438
-  _globals['_EVENT']._serialized_start=171
-  _globals['_EVENT']._serialized_end=994
-  _globals['_SEATJOINED']._serialized_start=996
-  _globals['_SEATJOINED']._serialized_end=1037
-  _globals['_SEATLEFT']._serialized_start=1039
-  _globals['_SEATLEFT']._serialized_end=1063
-  _globals['_MATCHSTARTED']._serialized_start=1065
-  _globals['_MATCHSTARTED']._serialized_end=1162
-  _globals['_HANDDEALT']._serialized_start=1165
-  _globals['_HANDDEALT']._serialized_end=1373
-  _globals['_TURNSTARTED']._serialized_start=1376
-  _globals['_TURNSTARTED']._serialized_end=1544
-  _globals['_CARDPLAYED']._serialized_start=1546
-  _globals['_CARDPLAYED']._serialized_end=1642
-  _globals['_TRICKTAKEN']._serialized_start=1644
-  _globals['_TRICKTAKEN']._serialized_end=1728
-  _globals['_CARDDRAWN']._serialized_start=1730
-  _globals['_CARDDRAWN']._serialized_end=1825
-  _globals['_CANTESUNG']._serialized_start=1827
-  _globals['_CANTESUNG']._serialized_end=1869
-  _globals['_TUTEDECLARED']._serialized_start=1871
-  _globals['_TUTEDECLARED']._serialized_end=1925
-  _globals['_TRUMPEXCHANGED']._serialized_start=1927
-  _globals['_TRUMPEXCHANGED']._serialized_end=2017
-  _globals['_TURNTIMEDOUT']._serialized_start=2019
-  _globals['_TURNTIMEDOUT']._serialized_end=2069
-  _globals['_HANDSCORED']._serialized_start=2071
-  _globals['_HANDSCORED']._serialized_end=2156
-  _globals['_GAMEENDED']._serialized_start=2158
-  _globals['_GAMEENDED']._serialized_end=2206
-  _globals['_PLAYERFORFEITED']._serialized_start=2208
-  _globals['_PLAYERFORFEITED']._serialized_end=2279
-  _globals['_MATCHENDED']._serialized_start=2281
-  _globals['_MATCHENDED']._serialized_end=2331
+  _globals['_FORFEITREASON']._serialized_start=2510
+  _globals['_FORFEITREASON']._serialized_end=2615
+  _globals['_EVENT']._serialized_start=193
+  _globals['_EVENT']._serialized_end=1016
+  _globals['_SEATJOINED']._serialized_start=1018
+  _globals['_SEATJOINED']._serialized_end=1059
+  _globals['_SEATLEFT']._serialized_start=1061
+  _globals['_SEATLEFT']._serialized_end=1085
+  _globals['_MATCHSTARTED']._serialized_start=1087
+  _globals['_MATCHSTARTED']._serialized_end=1206
+  _globals['_HANDDEALT']._serialized_start=1209
+  _globals['_HANDDEALT']._serialized_end=1469
+  _globals['_TURNSTARTED']._serialized_start=1472
+  _globals['_TURNSTARTED']._serialized_end=1640
+  _globals['_CARDPLAYED']._serialized_start=1642
+  _globals['_CARDPLAYED']._serialized_end=1738
+  _globals['_TRICKTAKEN']._serialized_start=1740
+  _globals['_TRICKTAKEN']._serialized_end=1824
+  _globals['_CARDDRAWN']._serialized_start=1826
+  _globals['_CARDDRAWN']._serialized_end=1921
+  _globals['_CANTESUNG']._serialized_start=1923
+  _globals['_CANTESUNG']._serialized_end=1965
+  _globals['_TUTEDECLARED']._serialized_start=1967
+  _globals['_TUTEDECLARED']._serialized_end=2021
+  _globals['_TRUMPEXCHANGED']._serialized_start=2023
+  _globals['_TRUMPEXCHANGED']._serialized_end=2113
+  _globals['_TURNTIMEDOUT']._serialized_start=2115
+  _globals['_TURNTIMEDOUT']._serialized_end=2165
+  _globals['_HANDSCORED']._serialized_start=2167
+  _globals['_HANDSCORED']._serialized_end=2287
+  _globals['_GAMEENDED']._serialized_start=2289
+  _globals['_GAMEENDED']._serialized_end=2337
+  _globals['_PLAYERFORFEITED']._serialized_start=2339
+  _globals['_PLAYERFORFEITED']._serialized_end=2410
+  _globals['_MATCHENDED']._serialized_start=2412
+  _globals['_MATCHENDED']._serialized_end=2508
 # @@protoc_insertion_point(module_scope)

@@ -3,6 +3,7 @@ import datetime
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from tute.v1 import action_pb2 as _action_pb2
 from tute.v1 import card_pb2 as _card_pb2
+from tute.v1 import record_pb2 as _record_pb2
 from tute.v1 import rules_pb2 as _rules_pb2
 from tute.v1 import score_pb2 as _score_pb2
 from tute.v1 import table_pb2 as _table_pb2
@@ -79,17 +80,19 @@ class SeatLeft(_message.Message):
     def __init__(self, seat: _Optional[int] = ...) -> None: ...
 
 class MatchStarted(_message.Message):
-    __slots__ = ("seats", "rules", "first_dealer")
+    __slots__ = ("seats", "rules", "first_dealer", "client_seeds")
     SEATS_FIELD_NUMBER: _ClassVar[int]
     RULES_FIELD_NUMBER: _ClassVar[int]
     FIRST_DEALER_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SEEDS_FIELD_NUMBER: _ClassVar[int]
     seats: _containers.RepeatedCompositeFieldContainer[_table_pb2.Seat]
     rules: _rules_pb2.Rules
     first_dealer: int
-    def __init__(self, seats: _Optional[_Iterable[_Union[_table_pb2.Seat, _Mapping]]] = ..., rules: _Optional[_Union[_rules_pb2.Rules, _Mapping]] = ..., first_dealer: _Optional[int] = ...) -> None: ...
+    client_seeds: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, seats: _Optional[_Iterable[_Union[_table_pb2.Seat, _Mapping]]] = ..., rules: _Optional[_Union[_rules_pb2.Rules, _Mapping]] = ..., first_dealer: _Optional[int] = ..., client_seeds: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class HandDealt(_message.Message):
-    __slots__ = ("game_number", "hand_number", "dealer", "trump_suit", "trump_card", "hand", "hand_sizes", "stock_size")
+    __slots__ = ("game_number", "hand_number", "dealer", "trump_suit", "trump_card", "hand", "hand_sizes", "stock_size", "deal_commitment", "shuffle_algorithm")
     GAME_NUMBER_FIELD_NUMBER: _ClassVar[int]
     HAND_NUMBER_FIELD_NUMBER: _ClassVar[int]
     DEALER_FIELD_NUMBER: _ClassVar[int]
@@ -98,6 +101,8 @@ class HandDealt(_message.Message):
     HAND_FIELD_NUMBER: _ClassVar[int]
     HAND_SIZES_FIELD_NUMBER: _ClassVar[int]
     STOCK_SIZE_FIELD_NUMBER: _ClassVar[int]
+    DEAL_COMMITMENT_FIELD_NUMBER: _ClassVar[int]
+    SHUFFLE_ALGORITHM_FIELD_NUMBER: _ClassVar[int]
     game_number: int
     hand_number: int
     dealer: int
@@ -106,7 +111,9 @@ class HandDealt(_message.Message):
     hand: _containers.RepeatedCompositeFieldContainer[_card_pb2.Card]
     hand_sizes: _containers.RepeatedScalarFieldContainer[int]
     stock_size: int
-    def __init__(self, game_number: _Optional[int] = ..., hand_number: _Optional[int] = ..., dealer: _Optional[int] = ..., trump_suit: _Optional[_Union[_card_pb2.Suit, str]] = ..., trump_card: _Optional[_Union[_card_pb2.Card, _Mapping]] = ..., hand: _Optional[_Iterable[_Union[_card_pb2.Card, _Mapping]]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., stock_size: _Optional[int] = ...) -> None: ...
+    deal_commitment: str
+    shuffle_algorithm: str
+    def __init__(self, game_number: _Optional[int] = ..., hand_number: _Optional[int] = ..., dealer: _Optional[int] = ..., trump_suit: _Optional[_Union[_card_pb2.Suit, str]] = ..., trump_card: _Optional[_Union[_card_pb2.Card, _Mapping]] = ..., hand: _Optional[_Iterable[_Union[_card_pb2.Card, _Mapping]]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., stock_size: _Optional[int] = ..., deal_commitment: _Optional[str] = ..., shuffle_algorithm: _Optional[str] = ...) -> None: ...
 
 class TurnStarted(_message.Message):
     __slots__ = ("seat", "kind", "trick_number", "deadline", "legal_actions")
@@ -187,12 +194,14 @@ class TurnTimedOut(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., trick_number: _Optional[int] = ...) -> None: ...
 
 class HandScored(_message.Message):
-    __slots__ = ("result", "scores")
+    __slots__ = ("result", "scores", "deal")
     RESULT_FIELD_NUMBER: _ClassVar[int]
     SCORES_FIELD_NUMBER: _ClassVar[int]
+    DEAL_FIELD_NUMBER: _ClassVar[int]
     result: _score_pb2.HandResult
     scores: _containers.RepeatedCompositeFieldContainer[_score_pb2.SideScore]
-    def __init__(self, result: _Optional[_Union[_score_pb2.HandResult, _Mapping]] = ..., scores: _Optional[_Iterable[_Union[_score_pb2.SideScore, _Mapping]]] = ...) -> None: ...
+    deal: _record_pb2.DealReveal
+    def __init__(self, result: _Optional[_Union[_score_pb2.HandResult, _Mapping]] = ..., scores: _Optional[_Iterable[_Union[_score_pb2.SideScore, _Mapping]]] = ..., deal: _Optional[_Union[_record_pb2.DealReveal, _Mapping]] = ...) -> None: ...
 
 class GameEnded(_message.Message):
     __slots__ = ("result",)
@@ -209,7 +218,9 @@ class PlayerForfeited(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., reason: _Optional[_Union[ForfeitReason, str]] = ...) -> None: ...
 
 class MatchEnded(_message.Message):
-    __slots__ = ("result",)
+    __slots__ = ("result", "unfinished_deal")
     RESULT_FIELD_NUMBER: _ClassVar[int]
+    UNFINISHED_DEAL_FIELD_NUMBER: _ClassVar[int]
     result: _score_pb2.MatchResult
-    def __init__(self, result: _Optional[_Union[_score_pb2.MatchResult, _Mapping]] = ...) -> None: ...
+    unfinished_deal: _record_pb2.DealReveal
+    def __init__(self, result: _Optional[_Union[_score_pb2.MatchResult, _Mapping]] = ..., unfinished_deal: _Optional[_Union[_record_pb2.DealReveal, _Mapping]] = ...) -> None: ...

@@ -21,7 +21,7 @@ from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
 
-from .service_pb2 import AddBotRequest, AddBotResponse, CreateTableRequest, CreateTableResponse, GetTableRequest, GetTableResponse, JoinTableRequest, JoinTableResponse, LeaveTableRequest, LeaveTableResponse, ListTablesRequest, ListTablesResponse, SubmitActionRequest, SubmitActionResponse, WatchTableRequest, WatchTableResponse
+from .service_pb2 import AddBotRequest, AddBotResponse, CreateTableRequest, CreateTableResponse, GetMatchRecordRequest, GetMatchRecordResponse, GetTableRequest, GetTableResponse, JoinTableRequest, JoinTableResponse, LeaveTableRequest, LeaveTableResponse, ListTablesRequest, ListTablesResponse, SubmitActionRequest, SubmitActionResponse, WatchTableRequest, WatchTableResponse
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -71,7 +71,7 @@ class TuteService(Protocol):
       google.rpc.BadRequest detail names the field, for example "rules.options.players" or
       "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-      MATCH_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+      MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
       MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
       EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
       the seat or table state, or an illegal move (the rule it breaks).
@@ -210,6 +210,20 @@ class TuteService(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    async def get_match_record(self, request: GetMatchRecordRequest, ctx: RequestContext[GetMatchRecordRequest, GetMatchRecordResponse], /) -> GetMatchRecordResponse:
+        """
+        Returns the record of a table's finished match (record.proto, docs/fair-deals.md): its
+        rules, seats, every hand's commitment, revealed server seed, client seeds and pack, every
+        action with its time and who made it, and the results; `tute verify` checks one end to
+        end. Anyone who may watch the table may read it: it needs no token (any token sent is
+        ignored). Records are kept in the server's durable history, after the table itself has
+        expired.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
+        no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
+        not ended yet, or has not started).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
 
 class TuteServiceASGIApplication(ConnectASGIApplication[TuteService]):
     def __init__(
@@ -312,6 +326,17 @@ class TuteServiceASGIApplication(ConnectASGIApplication[TuteService]):
                     ),
                     function=svc.watch_table,
                 ),
+                "/tute.v1.TuteService/GetMatchRecord": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetMatchRecord",
+                        service_name="tute.v1.TuteService",
+                        input=GetMatchRecordRequest,
+                        output=GetMatchRecordResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_match_record,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -359,7 +384,7 @@ class TuteServiceClient(ConnectClient):
       google.rpc.BadRequest detail names the field, for example "rules.options.players" or
       "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-      MATCH_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+      MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
       MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
       EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
       the seat or table state, or an illegal move (the rule it breaks).
@@ -658,6 +683,37 @@ class TuteServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def get_match_record(
+        self,
+        request: GetMatchRecordRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetMatchRecordResponse:
+        """
+        Returns the record of a table's finished match (record.proto, docs/fair-deals.md): its
+        rules, seats, every hand's commitment, revealed server seed, client seeds and pack, every
+        action with its time and who made it, and the results; `tute verify` checks one end to
+        end. Anyone who may watch the table may read it: it needs no token (any token sent is
+        ignored). Records are kept in the server's durable history, after the table itself has
+        expired.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
+        no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
+        not ended yet, or has not started).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetMatchRecord",
+                service_name="tute.v1.TuteService",
+                input=GetMatchRecordRequest,
+                output=GetMatchRecordResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class TuteServiceSync(Protocol):
     """
@@ -693,7 +749,7 @@ class TuteServiceSync(Protocol):
       google.rpc.BadRequest detail names the field, for example "rules.options.players" or
       "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-      MATCH_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+      MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
       MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
       EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
       the seat or table state, or an illegal move (the rule it breaks).
@@ -832,6 +888,20 @@ class TuteServiceSync(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def get_match_record(self, request: GetMatchRecordRequest, ctx: RequestContext[GetMatchRecordRequest, GetMatchRecordResponse], /) -> GetMatchRecordResponse:
+        """
+        Returns the record of a table's finished match (record.proto, docs/fair-deals.md): its
+        rules, seats, every hand's commitment, revealed server seed, client seeds and pack, every
+        action with its time and who made it, and the results; `tute verify` checks one end to
+        end. Anyone who may watch the table may read it: it needs no token (any token sent is
+        ignored). Records are kept in the server's durable history, after the table itself has
+        expired.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
+        no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
+        not ended yet, or has not started).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
 
 class TuteServiceWSGIApplication(ConnectWSGIApplication):
     def __init__(
@@ -932,6 +1002,17 @@ class TuteServiceWSGIApplication(ConnectWSGIApplication):
                     ),
                     function=service.watch_table,
                 ),
+                "/tute.v1.TuteService/GetMatchRecord": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetMatchRecord",
+                        service_name="tute.v1.TuteService",
+                        input=GetMatchRecordRequest,
+                        output=GetMatchRecordResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_match_record,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -979,7 +1060,7 @@ class TuteServiceClientSync(ConnectClientSync):
       google.rpc.BadRequest detail names the field, for example "rules.options.players" or
       "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-      MATCH_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+      MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
       MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
       EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
       the seat or table state, or an illegal move (the rule it breaks).
@@ -1274,6 +1355,37 @@ class TuteServiceClientSync(ConnectClientSync):
                 output=WatchTableResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.SERVER_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def get_match_record(
+        self,
+        request: GetMatchRecordRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetMatchRecordResponse:
+        """
+        Returns the record of a table's finished match (record.proto, docs/fair-deals.md): its
+        rules, seats, every hand's commitment, revealed server seed, client seeds and pack, every
+        action with its time and who made it, and the results; `tute verify` checks one end to
+        end. Anyone who may watch the table may read it: it needs no token (any token sent is
+        ignored). Records are kept in the server's durable history, after the table itself has
+        expired.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
+        no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
+        not ended yet, or has not started).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetMatchRecord",
+                service_name="tute.v1.TuteService",
+                input=GetMatchRecordRequest,
+                output=GetMatchRecordResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,

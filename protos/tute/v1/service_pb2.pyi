@@ -1,5 +1,6 @@
 from tute.v1 import action_pb2 as _action_pb2
 from tute.v1 import event_pb2 as _event_pb2
+from tute.v1 import record_pb2 as _record_pb2
 from tute.v1 import rules_pb2 as _rules_pb2
 from tute.v1 import table_pb2 as _table_pb2
 from tute.v1 import view_pb2 as _view_pb2
@@ -12,18 +13,20 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class CreateTableRequest(_message.Message):
-    __slots__ = ("rules", "visibility", "take_seat", "seat", "display_name")
+    __slots__ = ("rules", "visibility", "take_seat", "seat", "display_name", "client_seed")
     RULES_FIELD_NUMBER: _ClassVar[int]
     VISIBILITY_FIELD_NUMBER: _ClassVar[int]
     TAKE_SEAT_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SEED_FIELD_NUMBER: _ClassVar[int]
     rules: _rules_pb2.Rules
     visibility: _table_pb2.Visibility
     take_seat: bool
     seat: int
     display_name: str
-    def __init__(self, rules: _Optional[_Union[_rules_pb2.Rules, _Mapping]] = ..., visibility: _Optional[_Union[_table_pb2.Visibility, str]] = ..., take_seat: _Optional[bool] = ..., seat: _Optional[int] = ..., display_name: _Optional[str] = ...) -> None: ...
+    client_seed: str
+    def __init__(self, rules: _Optional[_Union[_rules_pb2.Rules, _Mapping]] = ..., visibility: _Optional[_Union[_table_pb2.Visibility, str]] = ..., take_seat: _Optional[bool] = ..., seat: _Optional[int] = ..., display_name: _Optional[str] = ..., client_seed: _Optional[str] = ...) -> None: ...
 
 class CreateTableResponse(_message.Message):
     __slots__ = ("table_id", "table", "invite_code", "seat", "seat_token", "owner_token")
@@ -62,16 +65,18 @@ class ListTablesResponse(_message.Message):
     def __init__(self, tables: _Optional[_Iterable[_Union[_table_pb2.Table, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
 
 class JoinTableRequest(_message.Message):
-    __slots__ = ("table_id", "invite_code", "seat", "display_name")
+    __slots__ = ("table_id", "invite_code", "seat", "display_name", "client_seed")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     INVITE_CODE_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SEED_FIELD_NUMBER: _ClassVar[int]
     table_id: str
     invite_code: str
     seat: int
     display_name: str
-    def __init__(self, table_id: _Optional[str] = ..., invite_code: _Optional[str] = ..., seat: _Optional[int] = ..., display_name: _Optional[str] = ...) -> None: ...
+    client_seed: str
+    def __init__(self, table_id: _Optional[str] = ..., invite_code: _Optional[str] = ..., seat: _Optional[int] = ..., display_name: _Optional[str] = ..., client_seed: _Optional[str] = ...) -> None: ...
 
 class JoinTableResponse(_message.Message):
     __slots__ = ("table_id", "seat", "seat_token", "view")
@@ -156,6 +161,18 @@ class WatchTableRequest(_message.Message):
     table_id: str
     resume_after: int
     def __init__(self, table_id: _Optional[str] = ..., resume_after: _Optional[int] = ...) -> None: ...
+
+class GetMatchRecordRequest(_message.Message):
+    __slots__ = ("table_id",)
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    table_id: str
+    def __init__(self, table_id: _Optional[str] = ...) -> None: ...
+
+class GetMatchRecordResponse(_message.Message):
+    __slots__ = ("record",)
+    RECORD_FIELD_NUMBER: _ClassVar[int]
+    record: _record_pb2.MatchRecord
+    def __init__(self, record: _Optional[_Union[_record_pb2.MatchRecord, _Mapping]] = ...) -> None: ...
 
 class WatchTableResponse(_message.Message):
     __slots__ = ("snapshot", "event")

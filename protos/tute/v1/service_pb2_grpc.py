@@ -58,7 +58,7 @@ class TuteServiceStub:
     google.rpc.BadRequest detail names the field, for example "rules.options.players" or
     "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-    MATCH_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+    MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
     MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
     EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
     the seat or table state, or an illegal move (the rule it breaks).
@@ -129,6 +129,11 @@ class TuteServiceStub:
                 request_serializer=tute_dot_v1_dot_service__pb2.WatchTableRequest.SerializeToString,
                 response_deserializer=tute_dot_v1_dot_service__pb2.WatchTableResponse.FromString,
                 _registered_method=True)
+        self.GetMatchRecord = channel.unary_unary(
+                '/tute.v1.TuteService/GetMatchRecord',
+                request_serializer=tute_dot_v1_dot_service__pb2.GetMatchRecordRequest.SerializeToString,
+                response_deserializer=tute_dot_v1_dot_service__pb2.GetMatchRecordResponse.FromString,
+                _registered_method=True)
 
 
 class TuteServiceServicer:
@@ -164,7 +169,7 @@ class TuteServiceServicer:
     google.rpc.BadRequest detail names the field, for example "rules.options.players" or
     "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-    MATCH_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+    MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
     MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
     EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
     the seat or table state, or an illegal move (the rule it breaks).
@@ -312,6 +317,21 @@ class TuteServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetMatchRecord(self, request, context):
+        """Returns the record of a table's finished match (record.proto, docs/fair-deals.md): its
+        rules, seats, every hand's commitment, revealed server seed, client seeds and pack, every
+        action with its time and who made it, and the results; `tute verify` checks one end to
+        end. Anyone who may watch the table may read it: it needs no token (any token sent is
+        ignored). Records are kept in the server's durable history, after the table itself has
+        expired.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
+        no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
+        not ended yet, or has not started).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TuteServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -355,6 +375,11 @@ def add_TuteServiceServicer_to_server(servicer, server):
                     request_deserializer=tute_dot_v1_dot_service__pb2.WatchTableRequest.FromString,
                     response_serializer=tute_dot_v1_dot_service__pb2.WatchTableResponse.SerializeToString,
             ),
+            'GetMatchRecord': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMatchRecord,
+                    request_deserializer=tute_dot_v1_dot_service__pb2.GetMatchRecordRequest.FromString,
+                    response_serializer=tute_dot_v1_dot_service__pb2.GetMatchRecordResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'tute.v1.TuteService', rpc_method_handlers)
@@ -396,7 +421,7 @@ class TuteService:
     google.rpc.BadRequest detail names the field, for example "rules.options.players" or
     "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-    MATCH_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+    MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
     MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
     EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
     the seat or table state, or an illegal move (the rule it breaks).
@@ -627,6 +652,33 @@ class TuteService:
             '/tute.v1.TuteService/WatchTable',
             tute_dot_v1_dot_service__pb2.WatchTableRequest.SerializeToString,
             tute_dot_v1_dot_service__pb2.WatchTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMatchRecord(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tute.v1.TuteService/GetMatchRecord',
+            tute_dot_v1_dot_service__pb2.GetMatchRecordRequest.SerializeToString,
+            tute_dot_v1_dot_service__pb2.GetMatchRecordResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -18,6 +18,8 @@ import type { Action } from "./action_pb";
 import { file_tute_v1_action } from "./action_pb";
 import type { Card, Suit, Trick } from "./card_pb";
 import { file_tute_v1_card } from "./card_pb";
+import type { DealReveal } from "./record_pb";
+import { file_tute_v1_record } from "./record_pb";
 import type { Rules } from "./rules_pb";
 import { file_tute_v1_rules } from "./rules_pb";
 import type { Cante, GameResult, HandResult, MatchResult, SideScore, TuteDeclaration } from "./score_pb";
@@ -30,7 +32,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tute/v1/event.proto.
  */
 export const file_tute_v1_event: GenFile = /*@__PURE__*/
-  fileDesc("ChN0dXRlL3YxL2V2ZW50LnByb3RvEgd0dXRlLnYxIrcGCgVFdmVudBIQCghzZXF1ZW5jZRgBIAEoBBIVCg10YWJsZV92ZXJzaW9uGAIgASgDEigKBHRpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKC3NlYXRfam9pbmVkGAogASgLMhMudHV0ZS52MS5TZWF0Sm9pbmVkSAASJgoJc2VhdF9sZWZ0GAsgASgLMhEudHV0ZS52MS5TZWF0TGVmdEgAEi4KDW1hdGNoX3N0YXJ0ZWQYDCABKAsyFS50dXRlLnYxLk1hdGNoU3RhcnRlZEgAEigKCmhhbmRfZGVhbHQYDSABKAsyEi50dXRlLnYxLkhhbmREZWFsdEgAEiwKDHR1cm5fc3RhcnRlZBgOIAEoCzIULnR1dGUudjEuVHVyblN0YXJ0ZWRIABIqCgtjYXJkX3BsYXllZBgPIAEoCzITLnR1dGUudjEuQ2FyZFBsYXllZEgAEioKC3RyaWNrX3Rha2VuGBAgASgLMhMudHV0ZS52MS5Ucmlja1Rha2VuSAASKAoKY2FyZF9kcmF3bhgRIAEoCzISLnR1dGUudjEuQ2FyZERyYXduSAASKAoKY2FudGVfc3VuZxgSIAEoCzISLnR1dGUudjEuQ2FudGVTdW5nSAASLgoNdHV0ZV9kZWNsYXJlZBgTIAEoCzIVLnR1dGUudjEuVHV0ZURlY2xhcmVkSAASMgoPdHJ1bXBfZXhjaGFuZ2VkGBQgASgLMhcudHV0ZS52MS5UcnVtcEV4Y2hhbmdlZEgAEi8KDnR1cm5fdGltZWRfb3V0GBUgASgLMhUudHV0ZS52MS5UdXJuVGltZWRPdXRIABIqCgtoYW5kX3Njb3JlZBgWIAEoCzITLnR1dGUudjEuSGFuZFNjb3JlZEgAEigKCmdhbWVfZW5kZWQYFyABKAsyEi50dXRlLnYxLkdhbWVFbmRlZEgAEjQKEHBsYXllcl9mb3JmZWl0ZWQYGCABKAsyGC50dXRlLnYxLlBsYXllckZvcmZlaXRlZEgAEioKC21hdGNoX2VuZGVkGBkgASgLMhMudHV0ZS52MS5NYXRjaEVuZGVkSABCBgoEa2luZCIpCgpTZWF0Sm9pbmVkEhsKBHNlYXQYASABKAsyDS50dXRlLnYxLlNlYXQiGAoIU2VhdExlZnQSDAoEc2VhdBgBIAEoDSJhCgxNYXRjaFN0YXJ0ZWQSHAoFc2VhdHMYASADKAsyDS50dXRlLnYxLlNlYXQSHQoFcnVsZXMYAiABKAsyDi50dXRlLnYxLlJ1bGVzEhQKDGZpcnN0X2RlYWxlchgDIAEoDSLQAQoJSGFuZERlYWx0EhMKC2dhbWVfbnVtYmVyGAEgASgNEhMKC2hhbmRfbnVtYmVyGAIgASgNEg4KBmRlYWxlchgDIAEoDRIhCgp0cnVtcF9zdWl0GAQgASgOMg0udHV0ZS52MS5TdWl0EiEKCnRydW1wX2NhcmQYBSABKAsyDS50dXRlLnYxLkNhcmQSGwoEaGFuZBgGIAMoCzINLnR1dGUudjEuQ2FyZBISCgpoYW5kX3NpemVzGAcgAygNEhIKCnN0b2NrX3NpemUYCCABKA0iqAEKC1R1cm5TdGFydGVkEgwKBHNlYXQYASABKA0SHwoEa2luZBgCIAEoDjIRLnR1dGUudjEuVHVybktpbmQSFAoMdHJpY2tfbnVtYmVyGAMgASgNEiwKCGRlYWRsaW5lGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBImCg1sZWdhbF9hY3Rpb25zGAUgAygLMg8udHV0ZS52MS5BY3Rpb24iYAoKQ2FyZFBsYXllZBIMCgRzZWF0GAEgASgNEhsKBGNhcmQYAiABKAsyDS50dXRlLnYxLkNhcmQSFAoMdHJpY2tfbnVtYmVyGAMgASgNEhEKCXRpbWVkX291dBgEIAEoCCJUCgpUcmlja1Rha2VuEh0KBXRyaWNrGAEgASgLMg4udHV0ZS52MS5UcmljaxITCgt3aW5uZXJfc2lkZRgCIAEoDRISCgpsYXN0X3RyaWNrGAMgASgIIl8KCUNhcmREcmF3bhIMCgRzZWF0GAEgASgNEhsKBGNhcmQYAiABKAsyDS50dXRlLnYxLkNhcmQSEwoLdHVybmVkX2NhcmQYAyABKAgSEgoKc3RvY2tfc2l6ZRgEIAEoDSIqCglDYW50ZVN1bmcSHQoFY2FudGUYASABKAsyDi50dXRlLnYxLkNhbnRlIjYKDFR1dGVEZWNsYXJlZBImCgR0dXRlGAEgASgLMhgudHV0ZS52MS5UdXRlRGVjbGFyYXRpb24iWgoOVHJ1bXBFeGNoYW5nZWQSDAoEc2VhdBgBIAEoDRIcCgV0YWtlbhgCIAEoCzINLnR1dGUudjEuQ2FyZBIcCgVnaXZlbhgDIAEoCzINLnR1dGUudjEuQ2FyZCIyCgxUdXJuVGltZWRPdXQSDAoEc2VhdBgBIAEoDRIUCgx0cmlja19udW1iZXIYAiABKA0iVQoKSGFuZFNjb3JlZBIjCgZyZXN1bHQYASABKAsyEy50dXRlLnYxLkhhbmRSZXN1bHQSIgoGc2NvcmVzGAIgAygLMhIudHV0ZS52MS5TaWRlU2NvcmUiMAoJR2FtZUVuZGVkEiMKBnJlc3VsdBgBIAEoCzITLnR1dGUudjEuR2FtZVJlc3VsdCJHCg9QbGF5ZXJGb3JmZWl0ZWQSDAoEc2VhdBgBIAEoDRImCgZyZWFzb24YAiABKA4yFi50dXRlLnYxLkZvcmZlaXRSZWFzb24iMgoKTWF0Y2hFbmRlZBIkCgZyZXN1bHQYASABKAsyFC50dXRlLnYxLk1hdGNoUmVzdWx0KmkKDUZvcmZlaXRSZWFzb24SHgoaRk9SRkVJVF9SRUFTT05fVU5TUEVDSUZJRUQQABIXChNGT1JGRUlUX1JFQVNPTl9MRUZUEAESHwobRk9SRkVJVF9SRUFTT05fRElTQ09OTkVDVEVEEAJiBnByb3RvMw", [file_google_protobuf_timestamp, file_tute_v1_action, file_tute_v1_card, file_tute_v1_rules, file_tute_v1_score, file_tute_v1_table]);
+  fileDesc("ChN0dXRlL3YxL2V2ZW50LnByb3RvEgd0dXRlLnYxIrcGCgVFdmVudBIQCghzZXF1ZW5jZRgBIAEoBBIVCg10YWJsZV92ZXJzaW9uGAIgASgDEigKBHRpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEioKC3NlYXRfam9pbmVkGAogASgLMhMudHV0ZS52MS5TZWF0Sm9pbmVkSAASJgoJc2VhdF9sZWZ0GAsgASgLMhEudHV0ZS52MS5TZWF0TGVmdEgAEi4KDW1hdGNoX3N0YXJ0ZWQYDCABKAsyFS50dXRlLnYxLk1hdGNoU3RhcnRlZEgAEigKCmhhbmRfZGVhbHQYDSABKAsyEi50dXRlLnYxLkhhbmREZWFsdEgAEiwKDHR1cm5fc3RhcnRlZBgOIAEoCzIULnR1dGUudjEuVHVyblN0YXJ0ZWRIABIqCgtjYXJkX3BsYXllZBgPIAEoCzITLnR1dGUudjEuQ2FyZFBsYXllZEgAEioKC3RyaWNrX3Rha2VuGBAgASgLMhMudHV0ZS52MS5Ucmlja1Rha2VuSAASKAoKY2FyZF9kcmF3bhgRIAEoCzISLnR1dGUudjEuQ2FyZERyYXduSAASKAoKY2FudGVfc3VuZxgSIAEoCzISLnR1dGUudjEuQ2FudGVTdW5nSAASLgoNdHV0ZV9kZWNsYXJlZBgTIAEoCzIVLnR1dGUudjEuVHV0ZURlY2xhcmVkSAASMgoPdHJ1bXBfZXhjaGFuZ2VkGBQgASgLMhcudHV0ZS52MS5UcnVtcEV4Y2hhbmdlZEgAEi8KDnR1cm5fdGltZWRfb3V0GBUgASgLMhUudHV0ZS52MS5UdXJuVGltZWRPdXRIABIqCgtoYW5kX3Njb3JlZBgWIAEoCzITLnR1dGUudjEuSGFuZFNjb3JlZEgAEigKCmdhbWVfZW5kZWQYFyABKAsyEi50dXRlLnYxLkdhbWVFbmRlZEgAEjQKEHBsYXllcl9mb3JmZWl0ZWQYGCABKAsyGC50dXRlLnYxLlBsYXllckZvcmZlaXRlZEgAEioKC21hdGNoX2VuZGVkGBkgASgLMhMudHV0ZS52MS5NYXRjaEVuZGVkSABCBgoEa2luZCIpCgpTZWF0Sm9pbmVkEhsKBHNlYXQYASABKAsyDS50dXRlLnYxLlNlYXQiGAoIU2VhdExlZnQSDAoEc2VhdBgBIAEoDSJ3CgxNYXRjaFN0YXJ0ZWQSHAoFc2VhdHMYASADKAsyDS50dXRlLnYxLlNlYXQSHQoFcnVsZXMYAiABKAsyDi50dXRlLnYxLlJ1bGVzEhQKDGZpcnN0X2RlYWxlchgDIAEoDRIUCgxjbGllbnRfc2VlZHMYBCADKAkihAIKCUhhbmREZWFsdBITCgtnYW1lX251bWJlchgBIAEoDRITCgtoYW5kX251bWJlchgCIAEoDRIOCgZkZWFsZXIYAyABKA0SIQoKdHJ1bXBfc3VpdBgEIAEoDjINLnR1dGUudjEuU3VpdBIhCgp0cnVtcF9jYXJkGAUgASgLMg0udHV0ZS52MS5DYXJkEhsKBGhhbmQYBiADKAsyDS50dXRlLnYxLkNhcmQSEgoKaGFuZF9zaXplcxgHIAMoDRISCgpzdG9ja19zaXplGAggASgNEhcKD2RlYWxfY29tbWl0bWVudBgJIAEoCRIZChFzaHVmZmxlX2FsZ29yaXRobRgKIAEoCSKoAQoLVHVyblN0YXJ0ZWQSDAoEc2VhdBgBIAEoDRIfCgRraW5kGAIgASgOMhEudHV0ZS52MS5UdXJuS2luZBIUCgx0cmlja19udW1iZXIYAyABKA0SLAoIZGVhZGxpbmUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiYKDWxlZ2FsX2FjdGlvbnMYBSADKAsyDy50dXRlLnYxLkFjdGlvbiJgCgpDYXJkUGxheWVkEgwKBHNlYXQYASABKA0SGwoEY2FyZBgCIAEoCzINLnR1dGUudjEuQ2FyZBIUCgx0cmlja19udW1iZXIYAyABKA0SEQoJdGltZWRfb3V0GAQgASgIIlQKClRyaWNrVGFrZW4SHQoFdHJpY2sYASABKAsyDi50dXRlLnYxLlRyaWNrEhMKC3dpbm5lcl9zaWRlGAIgASgNEhIKCmxhc3RfdHJpY2sYAyABKAgiXwoJQ2FyZERyYXduEgwKBHNlYXQYASABKA0SGwoEY2FyZBgCIAEoCzINLnR1dGUudjEuQ2FyZBITCgt0dXJuZWRfY2FyZBgDIAEoCBISCgpzdG9ja19zaXplGAQgASgNIioKCUNhbnRlU3VuZxIdCgVjYW50ZRgBIAEoCzIOLnR1dGUudjEuQ2FudGUiNgoMVHV0ZURlY2xhcmVkEiYKBHR1dGUYASABKAsyGC50dXRlLnYxLlR1dGVEZWNsYXJhdGlvbiJaCg5UcnVtcEV4Y2hhbmdlZBIMCgRzZWF0GAEgASgNEhwKBXRha2VuGAIgASgLMg0udHV0ZS52MS5DYXJkEhwKBWdpdmVuGAMgASgLMg0udHV0ZS52MS5DYXJkIjIKDFR1cm5UaW1lZE91dBIMCgRzZWF0GAEgASgNEhQKDHRyaWNrX251bWJlchgCIAEoDSJ4CgpIYW5kU2NvcmVkEiMKBnJlc3VsdBgBIAEoCzITLnR1dGUudjEuSGFuZFJlc3VsdBIiCgZzY29yZXMYAiADKAsyEi50dXRlLnYxLlNpZGVTY29yZRIhCgRkZWFsGAMgASgLMhMudHV0ZS52MS5EZWFsUmV2ZWFsIjAKCUdhbWVFbmRlZBIjCgZyZXN1bHQYASABKAsyEy50dXRlLnYxLkdhbWVSZXN1bHQiRwoPUGxheWVyRm9yZmVpdGVkEgwKBHNlYXQYASABKA0SJgoGcmVhc29uGAIgASgOMhYudHV0ZS52MS5Gb3JmZWl0UmVhc29uImAKCk1hdGNoRW5kZWQSJAoGcmVzdWx0GAEgASgLMhQudHV0ZS52MS5NYXRjaFJlc3VsdBIsCg91bmZpbmlzaGVkX2RlYWwYAiABKAsyEy50dXRlLnYxLkRlYWxSZXZlYWwqaQoNRm9yZmVpdFJlYXNvbhIeChpGT1JGRUlUX1JFQVNPTl9VTlNQRUNJRklFRBAAEhcKE0ZPUkZFSVRfUkVBU09OX0xFRlQQARIfChtGT1JGRUlUX1JFQVNPTl9ESVNDT05ORUNURUQQAmIGcHJvdG8z", [file_google_protobuf_timestamp, file_tute_v1_action, file_tute_v1_card, file_tute_v1_record, file_tute_v1_rules, file_tute_v1_score, file_tute_v1_table]);
 
 /**
  * One event of a table.
@@ -273,6 +275,15 @@ export type MatchStarted = Message<"tute.v1.MatchStarted"> & {
    * @generated from field: uint32 first_dealer = 3;
    */
   firstDealer: number;
+
+  /**
+   * Per seat, seat order: the client seed its player gave (JoinTable or CreateTable
+   * client_seed), empty when none and for bots. Every hand's shuffle mixes them in
+   * (docs/fair-deals.md).
+   *
+   * @generated from field: repeated string client_seeds = 4;
+   */
+  clientSeeds: string[];
 };
 
 /**
@@ -346,6 +357,24 @@ export type HandDealt = Message<"tute.v1.HandDealt"> & {
    * @generated from field: uint32 stock_size = 8;
    */
   stockSize: number;
+
+  /**
+   * The SHA-256 commitment (64 lowercase hex digits) to this hand's secret server seed,
+   * published before the hand is played (docs/fair-deals.md): the hand's pack is the
+   * shuffle_algorithm's shuffle of that seed with MatchStarted.client_seeds and the hand
+   * number. The seed is revealed when the hand ends (HandScored.deal, or
+   * MatchEnded.unfinished_deal when a forfeit ends the match during the hand).
+   *
+   * @generated from field: string deal_commitment = 9;
+   */
+  dealCommitment: string;
+
+  /**
+   * The shuffle algorithm and its version: "tute-shuffle-v1".
+   *
+   * @generated from field: string shuffle_algorithm = 10;
+   */
+  shuffleAlgorithm: string;
 };
 
 /**
@@ -658,6 +687,13 @@ export type HandScored = Message<"tute.v1.HandScored"> & {
    * @generated from field: repeated tute.v1.SideScore scores = 2;
    */
   scores: SideScore[];
+
+  /**
+   * The reveal of this hand's deal: its server seed, now that the hand is over.
+   *
+   * @generated from field: tute.v1.DealReveal deal = 3;
+   */
+  deal?: DealReveal | undefined;
 };
 
 /**
@@ -728,6 +764,14 @@ export type MatchEnded = Message<"tute.v1.MatchEnded"> & {
    * @generated from field: tute.v1.MatchResult result = 1;
    */
   result?: MatchResult | undefined;
+
+  /**
+   * When a forfeit ended the match during a hand: the reveal of that hand's deal. Unset when
+   * the match ended with a hand's HandScored (which carries that hand's reveal).
+   *
+   * @generated from field: tute.v1.DealReveal unfinished_deal = 2;
+   */
+  unfinishedDeal?: DealReveal | undefined;
 };
 
 /**

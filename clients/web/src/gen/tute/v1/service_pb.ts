@@ -10,6 +10,8 @@ import type { Action } from "./action_pb";
 import { file_tute_v1_action } from "./action_pb";
 import type { Event } from "./event_pb";
 import { file_tute_v1_event } from "./event_pb";
+import type { MatchRecord } from "./record_pb";
+import { file_tute_v1_record } from "./record_pb";
 import type { Rules } from "./rules_pb";
 import { file_tute_v1_rules } from "./rules_pb";
 import type { Table, Visibility } from "./table_pb";
@@ -22,7 +24,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tute/v1/service.proto.
  */
 export const file_tute_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChV0dXRlL3YxL3NlcnZpY2UucHJvdG8SB3R1dGUudjEioQEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIdCgVydWxlcxgBIAEoCzIOLnR1dGUudjEuUnVsZXMSJwoKdmlzaWJpbGl0eRgCIAEoDjITLnR1dGUudjEuVmlzaWJpbGl0eRIRCgl0YWtlX3NlYXQYAyABKAgSEQoEc2VhdBgEIAEoDUgAiAEBEhQKDGRpc3BsYXlfbmFtZRgFIAEoCUIHCgVfc2VhdCKgAQoTQ3JlYXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIdCgV0YWJsZRgCIAEoCzIOLnR1dGUudjEuVGFibGUSEwoLaW52aXRlX2NvZGUYAyABKAkSEQoEc2VhdBgEIAEoDUgAiAEBEhIKCnNlYXRfdG9rZW4YBSABKAkSEwoLb3duZXJfdG9rZW4YBiABKAlCBwoFX3NlYXQiWwoRTGlzdFRhYmxlc1JlcXVlc3QSDgoGcHJlc2V0GAEgASgJEg8KB3BsYXllcnMYAiABKA0SEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiTQoSTGlzdFRhYmxlc1Jlc3BvbnNlEh4KBnRhYmxlcxgBIAMoCzIOLnR1dGUudjEuVGFibGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInkKEEpvaW5UYWJsZVJlcXVlc3QSEgoIdGFibGVfaWQYASABKAlIABIVCgtpbnZpdGVfY29kZRgCIAEoCUgAEhEKBHNlYXQYAyABKA1IAYgBARIUCgxkaXNwbGF5X25hbWUYBCABKAlCCAoGdGFyZ2V0QgcKBV9zZWF0ImkKEUpvaW5UYWJsZVJlc3BvbnNlEhAKCHRhYmxlX2lkGAEgASgJEgwKBHNlYXQYAiABKA0SEgoKc2VhdF90b2tlbhgDIAEoCRIgCgR2aWV3GAQgASgLMhIudHV0ZS52MS5UYWJsZVZpZXciTAoNQWRkQm90UmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIRCgRzZWF0GAIgASgNSACIAQESDQoFbGV2ZWwYAyABKAlCBwoFX3NlYXQiPQoOQWRkQm90UmVzcG9uc2USDAoEc2VhdBgBIAEoDRIdCgV0YWJsZRgCIAEoCzIOLnR1dGUudjEuVGFibGUiJQoRTGVhdmVUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkiJwoSTGVhdmVUYWJsZVJlc3BvbnNlEhEKCWZvcmZlaXRlZBgBIAEoCCIjCg9HZXRUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkiNAoQR2V0VGFibGVSZXNwb25zZRIgCgR2aWV3GAEgASgLMhIudHV0ZS52MS5UYWJsZVZpZXcikAEKE1N1Ym1pdEFjdGlvblJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSHwoGYWN0aW9uGAIgASgLMg8udHV0ZS52MS5BY3Rpb24SHQoQZXhwZWN0ZWRfdmVyc2lvbhgDIAEoA0gAiAEBEhIKCnJlcXVlc3RfaWQYBCABKAlCEwoRX2V4cGVjdGVkX3ZlcnNpb24ibwoUU3VibWl0QWN0aW9uUmVzcG9uc2USFQoNdGFibGVfdmVyc2lvbhgBIAEoAxIeCgZldmVudHMYAiADKAsyDi50dXRlLnYxLkV2ZW50EiAKBHZpZXcYAyABKAsyEi50dXRlLnYxLlRhYmxlVmlldyJRChFXYXRjaFRhYmxlUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIZCgxyZXN1bWVfYWZ0ZXIYAiABKARIAIgBAUIPCg1fcmVzdW1lX2FmdGVyImUKEldhdGNoVGFibGVSZXNwb25zZRImCghzbmFwc2hvdBgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3SAASHwoFZXZlbnQYAiABKAsyDi50dXRlLnYxLkV2ZW50SABCBgoEa2luZDK7BAoLVHV0ZVNlcnZpY2USSAoLQ3JlYXRlVGFibGUSGy50dXRlLnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBocLnR1dGUudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJFCgpMaXN0VGFibGVzEhoudHV0ZS52MS5MaXN0VGFibGVzUmVxdWVzdBobLnR1dGUudjEuTGlzdFRhYmxlc1Jlc3BvbnNlEkIKCUpvaW5UYWJsZRIZLnR1dGUudjEuSm9pblRhYmxlUmVxdWVzdBoaLnR1dGUudjEuSm9pblRhYmxlUmVzcG9uc2USOQoGQWRkQm90EhYudHV0ZS52MS5BZGRCb3RSZXF1ZXN0GhcudHV0ZS52MS5BZGRCb3RSZXNwb25zZRJFCgpMZWF2ZVRhYmxlEhoudHV0ZS52MS5MZWF2ZVRhYmxlUmVxdWVzdBobLnR1dGUudjEuTGVhdmVUYWJsZVJlc3BvbnNlEj8KCEdldFRhYmxlEhgudHV0ZS52MS5HZXRUYWJsZVJlcXVlc3QaGS50dXRlLnYxLkdldFRhYmxlUmVzcG9uc2USSwoMU3VibWl0QWN0aW9uEhwudHV0ZS52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh0udHV0ZS52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJHCgpXYXRjaFRhYmxlEhoudHV0ZS52MS5XYXRjaFRhYmxlUmVxdWVzdBobLnR1dGUudjEuV2F0Y2hUYWJsZVJlc3BvbnNlMAFiBnByb3RvMw", [file_tute_v1_action, file_tute_v1_event, file_tute_v1_rules, file_tute_v1_table, file_tute_v1_view]);
+  fileDesc("ChV0dXRlL3YxL3NlcnZpY2UucHJvdG8SB3R1dGUudjEitgEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIdCgVydWxlcxgBIAEoCzIOLnR1dGUudjEuUnVsZXMSJwoKdmlzaWJpbGl0eRgCIAEoDjITLnR1dGUudjEuVmlzaWJpbGl0eRIRCgl0YWtlX3NlYXQYAyABKAgSEQoEc2VhdBgEIAEoDUgAiAEBEhQKDGRpc3BsYXlfbmFtZRgFIAEoCRITCgtjbGllbnRfc2VlZBgGIAEoCUIHCgVfc2VhdCKgAQoTQ3JlYXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIdCgV0YWJsZRgCIAEoCzIOLnR1dGUudjEuVGFibGUSEwoLaW52aXRlX2NvZGUYAyABKAkSEQoEc2VhdBgEIAEoDUgAiAEBEhIKCnNlYXRfdG9rZW4YBSABKAkSEwoLb3duZXJfdG9rZW4YBiABKAlCBwoFX3NlYXQiWwoRTGlzdFRhYmxlc1JlcXVlc3QSDgoGcHJlc2V0GAEgASgJEg8KB3BsYXllcnMYAiABKA0SEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiTQoSTGlzdFRhYmxlc1Jlc3BvbnNlEh4KBnRhYmxlcxgBIAMoCzIOLnR1dGUudjEuVGFibGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIo4BChBKb2luVGFibGVSZXF1ZXN0EhIKCHRhYmxlX2lkGAEgASgJSAASFQoLaW52aXRlX2NvZGUYAiABKAlIABIRCgRzZWF0GAMgASgNSAGIAQESFAoMZGlzcGxheV9uYW1lGAQgASgJEhMKC2NsaWVudF9zZWVkGAUgASgJQggKBnRhcmdldEIHCgVfc2VhdCJpChFKb2luVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgNEhIKCnNlYXRfdG9rZW4YAyABKAkSIAoEdmlldxgEIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IkwKDUFkZEJvdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEg0KBWxldmVsGAMgASgJQgcKBV9zZWF0Ij0KDkFkZEJvdFJlc3BvbnNlEgwKBHNlYXQYASABKA0SHQoFdGFibGUYAiABKAsyDi50dXRlLnYxLlRhYmxlIiUKEUxlYXZlVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIicKEkxlYXZlVGFibGVSZXNwb25zZRIRCglmb3JmZWl0ZWQYASABKAgiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjQKEEdldFRhYmxlUmVzcG9uc2USIAoEdmlldxgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IpABChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEh8KBmFjdGlvbhgCIAEoCzIPLnR1dGUudjEuQWN0aW9uEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARISCgpyZXF1ZXN0X2lkGAQgASgJQhMKEV9leHBlY3RlZF92ZXJzaW9uIm8KFFN1Ym1pdEFjdGlvblJlc3BvbnNlEhUKDXRhYmxlX3ZlcnNpb24YASABKAMSHgoGZXZlbnRzGAIgAygLMg4udHV0ZS52MS5FdmVudBIgCgR2aWV3GAMgASgLMhIudHV0ZS52MS5UYWJsZVZpZXciUQoRV2F0Y2hUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSGQoMcmVzdW1lX2FmdGVyGAIgASgESACIAQFCDwoNX3Jlc3VtZV9hZnRlciIpChVHZXRNYXRjaFJlY29yZFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkiPgoWR2V0TWF0Y2hSZWNvcmRSZXNwb25zZRIkCgZyZWNvcmQYASABKAsyFC50dXRlLnYxLk1hdGNoUmVjb3JkImUKEldhdGNoVGFibGVSZXNwb25zZRImCghzbmFwc2hvdBgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3SAASHwoFZXZlbnQYAiABKAsyDi50dXRlLnYxLkV2ZW50SABCBgoEa2luZDKOBQoLVHV0ZVNlcnZpY2USSAoLQ3JlYXRlVGFibGUSGy50dXRlLnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBocLnR1dGUudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJFCgpMaXN0VGFibGVzEhoudHV0ZS52MS5MaXN0VGFibGVzUmVxdWVzdBobLnR1dGUudjEuTGlzdFRhYmxlc1Jlc3BvbnNlEkIKCUpvaW5UYWJsZRIZLnR1dGUudjEuSm9pblRhYmxlUmVxdWVzdBoaLnR1dGUudjEuSm9pblRhYmxlUmVzcG9uc2USOQoGQWRkQm90EhYudHV0ZS52MS5BZGRCb3RSZXF1ZXN0GhcudHV0ZS52MS5BZGRCb3RSZXNwb25zZRJFCgpMZWF2ZVRhYmxlEhoudHV0ZS52MS5MZWF2ZVRhYmxlUmVxdWVzdBobLnR1dGUudjEuTGVhdmVUYWJsZVJlc3BvbnNlEj8KCEdldFRhYmxlEhgudHV0ZS52MS5HZXRUYWJsZVJlcXVlc3QaGS50dXRlLnYxLkdldFRhYmxlUmVzcG9uc2USSwoMU3VibWl0QWN0aW9uEhwudHV0ZS52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh0udHV0ZS52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJHCgpXYXRjaFRhYmxlEhoudHV0ZS52MS5XYXRjaFRhYmxlUmVxdWVzdBobLnR1dGUudjEuV2F0Y2hUYWJsZVJlc3BvbnNlMAESUQoOR2V0TWF0Y2hSZWNvcmQSHi50dXRlLnYxLkdldE1hdGNoUmVjb3JkUmVxdWVzdBofLnR1dGUudjEuR2V0TWF0Y2hSZWNvcmRSZXNwb25zZWIGcHJvdG8z", [file_tute_v1_action, file_tute_v1_event, file_tute_v1_record, file_tute_v1_rules, file_tute_v1_table, file_tute_v1_view]);
 
 /**
  * Request of CreateTable.
@@ -69,6 +71,14 @@ export type CreateTableRequest = Message<"tute.v1.CreateTableRequest"> & {
    * @generated from field: string display_name = 5;
    */
   displayName: string;
+
+  /**
+   * With take_seat, optional: the creator's client seed, as JoinTableRequest.client_seed.
+   * Without take_seat it must be empty (INVALID_ARGUMENT, field "client_seed").
+   *
+   * @generated from field: string client_seed = 6;
+   */
+  clientSeed: string;
 };
 
 /**
@@ -254,6 +264,16 @@ export type JoinTableRequest = Message<"tute.v1.JoinTableRequest"> & {
    * @generated from field: string display_name = 4;
    */
   displayName: string;
+
+  /**
+   * Optional: the player's client seed for fair deals (docs/fair-deals.md), mixed into the
+   * shuffle of every hand of the match and published in MatchStarted.client_seeds. Printable
+   * text of at most 64 bytes in UTF-8; empty = none. Otherwise INVALID_ARGUMENT (field
+   * "client_seed").
+   *
+   * @generated from field: string client_seed = 5;
+   */
+  clientSeed: string;
 };
 
 /**
@@ -576,6 +596,48 @@ export const WatchTableRequestSchema: GenMessage<WatchTableRequest> = /*@__PURE_
   messageDesc(file_tute_v1_service, 14);
 
 /**
+ * Request of GetMatchRecord.
+ *
+ * @generated from message tute.v1.GetMatchRecordRequest
+ */
+export type GetMatchRecordRequest = Message<"tute.v1.GetMatchRecordRequest"> & {
+  /**
+   * The table whose match record to return.
+   *
+   * @generated from field: string table_id = 1;
+   */
+  tableId: string;
+};
+
+/**
+ * Describes the message tute.v1.GetMatchRecordRequest.
+ * Use `create(GetMatchRecordRequestSchema)` to create a new message.
+ */
+export const GetMatchRecordRequestSchema: GenMessage<GetMatchRecordRequest> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 15);
+
+/**
+ * Response of GetMatchRecord.
+ *
+ * @generated from message tute.v1.GetMatchRecordResponse
+ */
+export type GetMatchRecordResponse = Message<"tute.v1.GetMatchRecordResponse"> & {
+  /**
+   * The record of the table's finished match.
+   *
+   * @generated from field: tute.v1.MatchRecord record = 1;
+   */
+  record?: MatchRecord | undefined;
+};
+
+/**
+ * Describes the message tute.v1.GetMatchRecordResponse.
+ * Use `create(GetMatchRecordResponseSchema)` to create a new message.
+ */
+export const GetMatchRecordResponseSchema: GenMessage<GetMatchRecordResponse> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 16);
+
+/**
  * One message of the WatchTable stream.
  *
  * @generated from message tute.v1.WatchTableResponse
@@ -613,7 +675,7 @@ export type WatchTableResponse = Message<"tute.v1.WatchTableResponse"> & {
  * Use `create(WatchTableResponseSchema)` to create a new message.
  */
 export const WatchTableResponseSchema: GenMessage<WatchTableResponse> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 15);
+  messageDesc(file_tute_v1_service, 17);
 
 /**
  * TuteService: an authoritative Tute server. The server holds the game; clients send actions
@@ -648,7 +710,7 @@ export const WatchTableResponseSchema: GenMessage<WatchTableResponse> = /*@__PUR
  *   google.rpc.BadRequest detail names the field, for example "rules.options.players" or
  *   "action.play_card.rank".
  * - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
- *   MATCH_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+ *   MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
  *   MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
  *   EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
  *   the seat or table state, or an illegal move (the rule it breaks).
@@ -821,6 +883,24 @@ export const TuteService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchTableRequestSchema;
     output: typeof WatchTableResponseSchema;
+  },
+  /**
+   * Returns the record of a table's finished match (record.proto, docs/fair-deals.md): its
+   * rules, seats, every hand's commitment, revealed server seed, client seeds and pack, every
+   * action with its time and who made it, and the results; `tute verify` checks one end to
+   * end. Anyone who may watch the table may read it: it needs no token (any token sent is
+   * ignored). Records are kept in the server's durable history, after the table itself has
+   * expired.
+   * Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
+   * no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
+   * not ended yet, or has not started).
+   *
+   * @generated from rpc tute.v1.TuteService.GetMatchRecord
+   */
+  getMatchRecord: {
+    methodKind: "unary";
+    input: typeof GetMatchRecordRequestSchema;
+    output: typeof GetMatchRecordResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tute_v1_service, 0);
