@@ -20,6 +20,10 @@ from engine.record import MatchRecord
 from .base import History, HistoryConflict, HistoryUnavailable, MatchSummary, decode, encode
 from .migrations import MIGRATIONS, SCHEMA_TABLE
 
+BUSY_TIMEOUT_S = 30.0
+"""How long a write waits for another connection's lock on the same file (another replica's
+migration or write) before it fails: long enough for a loaded machine, bounded all the same."""
+
 T = TypeVar("T")
 
 
@@ -48,7 +52,9 @@ class SqliteHistory(History):
         def connect() -> sqlite3.Connection:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None
+            )
             db.execute("PRAGMA foreign_keys = ON")
             if self.path != ":memory:":
                 db.execute("PRAGMA journal_mode = WAL")
