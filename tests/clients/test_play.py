@@ -22,8 +22,8 @@ from clients.cards import same_card
 from clients.play import JoinTable, NewTable, PlayApp
 from tute.v1 import action_pb2
 
-from ..replicas.cluster import Replica
 from ..store.redisproc import RedisProcess
+from ..support.replicas import Replica
 from .helpers import Gate, until
 
 SIZE = (100, 46)

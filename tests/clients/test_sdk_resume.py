@@ -17,8 +17,8 @@ from clients import Table, TuteClient
 from service.server import Server, create_server
 from tute.v1 import table_pb2, view_pb2
 
-from ..replicas.cluster import start_replicas
 from ..store.redisproc import RedisProcess
+from ..support.replicas import start_replicas
 from .conftest import QUICK
 from .helpers import Gate, comparable
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ..store.redisproc import RedisClusterProcess, RedisProcess
-from .cluster import Replica, start_replicas
+from ..support.replicas import Replica, start_replicas
 
 
 @pytest.fixture

@@ -25,7 +25,8 @@ import redis
 from tute.v1 import event_pb2, service_pb2, view_pb2
 
 from ..store.redisproc import RedisProcess
-from .cluster import Failover, Replica, auth, create_seated_table, kind, start_replicas
+from ..support.replicas import Replica, start_replicas
+from .cluster import Failover, auth, create_seated_table, kind
 
 PRESET = "corriente-8"
 

@@ -24,15 +24,15 @@ from tute.v1 import action_pb2, card_pb2, rules_pb2, service_pb2
 
 from ..service.matchplay import assert_same_outcome, replay
 from ..store.redisproc import RedisProcess
+from ..support.replicas import Replica, start_replicas
+from ..support.wait import eventually
 from .cluster import (
     Failover,
     Player,
-    Replica,
     ResumingWatcher,
     auth,
     create_seated_table,
     kind,
-    start_replicas,
 )
 
 PRESET = "parejas-manos"
@@ -290,7 +290,9 @@ async def test_redis_restart_with_persistence_keeps_the_match(tmp_path: Path) ->
         try:
             await match.spectators[0].wait_until(lambda w: len(w.events) >= 30)
             proc.kill()
-            await asyncio.sleep(2.5)  # past the readers' grace: the streams end
+            # the streams end once the readers' grace is over; Redis returns after that
+            await eventually(lambda: all(w.resumes for w in match.watchers), timeout=30,
+                             what="every stream to end while Redis is down")
             proc.start(same_port=True)  # from the append-only file
             await match.finish()
             await match.check(started, options)

@@ -3,7 +3,6 @@ each rejected request leaves the table as it was (version and every view unchang
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import random
@@ -13,6 +12,7 @@ import grpc
 import pytest
 
 from service.server import Server, create_server
+from tests.support.wait import eventually
 from tute.v1 import action_pb2, card_pb2, rules_pb2, service_pb2, service_pb2_grpc, table_pb2
 
 from .conftest import FAST
@@ -760,7 +760,7 @@ async def test_illegal_cards_name_the_rule(stub) -> None:  # type: ignore[no-unt
 # ---------------------------------------------------------------------------------------------
 
 
-async def test_watch_table_errors(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_watch_table_errors(server: Server, stub) -> None:  # type: ignore[no-untyped-def]
     seated = await table_with_humans(stub, "tres")
     tid = seated.table_id
     last = (await view_of(stub, tid, None)).last_event_sequence
@@ -785,10 +785,24 @@ async def test_watch_table_errors(stub) -> None:  # type: ignore[no-untyped-def]
                             metadata=(("authorization", "Bearer"),)),
             Code.UNAUTHENTICATED,
         )
-    # resume_after = the last event is fine: nothing is replayed, the stream waits.
+    # resume_after = the last event is fine: nothing is replayed, the stream waits; its first
+    # message is the next event.
     w = Watcher(stub, tid, seated.tokens[0], resume_after=last)
-    await asyncio.sleep(0.2)
+    await eventually(
+        lambda: server.metrics.registry.get_sample_value("tute_watch_streams") == 1,
+        what="the stream to be open",
+    )
     assert not w.done and not w.events and not w.snapshots
+    for token in seated.tokens.values():
+        view = await view_of(stub, tid, token)
+        if view.legal_actions:
+            await stub.SubmitAction(
+                service_pb2.SubmitActionRequest(table_id=tid, action=view.legal_actions[0]),
+                metadata=auth(token),
+            )
+            break
+    await w.wait_until(lambda w: bool(w.events))
+    assert w.events[0].sequence == last + 1 and not w.snapshots
     await w.close()
     assert w.error is None
 
@@ -851,16 +865,19 @@ async def test_too_many_streams() -> None:
         await mine.close()  # (it counts in the server's total, which it took past the cap)
         # Closing a stream frees its place.
         await watchers[0].close()
-        for _ in range(100):
+        opened: list[Watcher] = []
+
+        async def place_freed() -> bool:
             again = Watcher(limited, a.table_id)
             await again.wait_until(lambda w: bool(w.snapshots) or w.done)
             if again.snapshots:
-                break
+                opened.append(again)
+                return True
             assert again.error is not None
             assert again.error.code() == Code.RESOURCE_EXHAUSTED
-            await asyncio.sleep(0.02)
-        else:
-            raise AssertionError("the closed stream's place was never freed")
-        for w in (watchers[1], third, again, mine):
+            return False
+
+        await eventually(place_freed, what="the closed stream's place to be freed")
+        for w in (watchers[1], third, *opened, mine):
             await w.close()
             assert w.error is None

@@ -17,6 +17,7 @@ import grpc
 import pytest
 
 from service.server import Server
+from tests.support.replicas import inprocess_stubs
 from tute.v1 import event_pb2, rules_pb2, score_pb2, service_pb2
 
 from .helpers import (
@@ -26,7 +27,6 @@ from .helpers import (
     auth,
     error_info,
     play_random_until_over,
-    replicas,
     table_with_humans,
     view_of,
 )
@@ -90,7 +90,7 @@ async def old_token_is_refused(stub: Stub, table_id: str, token: str) -> None:
 async def test_a_stale_stream_gets_nothing_of_the_next_occupant(
     n_replicas: int, next_occupant: str
 ) -> None:
-    async with replicas(n_replicas) as stubs:
+    async with inprocess_stubs(n_replicas) as stubs:
         one, two = stubs[0], stubs[-1]  # the stale streams live on the other replica
         created = await one.CreateTable(service_pb2.CreateTableRequest(rules=rules()))
         tid = created.table_id
@@ -169,7 +169,7 @@ async def test_presence_left_by_an_earlier_occupant_never_counts(
 
 
 async def test_a_stale_stream_does_not_stop_the_disconnect_forfeit() -> None:
-    async with replicas(2, disconnect_forfeit_s=GRACE) as (one, two):
+    async with inprocess_stubs(2, disconnect_forfeit_s=GRACE) as (one, two):
         created = await one.CreateTable(service_pb2.CreateTableRequest(
             rules=rules("tres"), take_seat=True, display_name="ana"))
         tid = created.table_id
@@ -198,7 +198,7 @@ async def test_a_stale_stream_does_not_stop_the_disconnect_forfeit() -> None:
 @pytest.mark.parametrize("how", ["leave", "disconnect"])
 async def test_a_forfeit_ends_the_forfeiters_streams_and_revokes_its_token(how: str) -> None:
     grace = GRACE if how == "disconnect" else 0.0
-    async with replicas(2, disconnect_forfeit_s=grace) as (one, two):
+    async with inprocess_stubs(2, disconnect_forfeit_s=grace) as (one, two):
         seated = await table_with_humans(one, "tres", turn_time_s=0)
         tid = seated.table_id
         watchers = {s: Watcher(two if s == 1 else one, tid, t) for s, t in seated.tokens.items()}
@@ -239,7 +239,7 @@ async def test_a_forfeit_ends_the_forfeiters_streams_and_revokes_its_token(how: 
 
 
 async def test_spectators_never_lock_a_seated_player_out() -> None:
-    async with replicas(1, disconnect_forfeit_s=GRACE) as (stub,):
+    async with inprocess_stubs(1, disconnect_forfeit_s=GRACE) as (stub,):
         created = await stub.CreateTable(service_pb2.CreateTableRequest(
             rules=rules(target_points=1), take_seat=True, display_name="ana"))
         tid = created.table_id
@@ -271,7 +271,7 @@ async def test_spectators_never_lock_a_seated_player_out() -> None:
 
 
 async def test_a_seat_has_its_own_stream_cap_and_the_server_cap_is_for_spectators() -> None:
-    async with replicas(1, max_streams_per_seat=2, max_streams=3) as (stub,):
+    async with inprocess_stubs(1, max_streams_per_seat=2, max_streams=3) as (stub,):
         created = await stub.CreateTable(service_pb2.CreateTableRequest(
             rules=rules("tres"), take_seat=True, display_name="ana"))
         tid = created.table_id
