@@ -20,6 +20,7 @@ from grpc_status import rpc_status
 from service.server import Server, create_server
 from service.store.memory import MemoryStore
 from tests.support.clock import FakeClock
+from tests.support.wait import eventually
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc, table_pb2
 
 from .conftest import FAST
@@ -307,13 +308,6 @@ async def opened(call) -> None:  # type: ignore[no-untyped-def]
     assert msg.HasField("snapshot")
 
 
-async def until(condition, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    """Wait (bounded) for the server to have done something."""
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.005)
-
-
 async def test_stream_opens_are_limited_per_caller_and_a_seat_keeps_its_own_room() -> None:
     async with limited(watch_rate_per_s=0.5, watch_burst=3, max_streams_per_caller=2) as env:
         stub, limits = env.stub, env.server.app.limits
@@ -330,11 +324,11 @@ async def test_stream_opens_are_limited_per_caller_and_a_seat_keeps_its_own_room
         assert (await view_of(stub, t.table_id, None)).seats[0].connected
         # a closed stream makes room; the bucket (3 opens, one per 2 s) then says no
         spectators.pop().cancel()
-        await until(lambda: sum(limits.streams.values()) == 2)
+        await eventually(lambda: sum(limits.streams.values()) == 2)
         spectators.append(stub.WatchTable(watch))
         await opened(spectators[-1])
         spectators.pop().cancel()
-        await until(lambda: sum(limits.streams.values()) == 2)
+        await eventually(lambda: sum(limits.streams.values()) == 2)
         err = await expect(stub.WatchTable(watch).read(), Code.RESOURCE_EXHAUSTED,
                            reason="RATE_LIMITED")
         assert retry_delay(err) == 2.0
@@ -343,4 +337,4 @@ async def test_stream_opens_are_limited_per_caller_and_a_seat_keeps_its_own_room
         await opened(spectators[-1])
         for call in [*spectators, seat]:
             call.cancel()
-        await until(lambda: not limits.streams)
+        await eventually(lambda: not limits.streams)

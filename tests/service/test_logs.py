@@ -5,7 +5,6 @@ access line per call (method, code, duration_ms, peer; a stream's when it ends) 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 from collections.abc import AsyncIterator
@@ -15,6 +14,7 @@ import grpc
 import pytest
 
 from service.server import Server, create_server
+from tests.support.wait import eventually
 from tute.v1 import service_pb2, service_pb2_grpc
 
 from .conftest import FAST
@@ -32,19 +32,6 @@ def lines_of(buf: LogBuffer) -> list[dict[str, Any]]:
         assert isinstance(obj, dict), line
         out.append(obj)
     return out
-
-
-async def eventually(check, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while True:
-        try:
-            check()
-            return
-        except AssertionError:
-            if loop.time() > end:
-                raise
-            await asyncio.sleep(0.02)
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ import pytest
 
 from service.server import Server
 from tests.support.replicas import inprocess_stubs
+from tests.support.wait import eventually
 from tute.v1 import event_pb2, rules_pb2, score_pb2, service_pb2
 
 from .helpers import (
@@ -300,16 +301,19 @@ async def test_a_seat_has_its_own_stream_cap_and_the_server_cap_is_for_spectator
         # closing one of a seat's streams gives that seat its place back (once the server
         # has seen it close)
         await mine[0].close()
-        for _ in range(200):
+        opened: list[Watcher] = []
+
+        async def place_freed() -> bool:
             again = Watcher(stub, tid, created.seat_token)
             await again.wait_until(lambda w: bool(w.snapshots) or w.done)
             if again.snapshots:
-                break
+                opened.append(again)
+                return True
             assert again.error is not None and again.error.code() == Code.RESOURCE_EXHAUSTED
-            await asyncio.sleep(0.01)
-        else:
-            raise AssertionError("the closed stream's place was never freed")
-        for w in (mine[1], *spectators, *theirs, again):
+            return False
+
+        await eventually(place_freed, what="the closed stream's place to be freed")
+        for w in (mine[1], *spectators, *theirs, *opened):
             await w.close()
             assert w.error is None
 

@@ -17,6 +17,7 @@ from service.server import create_server
 from service.store.base import Store
 from service.store.memory import MemoryStore
 from tests.support.clock import FakeClock
+from tests.support.wait import eventually
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import FAST
@@ -37,10 +38,8 @@ async def gone(stub: service_pb2_grpc.TuteServiceStub, table_id: str) -> bool:
 
 
 async def until_gone(stub: service_pb2_grpc.TuteServiceStub, *table_ids: str) -> None:
-    async with asyncio.timeout(10):
-        for tid in table_ids:
-            while not await gone(stub, tid):
-                await asyncio.sleep(0.01)
+    for tid in table_ids:
+        await eventually(lambda t=tid: gone(stub, t), what=f"table {tid} expired")
 
 
 async def expiry_scenario(store: Store) -> None:
