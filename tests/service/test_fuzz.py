@@ -34,6 +34,7 @@ from engine.codec import decode_state, encode_state
 from engine.game import pack_for
 from service.model import FINISHED, PLAYING, WAITING
 from service.server import Server
+from tests.support.wait import eventually
 from tute.v1 import (
     action_pb2,
     card_pb2,
@@ -659,11 +660,10 @@ async def healthy_and_valid_afterwards(
     health = health_pb2_grpc.HealthStub(channel)
     check = await health.Check(health_pb2.HealthCheckRequest(service=""))
     assert check.status == health_pb2.HealthCheckResponse.SERVING
-    loop = asyncio.get_running_loop()
-    end = loop.time() + 5
-    while server.metrics.registry.get_sample_value("tute_watch_streams") != 0:
-        assert loop.time() < end, "WatchTable streams were left open"
-        await asyncio.sleep(0.02)
+    await eventually(
+        lambda: server.metrics.registry.get_sample_value("tute_watch_streams") == 0,
+        what="every WatchTable stream closed",
+    )
     for table_id in world.table_ids + world.created:
         await check_table(server, world.stub, table_id)
     # the server still plays: a fresh match with bots runs to its end
@@ -676,6 +676,8 @@ async def healthy_and_valid_afterwards(
     for _ in range(2):
         await world.stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id),
                                 metadata=auth(created.owner_token))
-    while (await server.app.load(created.table_id)).status != FINISHED:
-        assert loop.time() < end + 10, "a bots' match did not finish"
-        await asyncio.sleep(0.02)
+
+    async def finished() -> bool:
+        return (await server.app.load(created.table_id)).status == FINISHED
+
+    await eventually(finished, timeout=15, what="the bots' match finishing")
