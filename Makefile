@@ -104,9 +104,10 @@ test-compiled: $(MYPYC_STAMP) ## the engine's tests against the mypyc-compiled e
 test-all: lint system-deps ## lint, then every test including the slow ones
 	$(PY) -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
-lint: $(STAMP) ## ruff, mypy --strict on engine/, service/ and clients/, buf lint and buf breaking
+lint: $(STAMP) ## ruff, mypy --strict on engine/, service/ and clients/, mypy on tests/, buf lint and buf breaking
 	$(BIN)/ruff check $(LINT_DIRS)
 	$(BIN)/mypy --strict engine service clients
+	$(BIN)/mypy tests
 	$(BIN)/buf lint
 	$(BIN)/hadolint deploy/Dockerfile
 	@# The contract changes only compatibly: the working tree against main's last commit.

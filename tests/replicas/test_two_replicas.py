@@ -63,7 +63,7 @@ class Match:
 
     @classmethod
     async def start(cls, replicas: list[Replica], rng: random.Random, shift: int,
-                    **options: object) -> Match:
+                    **options: Any) -> Match:
         table_id, tokens = await create_seated_table(Failover(replicas, shift), PRESET,
                                                      **options)
         return cls(replicas, table_id, tokens, rng, shift)
@@ -80,7 +80,7 @@ class Match:
         for w in self.watchers:
             await w.close()
 
-    async def check(self, replicas: list[Replica], options: dict[str, object]) -> None:
+    async def check(self, replicas: list[Replica], options: dict[str, Any]) -> None:
         """Same gap-free events everywhere; the engine replay ends as the server says."""
         reference = self.spectators[0].events
         last = reference[-1].sequence
@@ -113,7 +113,7 @@ class Match:
 
 async def play_matches(
     replicas: list[Replica], count: int, seed: int, *, kill_after_events: int = 0,
-    **options: object,
+    **options: Any,
 ) -> list[Match]:
     """Play ``count`` matches at once; with ``kill_after_events``, kill -9 replica 0 once
     every match has that many events."""
@@ -285,7 +285,7 @@ async def test_redis_restart_with_persistence_keeps_the_match(tmp_path: Path) ->
     started = await start_replicas(proc.url, tmp_path)
     try:
         rng = random.Random(9)
-        options: dict[str, object] = {"target_match_points": 2}
+        options: dict[str, Any] = {"target_match_points": 2}
         match = await Match.start(started, rng, 0, **options)
         try:
             await match.spectators[0].wait_until(lambda w: len(w.events) >= 30)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from google.rpc import error_details_pb2
@@ -27,7 +28,7 @@ class Seated:
     tokens: dict[int, str]
 
 
-async def table_with_humans(stub: Stub, preset: str = "parejas", **options: object) -> Seated:
+async def table_with_humans(stub: Stub, preset: str = "parejas", **options: Any) -> Seated:
     """A public table of ``preset`` with every seat taken by a test player (the match starts)."""
     rules = rules_pb2.Rules(preset=preset, options=rules_pb2.RuleOptions(**options))
     created = await stub.CreateTable(

@@ -228,7 +228,7 @@ def test_rules_overrides_on_a_preset() -> None:
         swap_seven=False,
         first_dealer=1,
     )
-    assert rules.tie_rule.value == "none"
+    assert rules.tie_rule == "none"
     back = convert.rules_to_proto(preset, rules)
     assert back.options.HasField("first_dealer") and back.options.first_dealer == 1
     # An explicit false is an override, not "unset".
@@ -648,7 +648,7 @@ def test_tute_events(preset: str, overrides: dict[str, Any], ends_match: bool) -
     assert not scored.result.totals and not scored.result.capote
     assert scored.result.HasField("winner_side") and scored.result.winner_side == 0
     awarded = scored.result.match_points_awarded
-    if rules.scoring is Scoring.HANDS and rules.tute_effect.value == "wins_unit":
+    if rules.scoring is Scoring.HANDS and rules.tute_effect == "wins_unit":
         assert awarded == 2 and [s.match_points for s in scored.scores] == [2, 0]
     else:
         assert awarded == 0
@@ -904,9 +904,9 @@ def check_view(record: TableRecord, seat: int | None, hand_games: dict[int, int]
     if previous is not None:
         # The previous deal's result shows what was public then (its cantes and tute); those
         # cards are dealt again in the current hand, so they are checked against that deal.
-        assert mask(cards_in(previous)) & ~(
-            state.last_result.tute_cards | _cante_cards(state.last_result.cantes)
-        ) == 0
+        result = state.last_result
+        assert result is not None
+        assert mask(cards_in(previous)) & ~(result.tute_cards | _cante_cards(result.cantes)) == 0
         current.ClearField("last_hand_result")
     shown = mask(cards_in(current))
     assert shown & ~allowed == 0, (seat, view)

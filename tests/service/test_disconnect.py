@@ -234,7 +234,8 @@ async def test_a_player_whose_replica_went_away_is_caught_by_its_turn_clock() ->
             for w in (w0, w1):
                 await w.wait_until(lambda w: bool(w.snapshots))
             await two_srv.shutdown()
-            assert w1.done or await asyncio.wait_for(w1.task, 5) is None
+            if not w1.done:
+                await asyncio.wait_for(w1.task, 10)
             assert (await view_of(one, tid, None)).status == PLAYING
             await w0.wait_until(lambda w: bool(forfeits(w)), timeout=8)
             (forfeit,) = forfeits(w0)

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 from google.rpc import error_details_pb2
@@ -46,9 +47,9 @@ class Limited:
 
 
 @contextlib.asynccontextmanager
-async def limited(replicas: int = 1, **settings: object) -> AsyncIterator[Limited]:
+async def limited(replicas: int = 1, **settings: Any) -> AsyncIterator[Limited]:
     """``replicas`` servers on one store, with ``settings`` over FAST and one test clock."""
-    conf = dataclasses.replace(FAST, **settings)  # type: ignore[arg-type]
+    conf = dataclasses.replace(FAST, **settings)
     store = MemoryStore()
     clock = FakeClock()
     servers: list[Server] = []
@@ -62,7 +63,7 @@ async def limited(replicas: int = 1, **settings: object) -> AsyncIterator[Limite
         yield Limited(servers, [service_pb2_grpc.TuteServiceStub(c) for c in channels], clock)
     finally:
         for ch in channels:
-            await ch.close()
+            await ch.close()  # type: ignore[call-arg]
         for srv in servers:
             await srv.shutdown()
 
@@ -78,7 +79,7 @@ def retry_delay(err: grpc.aio.AioRpcError) -> float | None:
     return None
 
 
-async def rate_limited(call, limit: str, delay: float) -> None:  # type: ignore[no-untyped-def]
+async def rate_limited(call, limit: str, delay: float) -> None:
     """The call fails with RESOURCE_EXHAUSTED / RATE_LIMITED of ``limit``, retry in ``delay``."""
     err = await expect(call, Code.RESOURCE_EXHAUSTED, reason="RATE_LIMITED")
     info = error_info(err)
@@ -88,8 +89,8 @@ async def rate_limited(call, limit: str, delay: float) -> None:  # type: ignore[
     assert abs(got - delay) < 0.002, (got, delay)
 
 
-def join(**fields: object) -> service_pb2.JoinTableRequest:
-    return service_pb2.JoinTableRequest(display_name="p", **fields)  # type: ignore[arg-type]
+def join(**fields: Any) -> service_pb2.JoinTableRequest:
+    return service_pb2.JoinTableRequest(display_name="p", **fields)
 
 
 def create(take_seat: bool = False, private: bool = False, preset: str = "parejas"
@@ -303,7 +304,7 @@ async def test_unknown_invite_codes_use_the_bucket_up_and_known_ones_do_not() ->
 # ---------------------------------------------------------------------------------------------
 
 
-async def opened(call) -> None:  # type: ignore[no-untyped-def]
+async def opened(call) -> None:
     msg = await asyncio.wait_for(call.read(), 10)
     assert msg.HasField("snapshot")
 

@@ -149,7 +149,7 @@ async def test_metrics_page_after_a_match_of_four_humans(server: Server, stub: S
             rejected[("card", "not_your_turn")] = 1
             held = {(c.suit, c.rank) for c in view.hand}
             missing = next(
-                card_pb2.Card(suit=s, rank=r)
+                card_pb2.Card(suit=s, rank=r)  # type: ignore[arg-type]
                 for s in range(1, 5)
                 for r in (1, 2, 3, 4, 5, 6, 7, 10, 11, 12)
                 if (s, r) not in held
@@ -341,7 +341,7 @@ async def test_health_watch_and_reflection_streams_are_counted(server: Server) -
             names = {s.name for s in answer.list_services_response.service}
             assert SERVICE in names, names
         await refl.done_writing()
-        assert await asyncio.wait_for(refl.read(), 5) is grpc.aio.EOF
+        assert await asyncio.wait_for(refl.read(), 5) is grpc.aio.EOF  # type: ignore[attr-defined]
         watch.cancel()
 
         health, refl_name = "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any
 
 import grpc
 import pytest
@@ -37,13 +38,13 @@ Code = grpc.StatusCode
 GRACE = 0.4
 
 
-def rules(preset: str = "corriente-6", **options: object) -> rules_pb2.Rules:
+def rules(preset: str = "corriente-6", **options: Any) -> rules_pb2.Rules:
     return rules_pb2.Rules(
-        preset=preset, options=rules_pb2.RuleOptions(turn_time_s=0, **options)  # type: ignore[arg-type]
+        preset=preset, options=rules_pb2.RuleOptions(turn_time_s=0, **options)
     )
 
 
-async def expect_denied(call, reason: str) -> None:  # type: ignore[no-untyped-def]
+async def expect_denied(call, reason: str) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await call
     assert caught.value.code() == Code.PERMISSION_DENIED, caught.value.details()
@@ -71,7 +72,7 @@ async def old_token_is_refused(stub: Stub, table_id: str, token: str) -> None:
     action = view.legal_actions[0] if view.legal_actions else None
     req = service_pb2.SubmitActionRequest(table_id=table_id)
     if action is None:
-        req.action.sing = 1
+        req.action.sing = 1  # type: ignore[assignment]
     else:
         req.action.CopyFrom(action)
     await expect_denied(stub.SubmitAction(req, metadata=md), "NOT_SEATED")

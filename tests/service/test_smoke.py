@@ -11,7 +11,7 @@ from tute.v1 import rules_pb2, service_pb2
 from .helpers import FINISHED, auth, bad_request_fields, error_info, view_of
 
 
-async def test_one_human_three_bots_finish_a_match(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_one_human_three_bots_finish_a_match(stub) -> None:
     created = await stub.CreateTable(
         service_pb2.CreateTableRequest(
             rules=rules_pb2.Rules(preset="parejas"), take_seat=True, display_name="ana"
@@ -35,7 +35,7 @@ async def test_one_human_three_bots_finish_a_match(stub) -> None:  # type: ignor
     assert list(v.match_result.winner_sides) in ([0], [1])
 
 
-async def test_unknown_table_is_not_found_and_bad_id_names_the_field(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_unknown_table_is_not_found_and_bad_id_names_the_field(stub) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await stub.GetTable(service_pb2.GetTableRequest(table_id="nope"))
     assert err.value.code() == grpc.StatusCode.NOT_FOUND
@@ -47,7 +47,7 @@ async def test_unknown_table_is_not_found_and_bad_id_names_the_field(stub) -> No
     assert bad_request_fields(err.value) == ["table_id"]
 
 
-async def test_seats_show_connected_while_their_stream_is_open(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_seats_show_connected_while_their_stream_is_open(stub) -> None:
 
     created = await stub.CreateTable(
         service_pb2.CreateTableRequest(

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import engine
@@ -134,7 +136,7 @@ async def test_the_default_clock_is_30_seconds() -> None:
     assert 28 < left <= 30
 
 
-async def bots_only(stub: Stub, preset: str, **options: object) -> str:
+async def bots_only(stub: Stub, preset: str, **options: Any) -> str:
     created = await stub.CreateTable(service_pb2.CreateTableRequest(
         rules=rules_pb2.Rules(preset=preset, options=rules_pb2.RuleOptions(**options))
     ))
@@ -148,7 +150,7 @@ async def bots_only(stub: Stub, preset: str, **options: object) -> str:
 
 
 @pytest.mark.parametrize("preset", ["parejas", "corriente-8", "tres"])
-async def test_bots_finish_a_match_with_nobody_at_the_keyboard(stub, preset: str) -> None:  # type: ignore[no-untyped-def]
+async def test_bots_finish_a_match_with_nobody_at_the_keyboard(stub, preset: str) -> None:
     # The bots play at once; a short clock must not matter (bots are never timed out).
     tid = await bots_only(stub, preset, turn_time_s=1)
     watcher = Watcher(stub, tid, resume_after=0)

@@ -42,7 +42,7 @@ def raw(url: str) -> Iterator[Any]:
     """A plain synchronous client of the same Redis or Redis Cluster, to look inside."""
     if "cluster=1" in url:
         parts = urlsplit(url)
-        client: Any = redis.cluster.RedisCluster(host=parts.hostname, port=parts.port)
+        client: Any = redis.cluster.RedisCluster(host=parts.hostname, port=parts.port or 6379)
     else:
         client = redis.Redis.from_url(url)
     try:

@@ -228,10 +228,12 @@ async def test_subscribe_then_load_loses_nothing(stores: Stores) -> None:
     try:
         for _ in range(5):
             start = written
-            await eventually(lambda s0=start: written >= s0 + 3, what="three more commits")
+            await eventually(lambda s0=start: written >= s0 + 3,  # type: ignore[misc]
+                             what="three more commits")
             sub = await s.subscribe("t")
             loaded = (await s.load("t"))[0] - 1  # type: ignore[index]
-            await eventually(lambda l0=loaded: written >= l0 + 3, what="commits after the load")
+            await eventually(lambda l0=loaded: written >= l0 + 3,  # type: ignore[misc]
+                             what="commits after the load")
             target = (await s.load("t"))[0] - 1  # type: ignore[index]
             assert target > loaded
             live: list[int] = []

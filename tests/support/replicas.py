@@ -22,6 +22,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -62,14 +63,14 @@ class InProcessReplicas:
 
 @contextlib.asynccontextmanager
 async def inprocess_replicas(
-    n: int, *, clock: Clock = SYSTEM_CLOCK, store_url: str = "memory", **settings: object
+    n: int, *, clock: Clock = SYSTEM_CLOCK, store_url: str = "memory", **settings: Any
 ) -> AsyncIterator[InProcessReplicas]:
     """``n`` servers in this process on one store (their schedulers compete for due items),
     with ``settings`` over FAST, the store and the servers on ``clock``: one shared memory
     store, or with ``store_url`` (a real Redis) a store of their own each, as replicas in
     separate processes have."""
     conf: Settings = dataclasses.replace(
-        FAST, store=store_url, **settings  # type: ignore[arg-type]
+        FAST, store=store_url, **settings
     )
     store = MemoryStore(clock=clock) if store_url == "memory" else None
     servers: list[Server] = []
@@ -81,14 +82,14 @@ async def inprocess_replicas(
         yield InProcessReplicas(servers, [Stub(ch) for ch in channels], clock)
     finally:
         for ch in channels:
-            await ch.close()
+            await ch.close()  # type: ignore[call-arg]
         for srv in servers:
             await srv.shutdown()
 
 
 @contextlib.asynccontextmanager
 async def inprocess_stubs(
-    n: int, *, clock: Clock = SYSTEM_CLOCK, **settings: object
+    n: int, *, clock: Clock = SYSTEM_CLOCK, **settings: Any
 ) -> AsyncIterator[list[Stub]]:
     """The stubs of :func:`inprocess_replicas`."""
     async with inprocess_replicas(n, clock=clock, **settings) as r:
