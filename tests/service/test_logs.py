@@ -89,9 +89,11 @@ async def test_every_line_is_json_and_table_calls_name_their_table(
         stream.cancel()
 
         def stream_ended() -> None:
-            watch = [ln for ln in lines_of(buf)
-                     if ln["event"] == "rpc" and ln["method"] == "WatchTable"]
+            access = [ln for ln in lines_of(buf) if ln["event"] == "rpc"]
+            watch = [ln for ln in access if ln["method"] == "WatchTable"]
             assert len(watch) == 2, watch  # the unknown table's, and this one
+            # (each access line is written once its call is over)
+            assert any(ln["method"] == "LeaveTable" for ln in access)
 
         await eventually(stream_ended)
     lines = lines_of(buf)
@@ -166,6 +168,8 @@ async def test_a_malformed_table_id_is_not_logged(server: Server, stub: Stub) ->
         with pytest.raises(grpc.aio.AioRpcError) as err:
             await stub.GetTable(service_pb2.GetTableRequest(table_id=junk))
         assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        # the access line is written once the call is over, maybe after the client saw it end
+        await eventually(lambda: len(lines_of(buf)) >= 2, what="the access line")
     lines = lines_of(buf)
     assert [ln["event"] for ln in lines] == ["rpc_error", "rpc"], lines
     assert all("table_id" not in ln for ln in lines), lines
