@@ -35,7 +35,7 @@ PROTOC := $(PY) -m grpc_tools.protoc -Iprotos --python_out=protos --pyi_out=prot
 # `make bench` measures beside the pure-Python engine (which the tests import); `make test`
 # runs the engine tests against it too (test-compiled). The same modules as setup.py's
 # ENGINE_MODULES, which compiles them into the wheel that `make run` serves from.
-ENGINE_MODULES := cards errors rules actions events state game view codec determinize search bots
+ENGINE_MODULES := cards errors rules actions events state score _fast game view codec determinize search bots
 MYPYC_DIR := build/mypyc
 # The C optimisation level of both builds (setup.py's default; mypyc's own is 3).
 export MYPYC_OPT_LEVEL ?= 1

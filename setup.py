@@ -25,8 +25,8 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ENGINE_MODULES = (
-    "cards", "errors", "rules", "actions", "events", "state", "game", "view", "codec",
-    "determinize", "search", "bots",
+    "cards", "errors", "rules", "actions", "events", "state", "score", "_fast", "game", "view",
+    "codec", "determinize", "search", "bots",
 )
 """The engine modules compiled (``engine/__init__.py`` stays Python: it only re-exports)."""
 

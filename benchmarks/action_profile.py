@@ -1,24 +1,24 @@
 """Where one action's time goes in the server: microseconds per stage, measured in this
 harness (the server's code is not instrumented).
 
-An in-process ``TuteApp`` on the memory store plays random ``parejas-manos`` matches with four
-seated players, each with a live subscription as a WatchTable stream has. For every action the
-harness runs the stages of ``SubmitAction`` one after the other, calling the same functions the
-server calls, in its order, timing each with ``perf_counter_ns``:
+An in-process servicer (no gRPC) on the memory store plays random ``parejas-manos`` matches
+with four seated players, each with a live subscription as a WatchTable stream has. For every
+action the harness runs the stages of ``SubmitAction`` one after the other, calling the same
+functions the server calls, in its order, timing each with ``perf_counter_ns``:
 
 - ``decode``: the request message from its bytes, and the action from its message;
 - ``auth``: the bearer token from the metadata, its SHA-256, the seat it opens;
 - ``record load+decode``: the store's load, ``decode_record``, the seats' presence;
 - ``engine``: ``engine.apply`` alone (on the same state, its result discarded);
-- ``event conversion``: the rest of ``TuteApp._apply`` (engine events to protobuf variants),
-  the TurnStarted variants, numbering and serializing the stored events;
+- ``event conversion``: the rest of ``changes.act`` (engine events to protobuf variants, the
+  turn clock's TurnStarted), numbering and serializing the stored events;
 - ``record encode``: ``encode_record``;
 - ``response``: the SubmitActionResponse (the caller's view and its events) and its bytes;
 - ``store commit``: the memory store's compare-and-set (and the push to the subscriptions);
 - ``fan-out``: each of the four watchers' ``WatchTableResponse`` from the stored bytes;
 - ``stream encode``: those messages' bytes, as gRPC serializes them.
 
-Then the same actions end to end through ``TuteApp.submit_action`` (everything but gRPC), so
+Then the same actions end to end through ``TuteServicer.SubmitAction`` (everything but gRPC), so
 that the total can be set beside the server CPU per action the service benchmark measures:
 the difference is gRPC, HTTP/2, the interceptor and the stream tasks.
 
@@ -39,38 +39,55 @@ from typing import Any
 import structlog
 
 import engine
-from service import convert
-from service.app import TuteApp, _event_response
+from service import wire
 from service.auth import bearer_token, hash_token
 from service.config import Settings
 from service.metrics import Metrics
-from service.model import decode_record, encode_record
+from service.servicer import TuteServicer
+from service.store.base import Commit
 from service.store.memory import MemoryStore
-from tute.v1 import event_pb2, rules_pb2, service_pb2
+from service.tables import changes
+from service.tables.model import decode_record, encode_record
+from service.tables.service import TableService
+from tute.v1 import rules_pb2, service_pb2
 
 PRESET = "parejas-manos"
 STAGES = ("decode", "auth", "record load+decode", "engine", "event conversion", "record encode",
           "response", "store commit", "fan-out", "stream encode")
 
 
-async def _table(app: TuteApp) -> tuple[str, dict[int, str]]:
-    created = await app.create_table(service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(preset=PRESET), take_seat=True, display_name="p"))
+class _Context:
+    """What the servicer reads of a call's context."""
+
+    def __init__(self, token: str | None = None) -> None:
+        self.metadata = (("authorization", f"Bearer {token}"),) if token else ()
+
+    def invocation_metadata(self) -> tuple[tuple[str, str], ...]:
+        return self.metadata
+
+    def peer(self) -> str:
+        return "ipv4:127.0.0.1:1"
+
+
+async def _table(servicer: TuteServicer) -> tuple[str, dict[int, str]]:
+    created = await servicer.CreateTable(service_pb2.CreateTableRequest(
+        rules=rules_pb2.Rules(preset=PRESET), take_seat=True, display_name="p"), _Context())
     tokens = {created.seat: created.seat_token}
     for seat in range(1, 4):
-        joined = await app.join_table(service_pb2.JoinTableRequest(
-            table_id=created.table_id, seat=seat, display_name="p"))
+        joined = await servicer.JoinTable(service_pb2.JoinTableRequest(
+            table_id=created.table_id, seat=seat, display_name="p"), _Context())
         tokens[seat] = joined.seat_token
     return created.table_id, tokens
 
 
-async def staged(app: TuteApp, store: MemoryStore, n: int, rng: random.Random,
+async def staged(servicer: TuteServicer, store: MemoryStore, n: int, rng: random.Random,
                  deadline: float) -> dict[str, list[int]]:
     samples: dict[str, list[int]] = {s: [] for s in STAGES}
+    app, commits = servicer.tables, servicer.tables.commits
     pc = time.perf_counter_ns
     done = 0
     while done < n and time.monotonic() < deadline:
-        table_id, tokens = await _table(app)
+        table_id, tokens = await _table(servicer)
         subs = [await store.subscribe(table_id) for _ in range(4)]
         try:
             while done < n and time.monotonic() < deadline:
@@ -79,12 +96,12 @@ async def staged(app: TuteApp, store: MemoryStore, n: int, rng: random.Random,
                     break
                 seat_on_turn = rec.state.turn
                 act = rng.choice(engine.legal_actions(rec.state, seat_on_turn))
-                wire = service_pb2.SubmitActionRequest(
-                    table_id=table_id, action=convert.action_to_proto(act)).SerializeToString()
+                body = service_pb2.SubmitActionRequest(
+                    table_id=table_id, action=wire.action_to_proto(act)).SerializeToString()
                 md = (("authorization", f"Bearer {tokens[seat_on_turn]}"),)
                 t = [pc()]
-                req = service_pb2.SubmitActionRequest.FromString(wire)
-                action = convert.action_from_proto(req.action)
+                req = service_pb2.SubmitActionRequest.FromString(body)
+                action = wire.action_from_proto(req.action)
                 t.append(pc())
                 token = bearer_token(md)
                 assert token is not None
@@ -103,31 +120,26 @@ async def staged(app: TuteApp, store: MemoryStore, n: int, rng: random.Random,
                 assert state_before is not None
                 engine.apply(state_before, seat, action)
                 t.append(pc())
-                variants = app._apply(rec, seat, action)
                 now = app.clock()
-                state = rec.state
-                assert state is not None
-                if rec.status == "playing":
-                    rec.deadline = 0.0
-                    variants.append(app._turn_started(rec, state))
-                app._set_expiry(rec, now)
-                stored = app._number(rec, variants, now)
+                variants = changes.act(rec, seat, action, now=now).events
+                commits.set_expiry(rec, now)
+                stored = commits.number(rec, variants, now)
                 t.append(pc())
                 record = encode_record(rec)
                 t.append(pc())
                 resp = service_pb2.SubmitActionResponse(
-                    table_version=rec.version, view=app._view(rec, seat))
-                for ev in stored:
-                    resp.events.append(event_pb2.Event.FromString(ev.for_seat(seat)))
-                response = resp.SerializeToString()
+                    table_version=rec.version,
+                    view=wire.view_to_proto(rec, seat, connected=rec.connected),
+                    events=[v.for_seat(seat) for v in variants])
+                resp.SerializeToString()
                 t.append(pc())
-                outcome = await store.commit(
-                    table_id, rec.version - 1, record, stored, response=response,
-                    lobby=app._lobby_entry(rec), due_at=app._due_at(rec, now),
-                    status=rec.status, bot_seats=0)
+                outcome = await store.commit(table_id, Commit(
+                    rec.version - 1, record, stored, status=rec.status,
+                    lobby=commits.lobby_entry(rec), due_at=commits.due_at(rec, now)))
                 assert outcome.applied
                 t.append(pc())
-                msgs = [_event_response(ev, s) for s in range(4) for ev in stored]
+                msgs = [service_pb2.WatchTableResponse(event=wire.parse(ev.for_seat(s)))
+                        for s in range(4) for ev in stored]
                 t.append(pc())
                 for m in msgs:
                     m.SerializeToString()
@@ -145,11 +157,14 @@ async def staged(app: TuteApp, store: MemoryStore, n: int, rng: random.Random,
     return samples
 
 
-async def end_to_end(app: TuteApp, n: int, rng: random.Random, deadline: float) -> list[int]:
+async def end_to_end(
+    servicer: TuteServicer, n: int, rng: random.Random, deadline: float
+) -> list[int]:
     out: list[int] = []
     pc = time.perf_counter_ns
+    app = servicer.tables
     while len(out) < n and time.monotonic() < deadline:
-        table_id, tokens = await _table(app)
+        table_id, tokens = await _table(servicer)
         while len(out) < n and time.monotonic() < deadline:
             rec = await app.load(table_id)
             if rec.status != "playing" or rec.state is None:
@@ -157,9 +172,9 @@ async def end_to_end(app: TuteApp, n: int, rng: random.Random, deadline: float) 
             seat = rec.state.turn
             act = rng.choice(engine.legal_actions(rec.state, seat))
             req = service_pb2.SubmitActionRequest(table_id=table_id,
-                                                  action=convert.action_to_proto(act))
+                                                  action=wire.action_to_proto(act))
             t0 = pc()
-            await app.submit_action(req, tokens[seat])
+            await servicer.SubmitAction(req, _Context(tokens[seat]))
             out.append(pc() - t0)
     return out
 
@@ -169,11 +184,12 @@ async def profile(n: int, seed: int, timeout: float) -> dict[str, Any]:
     store = MemoryStore()
     settings = Settings(create_rate_per_s=0, watch_rate_per_s=0, max_streams_per_caller=0,
                         max_tables=1_000_000)
-    app = TuteApp(store, settings, Metrics())
+    app = TableService(store, settings, Metrics())
+    servicer = TuteServicer(app)
     rng = random.Random(seed)
     deadline = time.monotonic() + timeout
-    samples = await staged(app, store, n, rng, deadline)
-    e2e = await end_to_end(app, n, rng, deadline)
+    samples = await staged(servicer, store, n, rng, deadline)
+    e2e = await end_to_end(servicer, n, rng, deadline)
     app.close_bots()
     stages = {s: {"median_us": round(statistics.median(v) / 1e3, 1),
                   "mean_us": round(statistics.fmean(v) / 1e3, 1)} for s, v in samples.items() if v}
@@ -195,7 +211,7 @@ def print_table(result: dict[str, Any], server_cpu_us: float | None = None) -> N
     for stage, row in result["stages"].items():
         print(f"  {stage:<22} {row['median_us']:>10.1f} {row['mean_us']:>9.1f}")
     print(f"  {'sum of the stages':<22} {'':>10} {result['stages_sum_mean_us']:>9.1f}")
-    print(f"  {'TuteApp.submit_action':<22} {result['submit_action_in_process_median_us']:>10.1f} "
+    print(f"  {'SubmitAction, no gRPC':<22} {result['submit_action_in_process_median_us']:>10.1f} "
           f"{result['submit_action_in_process_mean_us']:>9.1f}")
     if server_cpu_us:
         rest = server_cpu_us - result["submit_action_in_process_mean_us"]

@@ -32,14 +32,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import random
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -51,6 +48,7 @@ from typing import Any, cast
 import grpc
 import redis.asyncio as aredis
 
+from tests.support.redis import running_redis
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,13 +63,6 @@ return cur + 1
 """
 LISTENING = re.compile(r'"grpc": "[\d.]+:(\d+)"[^\n]*"event": "listening"')
 """The server's ``listening`` line (a JSON log line: its stdout is not a terminal)."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def pct(values: list[float], q: float) -> float:
@@ -89,39 +80,6 @@ def ms(values: list[float]) -> dict[str, float]:
 # ---------------------------------------------------------------------------------------------
 # Processes
 # ---------------------------------------------------------------------------------------------
-
-
-class RedisServer:
-    """A private redis-server (free port, no persistence), stopped by its PID."""
-
-    def __init__(self, directory: Path) -> None:
-        exe = shutil.which("redis-server")
-        if exe is None:
-            raise SystemExit("redis-server is not installed (make system-deps)")
-        self.port = free_port()
-        self.proc = subprocess.Popen(
-            [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(directory), "--loglevel", "warning"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            with contextlib.suppress(OSError), socket.create_connection(
-                ("127.0.0.1", self.port), 0.5
-            ) as s:
-                s.sendall(b"PING\r\n")
-                if s.recv(16).startswith(b"+PONG"):
-                    return
-            time.sleep(0.05)
-        raise SystemExit("redis-server did not start")
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
 
 
 class Replica:
@@ -419,8 +377,7 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
                            "game": {}}
     with tempfile.TemporaryDirectory(prefix="tute-redis-bench-") as tmp:
         tmpdir = Path(tmp)
-        redis_server = RedisServer(tmpdir)
-        try:
+        with running_redis(tmpdir / "redis") as redis_server:
             for conc in (1, 16):
                 out["baseline"][f"lua_cas_xadd_c{conc}"] = await bare_cas(
                     redis_server.url, conc, a.warmup, a.duration)
@@ -443,8 +400,6 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
                 finally:
                     for r in replicas:
                         r.stop()
-        finally:
-            redis_server.stop()
     return out
 
 

@@ -55,7 +55,8 @@ from typing import Any
 
 import grpc
 
-from benchmarks.redis_bench import LISTENING, RedisServer, Replica, free_port, pct
+from benchmarks.redis_bench import LISTENING, Replica, pct
+from tests.support.redis import free_port, running_redis
 
 REPO = Path(__file__).resolve().parents[1]
 PRESET = "parejas-manos"
@@ -799,15 +800,12 @@ def main() -> None:
         red = None
         redis_kb = float("nan")
         if not a.no_redis:
-            rs = RedisServer(tmp)
-            try:
+            with running_redis(tmp / "redis") as rs:
                 used0 = redis_used_kb(rs.port)
                 red, outs = run_phase(a, tmp, rs.url, 2, [("base", 0), ("b", 0), ("a", 0)],
-                                      rs.proc.pid)
+                                      rs.pid)
                 created = sum(o["tables_created"] for o in outs)
                 redis_kb = (redis_used_kb(rs.port) - used0) / max(1, created)
-            finally:
-                rs.stop()
         scale = run_scale(a, tmp)
     res = report(a, mem, red, scale, redis_kb)
     for key in ("ratio_parejas_vs_openspiel", "ratio_parejas_with_view_vs_openspiel",

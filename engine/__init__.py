@@ -22,8 +22,19 @@ The API is small and total::
     state, events = apply(state, seat, action)             # or IllegalAction, state untouched
     view(state, seat_or_None) -> View                      # all that leaves the engine
 
+``apply`` is ``check(state, seat, action)`` (raises, or returns ``None``; ``is_legal`` says it
+as a bool) then ``apply_trusted(state, seat, action)``, which checks nothing: for an action
+taken from ``legal_actions`` of that very state (searches, bots, simulations).
+
 ``apply`` takes the acting seat explicitly, because in a 4p window with
 ``cante_singers = side`` the leader's partner may sing although it is not on turn.
+
+Every event carries its own context (the trick it belongs to; after a hand, the
+:class:`Standing` and the match points awarded), so a reader of one event needs no state.
+The game's facts are spelled here once, for every caller: :data:`NUM_CARDS` and the action
+numbers (:data:`SING`, :data:`TUTE_12`, ..., :func:`kind_of`), sides (:func:`side_of`,
+:data:`SIDE_SEATS`), :class:`Status`, :data:`LAST_TRICK_POINTS` and the match points of a hand
+(:func:`match_points_awarded`).
 
 Decisions where RULES.md is silent:
 
@@ -49,33 +60,64 @@ Decisions where RULES.md is silent:
 from .actions import (
     EXCHANGE,
     FORFEIT,
+    NUM_PLAYER_ACTIONS,
     SING,
     TIMEOUT,
     TUTE_11,
     TUTE_12,
     Action,
+    ActionKind,
     action_text,
     is_card,
+    is_sing,
+    kind_of,
     parse_action,
 )
-from .cards import Card, Mask, card_text, cards_of, mask_of, mask_text, parse_card, parse_cards
+from .cards import (
+    NUM_CARDS,
+    Card,
+    Mask,
+    card_text,
+    cards_of,
+    mask_of,
+    mask_text,
+    parse_card,
+    parse_cards,
+)
 from .codec import decode_state, encode_state
 from .errors import IllegalAction, InvalidInput, InvalidOption, TuteError
-from .events import Event, HandResult, redact, visible_cards
-from .game import apply, cheapest_card, legal_actions, legal_cards, new_match, opening_events
+from .events import Event, HandResult, Standing, redact, visible_cards
+from .game import (
+    apply,
+    apply_trusted,
+    cheapest_card,
+    check,
+    is_legal,
+    legal_actions,
+    legal_cards,
+    new_match,
+    opening_events,
+    pack_for,
+)
 from .rules import PRESETS, Rules
-from .state import State
+from .score import LAST_TRICK_POINTS, match_points_awarded
+from .state import SIDE_SEATS, State, Status, side_of
 from .view import View, view
 
 __all__ = [
     "EXCHANGE",
     "FORFEIT",
+    "LAST_TRICK_POINTS",
+    "NUM_CARDS",
+    "NUM_PLAYER_ACTIONS",
     "PRESETS",
+    "SIDE_SEATS",
     "SING",
     "TIMEOUT",
     "TUTE_11",
     "TUTE_12",
     "Action",
+    "ActionKind",
     "Card",
     "Event",
     "HandResult",
@@ -84,27 +126,37 @@ __all__ = [
     "InvalidOption",
     "Mask",
     "Rules",
+    "Standing",
     "State",
+    "Status",
     "TuteError",
     "View",
     "action_text",
     "apply",
+    "apply_trusted",
     "card_text",
     "cards_of",
     "cheapest_card",
+    "check",
     "decode_state",
     "encode_state",
     "is_card",
+    "is_legal",
+    "is_sing",
+    "kind_of",
     "legal_actions",
     "legal_cards",
     "mask_of",
     "mask_text",
+    "match_points_awarded",
     "new_match",
     "opening_events",
+    "pack_for",
     "parse_action",
     "parse_card",
     "parse_cards",
     "redact",
+    "side_of",
     "view",
     "visible_cards",
 ]

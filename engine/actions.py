@@ -13,35 +13,75 @@ action      meaning                      text
 ==========  ===========================  ==================
 
 ``timeout`` and ``forfeit`` are the automatic actions a server applies (RULES.md §11); they
-are never in :func:`engine.legal_actions`, which lists what a player may choose.
+are never in :func:`engine.legal_actions`, which lists what a player may choose (the actions
+below :data:`NUM_PLAYER_ACTIONS`). :func:`kind_of` names an action's kind.
 
 >>> [action_text(a) for a in (parse_action("3e"), parse_action("sing copas"), TUTE_11)]
 ['3E', 'sing C', 'tute 11']
+>>> [str(kind_of(a)) for a in (parse_action("3e"), SING + 2, TUTE_12, EXCHANGE, FORFEIT)]
+['card', 'sing', 'tute', 'exchange', 'forfeit']
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Final
 
-from .cards import SUIT_LETTERS, card_text, parse_card, parse_suit
+from .cards import NUM_CARDS, SUIT_LETTERS, card_text, parse_card, parse_suit
 from .errors import InvalidInput
 
 Action = int
 
 SING: Final = 40
-"""``SING + suit`` sings that suit."""
+"""``SING + suit`` sings that suit (the actions after the :data:`~engine.cards.NUM_CARDS`
+cards)."""
 TUTE_12: Final = 44
 TUTE_11: Final = 45
 EXCHANGE: Final = 46
 TIMEOUT: Final = 47
 FORFEIT: Final = 48
-NUM_ACTIONS: Final = 49
-SYSTEM_ACTIONS: Final = (TIMEOUT, FORFEIT)
+NUM_PLAYER_ACTIONS: Final = 47
+"""The actions a player may choose are ``0 .. NUM_PLAYER_ACTIONS - 1`` (cards, cantes, tutes,
+the exchange); ``TIMEOUT`` and ``FORFEIT`` are the server's."""
+assert SING == NUM_CARDS and NUM_PLAYER_ACTIONS == EXCHANGE + 1
+
+
+class ActionKind(StrEnum):
+    """What an action does."""
+
+    CARD = "card"
+    SING = "sing"
+    TUTE = "tute"
+    EXCHANGE = "exchange"
+    TIMEOUT = "timeout"
+    FORFEIT = "forfeit"
+
+
+def kind_of(action: Action) -> ActionKind:
+    """The kind of an action number; :class:`InvalidInput` (``bad_action``) for no action."""
+    if 0 <= action < NUM_CARDS:
+        return ActionKind.CARD
+    if SING <= action < SING + 4:
+        return ActionKind.SING
+    if action in (TUTE_12, TUTE_11):
+        return ActionKind.TUTE
+    if action == EXCHANGE:
+        return ActionKind.EXCHANGE
+    if action == TIMEOUT:
+        return ActionKind.TIMEOUT
+    if action == FORFEIT:
+        return ActionKind.FORFEIT
+    raise InvalidInput("bad_action", "not an action number")
 
 
 def is_card(action: Action) -> bool:
     """Whether the action plays a card."""
-    return 0 <= action < 40
+    return 0 <= action < NUM_CARDS
+
+
+def is_sing(action: Action) -> bool:
+    """Whether the action sings a suit (a cante)."""
+    return SING <= action < SING + 4
 
 
 def sing(suit: int) -> Action:
@@ -60,7 +100,7 @@ def tute(rank: int) -> Action:
 
 def action_text(action: Action) -> str:
     """The short text of an action."""
-    if 0 <= action < 40:
+    if 0 <= action < NUM_CARDS:
         return card_text(action)
     if SING <= action < SING + 4:
         return f"sing {SUIT_LETTERS[action - SING]}"

@@ -45,8 +45,10 @@ SOTA, CABALLO, REY = 10, 11, 12
 _STRENGTH_BY_RANK = {2: 0, 4: 1, 5: 2, 6: 3, 7: 4, 10: 5, 11: 6, 12: 7, 3: 8, 1: 9}
 _POINTS_BY_RANK = {1: 11, 3: 10, 12: 4, 11: 3, 10: 2}
 
-ALL_CARDS: Final[tuple[Card, ...]] = tuple(range(40))
-FULL_PACK: Final[Mask] = (1 << 40) - 1
+NUM_CARDS: Final = 40
+"""The Spanish pack: cards are the numbers ``0 .. NUM_CARDS - 1``."""
+ALL_CARDS: Final[tuple[Card, ...]] = tuple(range(NUM_CARDS))
+FULL_PACK: Final[Mask] = (1 << NUM_CARDS) - 1
 
 SUIT_OF: Final[tuple[int, ...]] = tuple(c // 10 for c in ALL_CARDS)
 RANK_OF: Final[tuple[int, ...]] = tuple(RANKS[c % 10] for c in ALL_CARDS)
@@ -118,11 +120,6 @@ def mask_of(cards: Iterable[Card]) -> Mask:
     return m
 
 
-def popcount(mask: Mask) -> int:
-    """How many cards a mask holds."""
-    return mask.bit_count()
-
-
 def mask_text(mask: Mask) -> str:
     """Cards of a mask as text, ``'1C 12C'``."""
     return " ".join(card_text(c) for c in cards_of(mask))
@@ -137,15 +134,6 @@ def parse_cards(text: str) -> Mask:
             raise InvalidInput("bad_card_text", "a card is listed twice")
         m |= BIT[c]
     return m
-
-
-def strongest(mask: Mask) -> Card:
-    """The strongest card of a non-empty mask that holds one suit."""
-    best = -1
-    for c in cards_of(mask):
-        if best < 0 or STRENGTH[c] > STRENGTH[best]:
-            best = c
-    return best
 
 
 def trick_standing(trick: Sequence[Card], trump: int) -> tuple[Card, int, Card, bool]:

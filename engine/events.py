@@ -70,12 +70,36 @@ class TrumpExchanged(NamedTuple):
     taken: Card
 
 
+class Standing(NamedTuple):
+    """Per side: where the match stands, and the tally of the hand being (or just) played.
+
+    The same numbers a :class:`~engine.view.View` shows, carried by the events that change
+    them (:class:`HandEnded`, :class:`MatchEnded`).
+    """
+
+    game_scores: tuple[int, ...]
+    """Points in the current game (points system). After a hand that won a game: the game's
+    final scores (the next game starts from 0s)."""
+    games_won: tuple[int, ...]
+    """Games won (points system)."""
+    match_points: tuple[int, ...]
+    """Match points (hands system)."""
+    card_points: tuple[int, ...]
+    """Card points of the tricks won in the hand (those won before a tute or a forfeit)."""
+    cante_points: tuple[int, ...]
+    """Points of the cantes sung in the hand."""
+    tricks_won: tuple[int, ...]
+    """Tricks won in the hand."""
+
+
 class CanteSung(NamedTuple):
     """``seat`` sang the 12 and 11 of ``suit``: 40 points if trump, 20 otherwise (§6)."""
 
     seat: int
     suit: int
     points: int
+    trick_no: int
+    """The trick whose declaration window the cante was sung in (its winner leads it)."""
 
 
 class TuteDeclared(NamedTuple):
@@ -84,12 +108,16 @@ class TuteDeclared(NamedTuple):
     seat: int
     rank: int
     cards: Mask
+    trick_no: int
+    """The trick whose declaration window the tute was declared in."""
 
 
 class TurnTimedOut(NamedTuple):
     """The turn time of ``seat`` ran out; the server plays its cheapest legal card (§11)."""
 
     seat: int
+    trick_no: int
+    """The trick being played."""
 
 
 class CardPlayed(NamedTuple):
@@ -98,6 +126,8 @@ class CardPlayed(NamedTuple):
     seat: int
     card: Card
     auto: bool
+    trick_no: int
+    """The trick the card was played to (1 for the first trick of a hand)."""
 
 
 class TrickTaken(NamedTuple):
@@ -121,9 +151,14 @@ class CardDrawn(NamedTuple):
 
 
 class HandEnded(NamedTuple):
-    """The hand is over; ``result`` says how (§9)."""
+    """The hand is over; ``result`` says how (§9), ``standing`` where the match stands."""
 
     result: HandResult
+    standing: Standing
+    """The standing once the hand is scored (before the next hand is dealt)."""
+    match_points_awarded: int
+    """Hands system: the match points the hand winner gained (§10); 0 otherwise (and 0 for a
+    tute that wins the match outright)."""
 
 
 class GameEnded(NamedTuple):
@@ -132,6 +167,8 @@ class GameEnded(NamedTuple):
     game_no: int
     winner: int
     scores: tuple[int, ...]
+    by_tute: bool
+    """The game was won by a tute (§7) rather than by reaching the target."""
 
 
 class PlayerForfeited(NamedTuple):
@@ -145,6 +182,10 @@ class MatchEnded(NamedTuple):
 
     winners: tuple[int, ...]
     reason: str
+    standing: Standing
+    """The final standing, with the tally of the last hand (as far as it went)."""
+    forfeited_seat: int
+    """The seat whose forfeit ended the match (``reason`` forfeit), else -1."""
 
 
 Event = (
@@ -162,22 +203,6 @@ Event = (
     | MatchEnded
 )
 
-EVENT_TYPES: tuple[type, ...] = (
-    HandDealt,
-    TrumpExchanged,
-    CanteSung,
-    TuteDeclared,
-    TurnTimedOut,
-    CardPlayed,
-    TrickTaken,
-    CardDrawn,
-    HandEnded,
-    GameEnded,
-    PlayerForfeited,
-    MatchEnded,
-)
-
-
 def redact(event: Event, seat: int | None) -> Event:
     """The event as ``seat`` may see it (``None``: a spectator)."""
     if isinstance(event, HandDealt):
@@ -186,11 +211,6 @@ def redact(event: Event, seat: int | None) -> Event:
     if isinstance(event, CardDrawn) and not event.public and event.seat != seat:
         return event._replace(card=None)
     return event
-
-
-def is_private(event: Event) -> bool:
-    """Whether some part of the event is hidden from some seat."""
-    return isinstance(event, HandDealt) or (isinstance(event, CardDrawn) and not event.public)
 
 
 def visible_cards(event: Event) -> Mask:

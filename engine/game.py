@@ -9,7 +9,12 @@ The flow of a hand (RULES.md §4) reads top to bottom here:
 3. On a **follow turn** the cards allowed are :func:`_follow_cards` (el arrastre, §5).
 4. The last card of a trick calls :func:`_finish_trick`: the winner takes it, in 2p both draw.
 5. When the hands are empty (or a tute was declared) :func:`_end_hand` scores the hand (§9),
-   the match (§10), and deals the next hand or ends the match.
+   the match (§10) (:mod:`engine.score`), and deals the next hand or ends the match.
+
+:func:`apply` is :func:`check` (which raises the rule an action breaks) then
+:func:`apply_trusted` (which applies an action known to be legal, checking nothing): a loop
+that takes its actions from :func:`legal_actions` calls :func:`apply_trusted` and decides
+legality once.
 
 Every function takes a :class:`~engine.state.State` and returns a new one; nothing is mutated.
 """
@@ -19,16 +24,27 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from hashlib import blake2b
-from typing import Any, Final, cast
+from typing import Final
 
 from . import actions as A
+from ._fast import (
+    CARD_PLAYED,
+    ONE_CARD,
+    PLAYED,
+    trick_pairs,
+    with_deal,
+    with_item,
+    with_play,
+    with_trick_done,
+)
 from .cards import (
+    ALL_CARDS,
     BIT,
+    NUM_CARDS,
     POINTS,
     RANK_OF,
     STRENGTH,
     STRONGER,
-    SUIT_LETTERS,
     SUIT_MASK,
     SUIT_NAMES,
     SUIT_OF,
@@ -41,14 +57,13 @@ from .errors import IllegalAction, InvalidInput
 from .events import (
     CanteSung,
     CardDrawn,
-    CardPlayed,
     Event,
     GameEnded,
     HandDealt,
     HandEnded,
-    HandResult,
     MatchEnded,
     PlayerForfeited,
+    Standing,
     TrickTaken,
     TrumpExchanged,
     TurnTimedOut,
@@ -61,20 +76,13 @@ from .rules import (
     CantesPerTrick,
     FortyBeforeTwenty,
     Rules,
-    Scoring,
     StockPhaseRules,
-    TieRule,
-    TuteEffect,
 )
-from .state import OVER, PLAYING, State
+from .score import FORTY, TWENTY, hand_result, match_points_awarded, score_hand, standing
+from .state import OVER, PLAYING, State, side_of
 
-_new_state: Final = tuple.__new__
-"""Builds a State from a tuple in field order: the hot paths rebuild only what changed."""
-_STATE: Final[type[State]] = State
-"""State as a constant: compiled code reads it directly instead of from the module dict."""
-
-PACK_4P: Final[tuple[Card, ...]] = tuple(range(40))
-PACK_3P: Final[tuple[Card, ...]] = tuple(c for c in range(40) if c != card_of(0, 2))
+PACK_4P: Final[tuple[Card, ...]] = ALL_CARDS
+PACK_3P: Final[tuple[Card, ...]] = tuple(c for c in ALL_CARDS if c != card_of(0, 2))
 """3p plays without the 2 of oros (RULES.md §2)."""
 
 _KINGS: Final = sum(BIT[card_of(s, 12)] for s in range(4))
@@ -89,7 +97,7 @@ _SWAP_TWO_FOR: Final = frozenset((4, 5, 6, 7))
 _CHEAP_KEY: Final[tuple[tuple[int, ...], ...]] = tuple(
     tuple(
         POINTS[c] * 1000 + (100 if SUIT_OF[c] == t else 0) + STRENGTH[c] * 10 + SUIT_OF[c]
-        for c in range(40)
+        for c in ALL_CARDS
     )
     for t in range(4)
 )
@@ -233,50 +241,7 @@ def _deal(state: State, hand_no: int, dealer: int) -> State:
         for i in range(p, dealt, n):
             m |= BIT[deck[i]]
         hands[(dealer + 1 + p) % n] = m
-    mano = (dealer + 1) % n
-    zeros = (0,) * rules.sides
-    dealt_hands = tuple(hands)
-    # Positional, in State's field order (checked below): the deal changes every hand-level
-    # field, and building the tuple at once is several times cheaper than _replace.
-    return _new_state(
-        _STATE,
-        state[:_HAND_NO]
-        + (hand_no, state.game_no, dealer)
-        + state[_DEALER + 1 : _TRUMP]
-        + (
-            SUIT_OF[trump_card],
-            trump_card,
-            stock,
-            mano,  # leader
-            1,  # trick_no
-            (),  # history
-            zeros,  # won_points
-            zeros,  # tricks_won
-            zeros,  # last_trick_of
-            (),  # cantes
-            0,  # sung_suits
-            0,  # sang_twenty
-            dealt_hands,  # held_at_win
-            dealt_hands,  # hands
-            (),  # trick
-            mano,  # turn
-            public,
-            0,  # window_used
-            False,  # exchanged
-            state.turn_id + 1,
-        ),
-    )
-
-
-_HAND_NO: Final = State._fields.index("hand_no")
-_DEALER: Final = State._fields.index("dealer")
-_TRUMP: Final = State._fields.index("trump")
-assert State._fields[_HAND_NO : _DEALER + 1] == ("hand_no", "game_no", "dealer")
-assert State._fields[_TRUMP:] == (
-    "trump", "trump_card", "stock", "leader", "trick_no", "history", "won_points",
-    "tricks_won", "last_trick_of", "cantes", "sung_suits", "sang_twenty", "held_at_win",
-    "hands", "trick", "turn", "public", "window_used", "exchanged", "turn_id",
-)
+    return with_deal(state, hand_no, dealer, trump_card, stock, tuple(hands), public)
 
 
 def opening_events(state: State) -> tuple[Event, ...]:
@@ -299,10 +264,6 @@ def _dealt_event(state: State) -> HandDealt:
 # ---------------------------------------------------------------------------------------------
 # Legal actions
 # ---------------------------------------------------------------------------------------------
-
-
-def _side(state: State, seat: int) -> int:
-    return seat % 2 if state.rules.players == 4 else seat
 
 
 def _follow_cards(state: State, seat: int) -> tuple[Mask, str]:
@@ -377,7 +338,7 @@ def _declaring(state: State, seat: int) -> bool:
 def _allowance_left(state: State, seat: int) -> bool:
     if state.rules.cantes_per_trick is CantesPerTrick.UNLIMITED:
         return True
-    return not state.window_used >> _side(state, seat) & 1
+    return not state.window_used >> side_of(state.rules.players, seat) & 1
 
 
 def _forty_pending(state: State, seat: int) -> bool:
@@ -486,13 +447,11 @@ def legal_actions(state: State, seat: int) -> tuple[int, ...]:
     if state.status != PLAYING:
         return ()
     if seat != state.turn:
-        if not state.trick and state.trick_no >= 2 and _declaring(state, seat):
+        if _declaring(state, seat):
             return tuple(_declarations(state, seat))
         return ()
     if state.trick:
-        mask = _follow_cards(state, seat)[0]
-        _LAST_FOLLOW[0] = (state, seat, mask)
-        return cards_of(mask)
+        return cards_of(_follow_cards(state, seat)[0])
     hand = state.hands[seat]
     cards = cards_of(hand)
     # Without the 12 and 11 of one suit, or four 12s or 11s, there is nothing to declare
@@ -507,16 +466,6 @@ def legal_actions(state: State, seat: int) -> tuple[int, ...]:
     ):
         return cards
     return cards + tuple(_declarations(state, seat))
-
-
-_LAST_FOLLOW: Final[list[tuple[State | None, int, Mask]]] = [(None, -1, 0)]
-"""The last follow turn :func:`legal_actions` answered: (state, seat, legal cards), in a
-one-item list (a constant, so compiled code reads it without a module-dict lookup; the
-item is replaced whole, so a reader never sees half of one answer and half of another).
-
-States are immutable, so when :func:`apply` gets the very same state object (the usual
-``legal_actions`` then ``apply`` pattern) it reuses the mask instead of computing it again.
-"""
 
 
 _SUIT_BASE: Final = sum(1 << (10 * s) for s in range(4))
@@ -534,25 +483,96 @@ def cheapest_card(state: State, seat: int) -> Card:
 # ---------------------------------------------------------------------------------------------
 
 
-def apply(state: State, seat: int, action: int) -> tuple[State, tuple[Event, ...]]:
-    """Apply ``seat``'s ``action``; return the new state and the events (unredacted).
+def check(state: State, seat: int, action: int) -> None:
+    """Whether ``seat`` may apply ``action`` now: returns, or raises what :func:`apply` would.
 
-    Raises :class:`IllegalAction` (with the rule's reason code) or :class:`InvalidInput`,
-    and then the given state is untouched (it is immutable anyway).
+    :class:`InvalidInput` for a seat the table lacks or a number that is no action;
+    :class:`IllegalAction` with the rule's reason code for an action the rules forbid now.
     """
     if type(seat) is not int or not 0 <= seat < state.rules.players:
         raise InvalidInput("bad_seat", "no such seat at this table")
     if state.status != PLAYING:
         raise IllegalAction("match_over", "the match is over")
-    if 0 <= action < 40:
+    if 0 <= action < NUM_CARDS:
         if seat != state.turn:
             raise IllegalAction("not_your_turn", "it is not this seat's turn to play")
-        return _play(state, seat, action, False, ())
-    if action == A.TIMEOUT:
+        _check_card(state, seat, action)
+    elif action == A.TIMEOUT:
         if seat != state.turn:
             raise IllegalAction("not_your_turn", "a timeout applies to the seat on turn")
+    elif action == A.FORFEIT:
+        return
+    elif A.SING <= action < A.SING + 4:
+        suit = action - A.SING
+        if not _can_sing(state, seat, suit):
+            raise IllegalAction(
+                "cante_not_allowed",
+                f"cannot sing {SUIT_NAMES[suit]} now ({_why_no_cante(state, seat)})",
+            )
+    elif action in (A.TUTE_12, A.TUTE_11):
+        rank = 12 if action == A.TUTE_12 else 11
+        if not _can_tute(state, seat, rank):
+            raise IllegalAction("tute_not_allowed", f"cannot declare a tute of {rank}s now")
+    elif action == A.EXCHANGE:
+        if _exchange_card(state, seat) < 0:
+            raise IllegalAction(
+                "exchange_not_allowed",
+                "only the leader before leading, holding the 7 (or 2) of trumps the options "
+                "allow for the turned card, while the stock lasts",
+            )
+    else:
+        raise InvalidInput("unknown_action", "not an action number")
+
+
+def _check_card(state: State, seat: int, card: int) -> None:
+    """``card`` is held, and on a follow turn el arrastre allows it (§5)."""
+    hand = state.hands[seat]
+    if not hand & BIT[card]:
+        raise IllegalAction("card_not_held", "that card is not in this seat's hand")
+    if not state.trick:
+        return
+    allowed, rule = _follow_cards(state, seat)
+    if allowed & BIT[card]:
+        return
+    led_suit = SUIT_OF[state.trick[0]]
+    if rule != "must_follow_suit" and SUIT_OF[card] != led_suit and hand & SUIT_MASK[led_suit]:
+        rule = "must_follow_suit"
+    raise IllegalAction(
+        rule, _RULE_TEXT[rule].format(led=SUIT_NAMES[led_suit], trump=SUIT_NAMES[state.trump])
+    )
+
+
+def is_legal(state: State, seat: int, action: int) -> bool:
+    """Whether :func:`check` passes: ``seat`` may apply ``action`` now (the server's
+    ``timeout`` and ``forfeit`` included)."""
+    try:
+        check(state, seat, action)
+    except (IllegalAction, InvalidInput):
+        return False
+    return True
+
+
+def apply(state: State, seat: int, action: int) -> tuple[State, tuple[Event, ...]]:
+    """Apply ``seat``'s ``action``; return the new state and the events (unredacted).
+
+    Raises :class:`IllegalAction` (with the rule's reason code) or :class:`InvalidInput`,
+    and then the given state is untouched (it is immutable anyway). The same as
+    :func:`check` then :func:`apply_trusted`.
+    """
+    check(state, seat, action)
+    return apply_trusted(state, seat, action)
+
+
+def apply_trusted(state: State, seat: int, action: int) -> tuple[State, tuple[Event, ...]]:
+    """:func:`apply` without :func:`check`, for an action known to be legal: one taken from
+    :func:`legal_actions` (or ``timeout``/``forfeit`` as :func:`check` allows them) for this
+    very state. Nothing is checked; an illegal action gives a state no match can reach.
+    """
+    if 0 <= action < NUM_CARDS:
+        return _play(state, seat, action, False, ())
+    if action == A.TIMEOUT:
         card = cheapest_card(state, seat)
-        return _play(state, seat, card, True, (TurnTimedOut(seat),))
+        return _play(state, seat, card, True, (TurnTimedOut(seat, state.trick_no),))
     if action == A.FORFEIT:
         return _forfeit(state, seat)
     if A.SING <= action < A.SING + 4:
@@ -567,84 +587,18 @@ def apply(state: State, seat: int, action: int) -> tuple[State, tuple[Event, ...
 def _play(
     state: State, seat: int, card: int, auto: bool, pre: tuple[Event, ...]
 ) -> tuple[State, tuple[Event, ...]]:
-    hand = state.hands[seat]
     bit = BIT[card]
-    if not hand & bit:
-        raise IllegalAction("card_not_held", "that card is not in this seat's hand")
-    if state.trick:
-        memo = _LAST_FOLLOW[0]
-        reuse = memo[0] is state and memo[1] == seat
-        allowed = memo[2] if reuse else _follow_cards(state, seat)[0]
-        if not allowed & bit:
-            rule = _follow_cards(state, seat)[1]
-            led_suit = SUIT_OF[state.trick[0]]
-            if rule != "must_follow_suit" and SUIT_OF[card] != led_suit and (
-                hand & SUIT_MASK[led_suit]
-            ):
-                rule = "must_follow_suit"
-            raise IllegalAction(rule, _RULE_TEXT[rule].format(
-                led=SUIT_NAMES[led_suit], trump=SUIT_NAMES[state.trump]))
-    hands = _with_item(state.hands, seat, hand & ~bit)
-    trick = state.trick + _ONE_CARD[card]
-    events = (*pre, _CARD_PLAYED[auto][seat][card]) if pre else _PLAYED[auto][seat][card]
+    hands = with_item(state.hands, seat, state.hands[seat] & ~bit)
+    trick = state.trick + ONE_CARD[card]
+    trick_no = state.trick_no
+    if pre:
+        events = (*pre, CARD_PLAYED[auto][trick_no][seat][card])
+    else:
+        events = PLAYED[auto][trick_no][seat][card]
     n = state.rules.players
     if len(trick) < n:
-        # The per-play fields are the last ones of State: rebuild just that tail.
-        new = _new_state(
-            _STATE,
-            state[:_PLAY_FIELDS]
-            + (hands, trick, (seat + 1) % n, state.public & ~bit, 0, False, state.turn_id + 1),
-        )
-        return new, events
+        return with_play(state, hands, trick, (seat + 1) % n, state.public & ~bit), events
     return _finish_trick(state, hands, trick, state.public & ~bit, events)
-
-
-_PLAY_FIELDS: Final = State._fields.index("hands")
-assert _PLAY_FIELDS == 26, "_play copies fields 0..25 by position"
-assert State._fields[_PLAY_FIELDS:] == (
-    "hands", "trick", "turn", "public", "window_used", "exchanged", "turn_id"
-)
-_SEAT_ORDER: Final = {n: tuple(tuple((lead + i) % n for i in range(n)) for lead in range(n))
-               for n in (2, 3, 4)}
-"""``_SEAT_ORDER[players][leader]``: the seats in play order of a trick."""
-_TRICK_FIELDS: Final = State._fields.index("stock")
-assert State._fields[_TRICK_FIELDS:_PLAY_FIELDS] == (
-    "stock", "leader", "trick_no", "history", "won_points", "tricks_won", "last_trick_of",
-    "cantes", "sung_suits", "sang_twenty", "held_at_win",
-)
-_CARD_PLAYED: Final = tuple(
-    tuple(tuple(CardPlayed(seat, c, auto) for c in range(40)) for seat in range(4))
-    for auto in (False, True)
-)
-"""Events are immutable, so the engine shares one CardPlayed per (auto, seat, card)."""
-_PLAYED: Final = tuple(
-    tuple(tuple((e,) for e in row) for row in by_seat) for by_seat in _CARD_PLAYED
-)
-"""The same events as 1-tuples: what a card play that ends no trick returns."""
-_ONE_CARD: Final = tuple((c,) for c in range(40))
-_SEAT_CARD: Final = tuple(tuple((seat, c) for c in range(40)) for seat in range(4))
-"""(seat, card) pairs, shared by every TrickTaken."""
-
-
-def _with_item(t: tuple[Mask, ...], i: int, value: Mask) -> tuple[Mask, ...]:
-    """``t`` (per seat: 2, 3 or 4 items) with item ``i`` replaced by ``value``."""
-    r: tuple[object, ...] = t
-    v: object = value
-    out: tuple[object, ...]
-    if len(r) == 4:
-        if i == 0:
-            out = (v, r[1], r[2], r[3])
-        elif i == 1:
-            out = (r[0], v, r[2], r[3])
-        elif i == 2:
-            out = (r[0], r[1], v, r[3])
-        else:
-            out = (r[0], r[1], r[2], v)
-    elif len(r) == 3:
-        out = (v, r[1], r[2]) if i == 0 else (r[0], v, r[2]) if i == 1 else (r[0], r[1], v)
-    else:
-        out = (v, r[1]) if i == 0 else (r[0], v)
-    return cast(tuple[Mask, ...], out)
 
 
 _RULE_TEXT: Final = {
@@ -682,22 +636,14 @@ def _finish_trick(
     n = rules.players
     leader = state.leader
     winner = (leader + _trick_winner(trick, state.trump)) % n
-    side = winner % 2 if n == 4 else winner
+    side = side_of(n, winner)
     points = 0
     for c in trick:
         points += POINTS[c]
-    won = _with_item(state.won_points, side, state.won_points[side] + points)
-    tricks = _with_item(state.tricks_won, side, state.tricks_won[side] + 1)
-    last_of = _with_item(state.last_trick_of, side, state.trick_no)
-    order = _SEAT_ORDER[n][leader]
-    pairs = _SEAT_CARD
-    if n == 4:
-        played: tuple[tuple[int, Card], ...] = (
-            pairs[order[0]][trick[0]], pairs[order[1]][trick[1]],
-            pairs[order[2]][trick[2]], pairs[order[3]][trick[3]],
-        )
-    else:
-        played = tuple([pairs[order[i]][trick[i]] for i in range(n)])
+    won = with_item(state.won_points, side, state.won_points[side] + points)
+    tricks = with_item(state.tricks_won, side, state.tricks_won[side] + 1)
+    last_of = with_item(state.last_trick_of, side, state.trick_no)
+    played = trick_pairs(n, leader, trick)
     events = events + (TrickTaken(state.trick_no, winner, played, points),)
     held_at_win = hands_t
     stock = state.stock
@@ -715,29 +661,8 @@ def _finish_trick(
             CardDrawn(loser, state.stock[1], not stock, len(stock)),
         )
         hands_t = tuple(hands)
-    new = _new_state(
-        _STATE,
-        state[:_TRICK_FIELDS]
-        + (
-            stock,
-            winner,
-            state.trick_no + 1,
-            state.history + ((leader, trick, winner),),
-            won,
-            tricks,
-            last_of,
-            state.cantes,
-            state.sung_suits,
-            state.sang_twenty,
-            held_at_win,
-            hands_t,
-            (),
-            winner,
-            public,
-            0,
-            False,
-            state.turn_id + 1,
-        ),
+    new = with_trick_done(
+        state, stock, winner, trick, won, tricks, last_of, held_at_win, hands_t, public
     )
     if any(hands_t):
         return new, events
@@ -745,21 +670,16 @@ def _finish_trick(
 
 
 def _sing(state: State, seat: int, suit: int) -> tuple[State, tuple[Event, ...]]:
-    if not _can_sing(state, seat, suit):
-        raise IllegalAction(
-            "cante_not_allowed",
-            f"cannot sing {SUIT_NAMES[suit]} now ({_why_no_cante(state, seat)})",
-        )
-    points = 40 if suit == state.trump else 20
-    sang_twenty = state.sang_twenty | (1 << seat) if points == 20 else state.sang_twenty
+    points = FORTY if suit == state.trump else TWENTY
+    sang_twenty = state.sang_twenty | (1 << seat) if points == TWENTY else state.sang_twenty
     new = state._replace(
         cantes=(*state.cantes, (seat, suit, points, state.trick_no)),
         sung_suits=state.sung_suits | 1 << suit,
         sang_twenty=sang_twenty,
-        window_used=state.window_used | 1 << _side(state, seat),
+        window_used=state.window_used | 1 << side_of(state.rules.players, seat),
         public=state.public | _PAIR[suit],
     )
-    return new, (CanteSung(seat, suit, points),)
+    return new, (CanteSung(seat, suit, points, state.trick_no),)
 
 
 def _why_no_cante(state: State, seat: int) -> str:
@@ -771,22 +691,14 @@ def _why_no_cante(state: State, seat: int) -> str:
 
 
 def _declare_tute(state: State, seat: int, rank: int) -> tuple[State, tuple[Event, ...]]:
-    if not _can_tute(state, seat, rank):
-        raise IllegalAction("tute_not_allowed", f"cannot declare a tute of {rank}s now")
     cards = _KINGS if rank == 12 else _KNIGHTS
-    events: tuple[Event, ...] = (TuteDeclared(seat, rank, cards),)
+    events: tuple[Event, ...] = (TuteDeclared(seat, rank, cards, state.trick_no),)
     new = state._replace(public=state.public | cards)
     return _end_hand(new, events, -1, tute=(seat, rank, cards))
 
 
 def _exchange(state: State, seat: int) -> tuple[State, tuple[Event, ...]]:
     give = _exchange_card(state, seat)
-    if give < 0:
-        raise IllegalAction(
-            "exchange_not_allowed",
-            "only the leader before leading, holding the 7 (or 2) of trumps the options "
-            "allow for the turned card, while the stock lasts",
-        )
     taken = state.stock[-1]
     hands = list(state.hands)
     hands[seat] = hands[seat] & ~BIT[give] | BIT[taken]
@@ -800,22 +712,17 @@ def _exchange(state: State, seat: int) -> tuple[State, tuple[Event, ...]]:
 
 
 def _forfeit(state: State, seat: int) -> tuple[State, tuple[Event, ...]]:
-    loser = _side(state, seat)
+    loser = side_of(state.rules.players, seat)
     winners = tuple(s for s in range(state.rules.sides) if s != loser)
     new = state._replace(
         status=OVER, winners=winners, end_reason="forfeit", turn_id=state.turn_id + 1
     )
-    return new, (PlayerForfeited(seat), MatchEnded(winners, "forfeit"))
+    return new, (PlayerForfeited(seat), MatchEnded(winners, "forfeit", standing(state), seat))
 
 
 # ---------------------------------------------------------------------------------------------
 # Scoring: end of a hand (§9) and of games and matches (§10)
 # ---------------------------------------------------------------------------------------------
-
-
-def _best_by_last_trick(tied: list[int], last_trick_of: tuple[int, ...]) -> int:
-    """Among tied sides, the one whose latest trick came last (§9 ``last_trick``)."""
-    return max(tied, key=lambda s: last_trick_of[s])
 
 
 def _end_hand(
@@ -824,117 +731,46 @@ def _end_hand(
     last_winner: int,
     tute: tuple[int, int, Mask] | None = None,
 ) -> tuple[State, tuple[Event, ...]]:
+    """Score the hand ``state`` ends (§9, §10); deal the next one, or end the match."""
     rules = state.rules
-    sides = rules.sides
-    cante_pts = [0] * sides
-    for seat, _suit, pts, _trick in state.cantes:
-        cante_pts[_side(state, seat)] += pts
-    if tute is not None:
-        t_seat, t_rank, t_cards = tute
-        winner = _side(state, t_seat)
-        result = HandResult(
-            hand_no=state.hand_no,
-            card_points=(0,) * sides,
-            last_trick_side=-1,
-            cante_points=tuple(cante_pts),
-            totals=(0,) * sides,
-            winner=winner,
-            capote=False,
-            tute_seat=t_seat,
-            tute_rank=t_rank,
-            tute_cards=t_cards,
-            game_no=state.game_no,
-            tricks_won=state.tricks_won,
-            cantes=state.cantes,
-            tute_trick=state.trick_no,
+    result = hand_result(state, last_winner, tute)
+    scored = score_hand(state, result)
+    ended = Standing(
+        game_scores=scored.game_scores,
+        games_won=scored.games_won,
+        match_points=scored.match_points,
+        card_points=state.won_points,
+        cante_points=result.cante_points,
+        tricks_won=state.tricks_won,
+    )
+    events = (*events, HandEnded(result, ended, match_points_awarded(rules, result)))
+    game_won = scored.game_winner >= 0
+    if game_won:
+        events = (
+            *events,
+            GameEnded(state.game_no, scored.game_winner, scored.game_scores, tute is not None),
         )
-    else:
-        last_side = _side(state, last_winner)
-        totals = [state.won_points[s] + cante_pts[s] + (10 if s == last_side else 0)
-                  for s in range(sides)]
-        top = max(totals)
-        tied = [s for s in range(sides) if totals[s] == top]
-        if len(tied) == 1:
-            winner = tied[0]
-        elif rules.tie_rule is TieRule.LAST_TRICK:
-            winner = _best_by_last_trick(tied, state.last_trick_of)
-        else:
-            winner = -1
-        capote = any(t == rules.tricks_per_hand for t in state.tricks_won)
-        result = HandResult(
-            hand_no=state.hand_no,
-            card_points=state.won_points,
-            last_trick_side=last_side,
-            cante_points=tuple(cante_pts),
-            totals=tuple(totals),
-            winner=winner,
-            capote=capote,
-            tute_seat=-1,
-            tute_rank=0,
-            tute_cards=0,
-            game_no=state.game_no,
-            tricks_won=state.tricks_won,
-            cantes=state.cantes,
-            tute_trick=0,
+    winner = scored.match_winner
+    if winner >= 0:
+        reason = "score" if tute is None else "tute"
+        over = state._replace(
+            last_result=result,
+            game_scores=scored.game_scores,
+            games_won=scored.games_won,
+            match_points=scored.match_points,
+            status=OVER,
+            winners=(winner,),
+            end_reason=reason,
+            turn_id=state.turn_id + 1,
         )
-    events = (*events, HandEnded(result))
-    changes: dict[str, Any] = {"last_result": result}
-    match_winner = -1
-    reason = "score"
-    if tute is not None and rules.tute_effect is TuteEffect.WINS_MATCH:
-        match_winner, reason = result.winner, "tute"
-    elif rules.scoring is Scoring.HANDS:
-        mp = list(state.match_points)
-        if result.winner >= 0:
-            if tute is not None:
-                mp[result.winner] += rules.tute_unit_value
-            else:
-                mp[result.winner] += rules.capote_value if result.capote else 1
-        changes["match_points"] = tuple(mp)
-        leaders = [s for s in range(sides) if mp[s] >= rules.target_match_points]
-        if leaders:
-            match_winner = max(leaders, key=lambda s: mp[s])
-            if tute is not None:
-                reason = "tute"
-    else:
-        scores = list(state.game_scores)
-        game_winner = -1
-        if tute is not None:
-            game_winner = result.winner
-        else:
-            for s in range(sides):
-                scores[s] += result.totals[s]
-            if max(scores) >= rules.target_points:
-                top = max(scores)
-                tied = [s for s in range(sides) if scores[s] == top]
-                if len(tied) == 1:
-                    game_winner = tied[0]
-                elif rules.tie_rule is TieRule.LAST_TRICK:
-                    game_winner = _best_by_last_trick(tied, state.last_trick_of)
-        if game_winner >= 0:
-            events = (*events, GameEnded(state.game_no, game_winner, tuple(scores)))
-            gw = list(state.games_won)
-            gw[game_winner] += 1
-            changes["games_won"] = tuple(gw)
-            if gw[game_winner] >= rules.games_to_win:
-                match_winner = game_winner
-                if tute is not None:
-                    reason = "tute"
-                changes["game_scores"] = tuple(scores)
-            else:
-                changes["game_scores"] = (0,) * sides
-                changes["game_no"] = state.game_no + 1
-        else:
-            changes["game_scores"] = tuple(scores)
-    if match_winner >= 0:
-        changes.update(status=OVER, winners=(match_winner,), end_reason=reason,
-                       turn_id=state.turn_id + 1)
-        return state._replace(**changes), (*events, MatchEnded((match_winner,), reason))
-    mid = state._replace(**changes)
+        return over, (*events, MatchEnded((winner,), reason, ended, -1))
+    mid = state._replace(
+        last_result=result,
+        game_scores=(0,) * rules.sides if game_won else scored.game_scores,
+        games_won=scored.games_won,
+        match_points=scored.match_points,
+        game_no=state.game_no + 1 if game_won else state.game_no,
+    )
     dealt = _deal(mid, state.hand_no + 1, (state.dealer + 1) % rules.players)
     return dealt, (*events, _dealt_event(dealt))
 
-
-def suit_letter(suit: int) -> str:
-    """``O``, ``C``, ``E`` or ``B``."""
-    return SUIT_LETTERS[suit]

@@ -9,14 +9,35 @@ Per-side tuples (scores, points) are indexed by side; per-seat tuples by seat.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Final, NamedTuple
 
 from .cards import Card, Mask
 from .events import HandResult
 from .rules import Rules
 
-PLAYING: Final = "playing"
-OVER: Final = "over"
+
+class Status(StrEnum):
+    """Whether a match is being played or over."""
+
+    PLAYING = "playing"
+    OVER = "over"
+
+
+PLAYING: Final = Status.PLAYING
+OVER: Final = Status.OVER
+
+SIDE_SEATS: Final[dict[int, tuple[tuple[int, ...], ...]]] = {
+    2: ((0,), (1,)),
+    3: ((0,), (1,), (2,)),
+    4: ((0, 2), (1, 3)),
+}
+"""``SIDE_SEATS[players][side]``: the seats of a side, in seat order."""
+
+
+def side_of(players: int, seat: int) -> int:
+    """The side of ``seat``: ``seat % 2`` with 4 players, the seat itself otherwise."""
+    return seat % 2 if players == 4 else seat
 
 
 class State(NamedTuple):
@@ -27,8 +48,7 @@ class State(NamedTuple):
     """Seed of the deals not given explicitly: hand ``h``'s pack is a function of (seed, h)."""
     decks: tuple[tuple[Card, ...], ...]
     """Packs given for the first hands (tests, replays); later hands use ``seed``."""
-    status: str
-    """``playing`` or ``over``."""
+    status: Status
     hand_no: int
     """1 for the first hand of the match."""
     game_no: int
@@ -94,4 +114,4 @@ class State(NamedTuple):
 
     def side_of(self, seat: int) -> int:
         """The side of a seat."""
-        return seat % 2 if self.rules.players == 4 else seat
+        return side_of(self.rules.players, seat)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
+from ._fast import new_tuple, trick_pairs
 from .cards import Card, Mask
 from .events import HandResult
-from .game import _SEAT_CARD, _SEAT_ORDER, legal_actions
-from .state import State
+from .game import legal_actions
+from .state import State, Status
 
 
 class View(NamedTuple):
@@ -21,7 +22,7 @@ class View(NamedTuple):
 
     seat: int | None
     players: int
-    status: str
+    status: Status
     hand_no: int
     game_no: int
     dealer: int
@@ -65,7 +66,7 @@ def view(state: State, seat: int | None) -> View:
     hands = state.hands
     leader = state.leader
     trick = state.trick
-    return _new_view(
+    return new_tuple(
         _VIEW,
         (
             seat,
@@ -84,7 +85,7 @@ def view(state: State, seat: int | None) -> View:
             leader,
             state.turn,
             state.trick_no,
-            _trick_pairs(_SEAT_ORDER[n][leader], trick) if trick else (),
+            trick_pairs(n, leader, trick) if trick else (),
             state.history,
             state.tricks_won,
             state.won_points,
@@ -101,13 +102,8 @@ def view(state: State, seat: int | None) -> View:
     )
 
 
-_new_view: Final = tuple.__new__
 _VIEW: Final[type[View]] = View
-
-
-def _trick_pairs(order: tuple[int, ...], trick: tuple[Card, ...]) -> tuple[tuple[int, Card], ...]:
-    pairs = _SEAT_CARD
-    return tuple([pairs[order[i]][trick[i]] for i in range(len(trick))])
+"""View as a constant, for :func:`~engine._fast.new_tuple` (field order: the tuple above)."""
 
 
 def visible_to(v: View) -> Mask:

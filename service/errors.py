@@ -1,5 +1,6 @@
-"""Errors of the service, each with its gRPC status code; the interceptor turns them (and the
-engine's errors) into statuses with ``google.rpc`` details (see :mod:`service.interceptor`).
+"""Errors of the service, each with its gRPC status code; the interceptor turns them into
+statuses with ``google.rpc`` details (see :mod:`service.interceptor`). The engine's errors
+become service errors through one table, :data:`ENGINE_ERRORS` (:func:`from_engine_error`).
 
 Every error has a reason of the registry (:class:`service.reasons.Reason`), sent as the
 ``ErrorInfo`` reason. Messages never contain a hidden card, a seat token or a stored secret.
@@ -9,7 +10,9 @@ from __future__ import annotations
 
 import grpc
 
-from .reasons import Reason
+import engine
+
+from .reasons import Reason, from_engine
 
 
 class ServiceError(Exception):
@@ -18,6 +21,8 @@ class ServiceError(Exception):
     code = grpc.StatusCode.UNKNOWN
     retry_after_s: float | None = None
     """When set: the caller may try again after this many seconds (google.rpc.RetryInfo)."""
+    engine_reason: str = ""
+    """The engine's own reason code, for an error the engine raised ('' otherwise)."""
 
     def __init__(
         self,
@@ -52,6 +57,8 @@ class InvalidArgument(ServiceError):
 
 
 class NotFound(ServiceError):
+    """The table (or invite code) the request names does not exist (or no longer does)."""
+
     code = grpc.StatusCode.NOT_FOUND
 
 
@@ -68,18 +75,27 @@ class Aborted(ServiceError):
 
 
 class Unauthenticated(ServiceError):
+    """The call needs a token and sent none."""
+
     code = grpc.StatusCode.UNAUTHENTICATED
 
 
 class PermissionDenied(ServiceError):
+    """The token sent does not give the right to do this here (another table's, a lost seat)."""
+
     code = grpc.StatusCode.PERMISSION_DENIED
 
 
 class ResourceExhausted(ServiceError):
+    """A bound of the server is reached (tables, bots, streams, a rate): try later or close one."""
+
     code = grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
 class Unavailable(ServiceError):
+    """The server cannot answer now (shutting down, store unreachable, a stream behind): retry
+    or resume, on this replica or another."""
+
     code = grpc.StatusCode.UNAVAILABLE
 
 
@@ -96,3 +112,30 @@ class Internal(ServiceError):
     """An unexpected error, answered without its text (the interceptor logs it)."""
 
     code = grpc.StatusCode.INTERNAL
+
+
+ENGINE_ERRORS: dict[type[engine.TuteError], type[ServiceError]] = {
+    engine.IllegalAction: FailedPrecondition,
+    engine.InvalidInput: InvalidArgument,
+    engine.InvalidOption: InvalidArgument,
+}
+"""Each engine error's service error: an illegal action is a well-formed request that is not
+possible now; bad input and an option outside its values are malformed requests."""
+
+
+def from_engine_error(exc: engine.TuteError, *, field: str = "") -> ServiceError:
+    """The service error an engine error is sent as (:data:`ENGINE_ERRORS`), with the engine's
+    reason upper-cased (``LookupError`` for a reason outside the registry). ``field`` names the
+    request field a malformed value came in (INVALID_ARGUMENT only: an illegal action is not a
+    malformed field)."""
+    kind = next(
+        (err for cls, err in ENGINE_ERRORS.items() if isinstance(exc, cls)), InvalidArgument
+    )
+    reason = from_engine(exc.reason)
+    err: ServiceError
+    if kind is InvalidArgument:
+        err = InvalidArgument(exc.message, field=field, reason=reason)
+    else:
+        err = kind(exc.message, reason=reason)
+    err.engine_reason = exc.reason
+    return err

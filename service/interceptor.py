@@ -35,14 +35,14 @@ from grpc_status import rpc_status
 import engine
 
 from .errors import (
-    FailedPrecondition,
     Internal,
     InvalidArgument,
     ServiceError,
     Unavailable,
+    from_engine_error,
 )
 from .metrics import GO_CODES, Metrics
-from .reasons import STATUS, Reason, from_engine
+from .reasons import STATUS, Reason
 from .store.base import StoreUnavailable
 
 log = structlog.get_logger("tute.rpc")
@@ -100,13 +100,9 @@ def as_service_error(exc: BaseException) -> ServiceError | None:
         )
     elif isinstance(exc, engine.TuteError):
         try:
-            reason = from_engine(exc.reason)
+            err = from_engine_error(exc)
         except LookupError:
             return None
-        if isinstance(exc, engine.IllegalAction):
-            err = FailedPrecondition(exc.message, reason=reason)
-        else:
-            err = InvalidArgument(exc.message, reason=reason)
     else:
         return None
     return err if registered(err) else None

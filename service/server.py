@@ -22,14 +22,15 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from tute.v1 import service_pb2, service_pb2_grpc
 
-from .app import TuteApp
 from .clock import SYSTEM_CLOCK, Clock
 from .config import Settings
 from .interceptor import CallInterceptor
-from .metrics import Metrics, TimedStore
+from .metrics import Metrics
 from .reflection import enable_server_reflection
 from .servicer import TuteServicer
 from .store import Store, StoreUnavailable, open_store
+from .store.timed import TimedStore
+from .tables.service import TableService
 
 log = structlog.get_logger("tute.server")
 DRAIN_S = 0.5
@@ -107,7 +108,7 @@ class Server:
 
     grpc_server: grpc.aio.Server
     port: int
-    app: TuteApp
+    app: TableService
     metrics: Metrics
     store: Store
     health: Any  # grpc_health.v1.health.aio.HealthServicer
@@ -143,7 +144,7 @@ class Server:
 async def _watch_health(server: Server) -> None:
     """Health follows the store: NOT_SERVING while it is unreachable."""
     serving: bool | None = None
-    while not server.app.closing:  # (see TuteApp.run_scheduler)
+    while not server.app.closing:  # (see Scheduler.run)
         try:
             await server.store.ping()
             ok = True
@@ -178,7 +179,7 @@ async def create_server(
         else open_store(settings.store, finished_ttl_s=settings.finished_ttl_s, clock=clock)
     )
     timed = TimedStore(inner, metrics)
-    app = TuteApp(timed, settings, metrics, clock=clock)
+    app = TableService(timed, settings, metrics, clock=clock)
     interceptor = CallInterceptor(metrics, access_log=settings.access_log)
     grpc_server = grpc.aio.server(interceptors=[interceptor], options=server_options(settings))
     service_pb2_grpc.add_TuteServiceServicer_to_server(TuteServicer(app), grpc_server)

@@ -1,72 +1,410 @@
-"""The gRPC servicer: thin. It reads the seat token from metadata, names the caller for the
-per-caller limits (:mod:`service.callers`) and calls the app."""
+"""The gRPC servicer: the eight RPCs of ``tute.v1.TuteService``.
+
+Each RPC validates its request (INVALID_ARGUMENT naming the field), authenticates the caller
+(the seat token or owner token in the ``authorization`` metadata), names it for the per-caller
+limits, turns the request into domain arguments for :mod:`service.tables`, and builds the
+response from the domain results (through :mod:`service.wire`). Below this module nothing
+takes or returns a request or response message.
+
+A handler reads only ``context.invocation_metadata()`` and ``context.peer()``, and reports
+failure by raising a :class:`~service.errors.ServiceError` (the interceptor sends it as a
+status), so any transport that offers those two serves the same servicer.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import base64
+import contextlib
+import math
+import secrets
+import unicodedata
+from collections.abc import AsyncGenerator
 from typing import Any
 
-from tute.v1 import service_pb2, service_pb2_grpc
+import structlog
 
-from .app import TuteApp
-from .auth import bearer_token
+from tute.v1 import service_pb2, service_pb2_grpc, table_pb2
+
+from . import wire
+from .auth import bearer_token, hash_token, new_token
 from .callers import CALLER
+from .errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ResourceExhausted,
+    ServiceError,
+)
+from .reasons import Reason
+from .tables import changes
+from .tables.access import (
+    TABLE_ID_RE,
+    check_table_id,
+    require_owner_or_seat,
+    require_seat,
+    seat_of,
+)
+from .tables.commit import Repeated
+from .tables.model import (
+    BOT,
+    BOT_LEVELS,
+    HUMAN,
+    PLAYING,
+    PRESET_NAMES,
+    PRIVATE,
+    WAITING,
+    TableRecord,
+    action_kind,
+)
+from .tables.service import TableService
+from .tables.streams import Snapshot
+
+log = structlog.get_logger("tute.rpc")
+
+MAX_ID = 64
+MAX_NAME = 32
+MAX_REQUEST_ID = 64
+MAX_PAGE_TOKEN = 200
+DEFAULT_PAGE = 50
+MAX_PAGE = 200
+INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
 def _token(context: Any) -> str | None:
     return bearer_token(context.invocation_metadata())
 
 
-def _caller(app: TuteApp, context: Any) -> None:
-    """Who calls, for the per-caller limits (service.callers.CALLER)."""
-    CALLER.set(app.callers.caller(context.peer(), context.invocation_metadata()))
-
-
 class TuteServicer(service_pb2_grpc.TuteServiceServicer):
-    def __init__(self, app: TuteApp) -> None:
-        self.app = app
+    """The RPCs over one replica's :class:`TableService`."""
+
+    def __init__(self, tables: TableService) -> None:
+        self.tables = tables
+
+    def _caller(self, context: Any) -> None:
+        """Who calls, for the per-caller limits (service.callers.CALLER)."""
+        CALLER.set(self.tables.callers.caller(context.peer(), context.invocation_metadata()))
 
     async def CreateTable(
         self, request: service_pb2.CreateTableRequest, context: Any
     ) -> service_pb2.CreateTableResponse:
-        _caller(self.app, context)
-        return await self.app.create_table(request)
+        self._caller(context)
+        req, tables = request, self.tables
+        try:
+            preset, rules = wire.rules_from_proto(req.rules)
+        except wire.BadField as exc:
+            raise InvalidArgument(exc.description, field=exc.field, reason=exc.reason) from None
+        if req.visibility not in (
+            table_pb2.VISIBILITY_UNSPECIFIED,
+            table_pb2.VISIBILITY_PUBLIC,
+            table_pb2.VISIBILITY_PRIVATE,
+        ):
+            raise InvalidArgument("unknown visibility", field="visibility")
+        private = req.visibility == table_pb2.VISIBILITY_PRIVATE
+        seat = None
+        if req.take_seat:
+            seat = req.seat if req.HasField("seat") else 0
+            if seat >= rules.players:
+                raise InvalidArgument(f"seat must be from 0 to {rules.players - 1}", field="seat")
+            name = _display_name(req.display_name)
+        elif req.HasField("seat"):
+            raise InvalidArgument("seat is only meaningful with take_seat", field="seat")
+        await tables.limits.create_table()
+        counts = await tables.store.count_tables()
+        if counts.get(WAITING, 0) + counts.get(PLAYING, 0) >= tables.settings.max_tables:
+            raise ResourceExhausted("too many open tables on this server; try later",
+                                    reason=Reason.TOO_MANY_TABLES)
+        table_id = secrets.token_hex(8)
+        invite = "".join(secrets.choice(INVITE_ALPHABET) for _ in range(8)) if private else ""
+        owner_token, owner_hash = new_token()
+        rec = changes.new_table(
+            table_id, preset, rules, private=private, invite_code=invite,
+            created_at=tables.clock(), owner_token_hash=owner_hash,
+        )
+        await tables.commits.create(rec)
+        structlog.contextvars.bind_contextvars(table_id=table_id)
+        log.info("table_created", preset=preset, players=rules.players, private=private)
+        resp = service_pb2.CreateTableResponse(
+            table_id=table_id, invite_code=invite, owner_token=owner_token
+        )
+        if seat is not None:
+            token, token_hash = new_token()
+            taken = seat
+            now = tables.clock()
+            away = tables.settings.disconnect_forfeit_s > 0
+            done = await tables.commits.mutate(
+                table_id,
+                lambda r: changes.take_seat(
+                    r, taken, HUMAN, name, token_hash, "", now=now, away_from_start=away
+                ),
+            )
+            rec = done.record
+            resp.seat = seat
+            resp.seat_token = token
+            structlog.contextvars.bind_contextvars(seat=seat)
+        resp.table.CopyFrom(wire.table_to_proto(rec, connected=rec.connected))
+        return resp
 
     async def ListTables(
         self, request: service_pb2.ListTablesRequest, context: Any
     ) -> service_pb2.ListTablesResponse:
-        return await self.app.list_tables(request)
+        req = request
+        if req.page_size < 0:
+            raise InvalidArgument("page_size must not be negative", field="page_size")
+        size = min(req.page_size or DEFAULT_PAGE, MAX_PAGE)
+        if req.players not in (0, 2, 3, 4):
+            raise InvalidArgument("players must be 2, 3 or 4 (0: any)", field="players")
+        if req.preset and req.preset not in PRESET_NAMES:
+            raise InvalidArgument("unknown preset", field="preset")
+        after = _parse_page_token(req.page_token) if req.page_token else None
+        records, last = await self.tables.commits.lobby_page(req.preset, req.players, after, size)
+        resp = service_pb2.ListTablesResponse(
+            tables=[wire.table_to_proto(rec, connected=rec.connected) for rec in records]
+        )
+        if last is not None:
+            resp.next_page_token = _page_token(last.created_at, last.table_id)
+        return resp
 
     async def JoinTable(
         self, request: service_pb2.JoinTableRequest, context: Any
     ) -> service_pb2.JoinTableResponse:
-        _caller(self.app, context)
-        return await self.app.join_table(request, _token(context))
+        """Take a seat. The caller's seat token, if it sent one, must not open a seat at this
+        table already (FAILED_PRECONDITION ALREADY_SEATED; any other is ignored: a player may
+        sit at several tables)."""
+        self._caller(context)
+        req, tables = request, self.tables
+        target = req.WhichOneof("target")
+        if target is None:
+            raise InvalidArgument("give table_id or invite_code", field="table_id")
+        name = _display_name(req.display_name)
+        if target == "invite_code":
+            table_id = await self._find_invite(req.invite_code)
+        else:
+            table_id = check_table_id(req.table_id)
+            rec = await tables.load(table_id)
+            if rec.visibility == PRIVATE:
+                raise PermissionDenied(
+                    "this table is private: join it with its invite code",
+                    reason=Reason.PRIVATE_TABLE,
+                )
+        seat = req.seat if req.HasField("seat") else None
+        caller = _token(context)
+        caller_hash = hash_token(caller) if caller is not None else ""
+        token, token_hash = new_token()
+        structlog.contextvars.bind_contextvars(table_id=table_id)
+        now = tables.clock()
+        away = tables.settings.disconnect_forfeit_s > 0
+
+        def change(r: TableRecord) -> changes.Changed[int]:
+            if caller_hash and r.seat_of_token_hash(caller_hash) is not None:
+                raise FailedPrecondition(
+                    "this seat token already opens a seat at this table",
+                    reason=Reason.ALREADY_SEATED,
+                )
+            return changes.take_seat(
+                r, seat, HUMAN, name, token_hash, "", now=now, away_from_start=away
+            )
+
+        done = await tables.commits.mutate(table_id, change)
+        got = done.result
+        structlog.contextvars.bind_contextvars(seat=got)
+        log.info("seat_joined", seat=got)
+        rec = done.record
+        return service_pb2.JoinTableResponse(
+            table_id=table_id, seat=got, seat_token=token,
+            view=wire.view_to_proto(rec, got, connected=rec.connected),
+        )
+
+    async def _find_invite(self, invite_code: str) -> str:
+        """The table an invite code opens (NOT_FOUND INVITE_NOT_FOUND), within the limits."""
+        code = invite_code.strip().upper()
+        if not code or len(code) > MAX_ID:
+            raise InvalidArgument("not an invite code", field="invite_code")
+        limits = self.tables.limits
+        await limits.invite_attempt()
+        found = await self.tables.store.find_invite(code)
+        if found is None:
+            raise NotFound("no table has this invite code", reason=Reason.INVITE_NOT_FOUND)
+        await limits.invite_found()
+        return found
 
     async def AddBot(
         self, request: service_pb2.AddBotRequest, context: Any
     ) -> service_pb2.AddBotResponse:
-        _caller(self.app, context)
-        return await self.app.add_bot(request, _token(context))
+        self._caller(context)
+        req, tables = request, self.tables
+        table_id = check_table_id(req.table_id)
+        level = req.level or "random"
+        if level not in BOT_LEVELS:
+            raise InvalidArgument(
+                "unknown bot level; known: " + ", ".join(sorted(BOT_LEVELS)), field="level"
+            )
+        seat = req.seat if req.HasField("seat") else None
+        await tables.limits.add_bot()  # first: a refusal costs the server next to nothing
+        token = _token(context)
+        rec = await tables.load(table_id)
+        require_owner_or_seat(rec, token)
+        budget = tables.settings.max_bot_seats
+        if budget > 0 and await tables.store.count_bot_seats() >= budget:
+            raise ResourceExhausted(
+                "the server has as many bots as it can play; try later",
+                reason=Reason.TOO_MANY_BOTS,
+            )
+        now = tables.clock()
+        away = tables.settings.disconnect_forfeit_s > 0
+
+        def change(r: TableRecord) -> changes.Changed[int]:
+            require_owner_or_seat(r, token)
+            return changes.take_seat(
+                r, seat, BOT, f"Bot ({level})", "", level, now=now, away_from_start=away
+            )
+
+        done = await tables.commits.mutate(table_id, change, loaded=rec)
+        rec = done.record
+        return service_pb2.AddBotResponse(
+            seat=done.result, table=wire.table_to_proto(rec, connected=rec.connected)
+        )
 
     async def LeaveTable(
         self, request: service_pb2.LeaveTableRequest, context: Any
     ) -> service_pb2.LeaveTableResponse:
-        return await self.app.leave_table(request, _token(context))
+        tables = self.tables
+        table_id = check_table_id(request.table_id)
+        rec = await tables.load(table_id)
+        seat = require_seat(rec, _token(context))
+        now = tables.clock()
+        done = await tables.commits.mutate(
+            table_id, lambda r: changes.leave(r, seat, now=now), loaded=rec
+        )
+        if done.result:
+            tables.metrics.actions.labels("forfeit", "applied").inc()
+        log.info("seat_left", seat=seat, forfeited=done.result)
+        return service_pb2.LeaveTableResponse(forfeited=done.result)
 
     async def GetTable(
         self, request: service_pb2.GetTableRequest, context: Any
     ) -> service_pb2.GetTableResponse:
-        return await self.app.get_table(request, _token(context))
+        rec = await self.tables.load(request.table_id)
+        seat = seat_of(rec, _token(context))
+        return service_pb2.GetTableResponse(
+            view=wire.view_to_proto(rec, seat, connected=rec.connected)
+        )
 
     async def SubmitAction(
         self, request: service_pb2.SubmitActionRequest, context: Any
     ) -> service_pb2.SubmitActionResponse:
-        return await self.app.submit_action(request, _token(context))
+        req, tables = request, self.tables
+        table_id = check_table_id(req.table_id)
+        if not req.HasField("action"):
+            raise InvalidArgument("action is required", field="action")
+        try:
+            action = wire.action_from_proto(req.action)
+        except wire.BadField as exc:
+            raise InvalidArgument(exc.description, field=exc.field) from None
+        if len(req.request_id) > MAX_REQUEST_ID:
+            raise InvalidArgument(
+                f"request_id is at most {MAX_REQUEST_ID} characters", field="request_id"
+            )
+        rec = await tables.load(table_id)
+        seat = require_seat(rec, _token(context))
+        key = f"{seat}:{req.request_id}" if req.request_id else ""
+        expect = req.expected_version if req.HasField("expected_version") else None
+        now = tables.clock()
+
+        def respond(
+            r: TableRecord, events: list[wire.EventVariants]
+        ) -> service_pb2.SubmitActionResponse:
+            return service_pb2.SubmitActionResponse(
+                table_version=r.version,
+                view=wire.view_to_proto(r, seat, connected=r.connected),
+                events=[v.for_seat(seat) for v in events],
+            )
+
+        kind = action_kind(action)
+        try:
+            done = await tables.commits.mutate_once(
+                table_id, key, lambda r: changes.act(r, seat, action, now=now), respond,
+                expect=expect, loaded=rec,
+            )
+        except ServiceError as exc:
+            if isinstance(exc, FailedPrecondition) and exc.engine_reason:
+                tables.metrics.actions.labels(kind, exc.engine_reason).inc()
+            raise
+        if isinstance(done, Repeated):
+            return service_pb2.SubmitActionResponse.FromString(done.response)
+        tables.metrics.actions.labels(kind, "applied").inc()
+        assert done.response is not None
+        return done.response
 
     async def WatchTable(
         self, request: service_pb2.WatchTableRequest, context: Any
-    ) -> AsyncIterator[service_pb2.WatchTableResponse]:
-        _caller(self.app, context)
-        async for item in self.app.watch_table(request, _token(context)):
-            yield item
+    ) -> AsyncGenerator[service_pb2.WatchTableResponse, None]:
+        self._caller(context)
+        resume_after = request.resume_after if request.HasField("resume_after") else None
+        items = self.tables.streams.watch(request.table_id, _token(context), resume_after)
+        async with contextlib.aclosing(items):
+            async for item in items:
+                if isinstance(item, Snapshot):
+                    rec = item.record
+                    view = wire.view_to_proto(rec, item.seat, connected=rec.connected)
+                    yield service_pb2.WatchTableResponse(snapshot=view)
+                else:
+                    yield service_pb2.WatchTableResponse(event=item)
+
+
+_PAGE_TOKEN_PREFIX = "p1"
+
+
+def _page_token(created_at: float, table_id: str) -> str:
+    """An opaque ListTables page token: the lobby position of a page's last table."""
+    raw = f"{_PAGE_TOKEN_PREFIX}:{created_at!r}:{table_id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _parse_page_token(token: str) -> tuple[float, str]:
+    bad = InvalidArgument("not a page token from ListTables", field="page_token")
+    if len(token) > MAX_PAGE_TOKEN:
+        raise bad
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        prefix, created, table_id = raw.split(":")
+        created_at = float(created)
+    except (ValueError, UnicodeDecodeError):
+        raise bad from None
+    if prefix != _PAGE_TOKEN_PREFIX or not TABLE_ID_RE.match(table_id) or math.isnan(created_at):
+        raise bad
+    return created_at, table_id
+
+
+def _display_name(name: str) -> str:
+    """A player's name as shown: NFC, without whitespace or invisible format characters at
+    either end, runs of whitespace inside as one space; 1 to ``MAX_NAME`` characters, all
+    printable, at least one visible (a letter, digit, punctuation mark or symbol: a name of
+    combining marks only shows nothing). Else INVALID_ARGUMENT naming ``display_name``."""
+    name = unicodedata.normalize("NFC", name)
+    start, end = 0, len(name)
+    while start < end and _invisible_at_end(name[start]):
+        start += 1
+    while end > start and _invisible_at_end(name[end - 1]):
+        end -= 1
+    name = " ".join(name[start:end].split())
+    if not name:
+        raise InvalidArgument(
+            f"display_name is required: 1 to {MAX_NAME} characters, at least one visible",
+            field="display_name",
+        )
+    if len(name) > MAX_NAME:
+        raise InvalidArgument(f"display_name is at most {MAX_NAME} characters",
+                              field="display_name")
+    if any(not ch.isprintable() for ch in name):
+        raise InvalidArgument("display_name has unprintable characters", field="display_name")
+    if not any(unicodedata.category(ch)[0] in "LNPS" for ch in name):
+        raise InvalidArgument("display_name has no visible character", field="display_name")
+    return name
+
+
+def _invisible_at_end(ch: str) -> bool:
+    """Whitespace (every Unicode space: NBSP, U+3000...) or a format character (zero-width
+    space, joiners, BOM, soft hyphen...): trimmed from the ends of a display name. Other
+    control characters are refused, not trimmed."""
+    return ch.isspace() or unicodedata.category(ch) in ("Zs", "Zl", "Zp", "Cf")

@@ -22,7 +22,7 @@ from google.protobuf import descriptor, json_format, message_factory
 from google.protobuf.message import Message
 
 import engine
-from service import convert
+from service import wire
 from service.config import Settings
 from service.server import create_server
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc
@@ -56,7 +56,7 @@ def _code(cell: str) -> list[str]:
 def _wire(rules: engine.Rules, name: str, preset: str = "") -> str | None:
     """How option ``name`` of ``rules`` is sent on the wire: an enum value's name, true/false,
     a number, or None when the field is unset."""
-    options = convert.rules_to_proto(preset, rules).options
+    options = wire.rules_to_proto(preset, rules).options
     field = OPTION_FIELDS[name]
     if field.has_presence and not options.HasField(name):
         return None
@@ -72,8 +72,8 @@ def _accepted(name: str, value: Any) -> bool:
     """Whether CreateTable would accept ``rules.options.<name> = value`` (no preset)."""
     msg = rules_pb2.Rules(options=rules_pb2.RuleOptions(**{name: value}))
     try:
-        convert.rules_from_proto(msg)
-    except convert.BadField as exc:
+        wire.rules_from_proto(msg)
+    except wire.BadField as exc:
         assert exc.field == f"rules.options.{name}", exc.field
         return False
     return True

@@ -22,6 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = sorted(p.stem for p in (ROOT / "engine").glob("*.py") if p.stem != "__init__")
+LUA = sorted((ROOT / "service" / "store" / "redis" / "scripts").glob("*.lua"))
 
 
 def setup_modules() -> list[str]:
@@ -120,6 +121,24 @@ def test_without_a_c_compiler_the_wheel_has_the_pure_engine(tmp_path: Path) -> N
     assert "compiling the engine failed" in log, log
     assert _compiled_in(wheel) == []
     assert _engine_sources(wheel) == sorted(f"engine/{m}.py" for m in [*ENGINE, "__init__"])
+    # the Redis store's Lua scripts are in it, and it loads them from there
+    with zipfile.ZipFile(wheel) as zf:
+        scripts = sorted(n for n in zf.namelist() if n.endswith(".lua"))
+        zf.extractall(tmp_path / "site")
+    assert scripts == sorted(f"service/store/redis/scripts/{p.name}" for p in LUA), scripts
+    load = (
+        "import service.store.redis.connect as c; "
+        "assert c.__file__.startswith(sys.argv[1]), c.__file__; "
+        "print(' '.join(sorted(c.SCRIPTS)))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(tmp_path / "site")
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; " + load, str(tmp_path / "site")], cwd=tmp_path,
+        env=env, capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == sorted(p.stem for p in LUA if p.stem != "now_ms")
 
 
 @pytest.mark.slow

@@ -2,8 +2,10 @@
 
 from ..clock import SYSTEM_CLOCK, Clock
 from .base import (
+    Commit,
     CommitOutcome,
     DueItem,
+    ListedTable,
     LobbyEntry,
     Store,
     StoredEvent,
@@ -13,8 +15,10 @@ from .base import (
 )
 
 __all__ = [
+    "Commit",
     "CommitOutcome",
     "DueItem",
+    "ListedTable",
     "LobbyEntry",
     "Store",
     "StoreUnavailable",
@@ -35,7 +39,7 @@ def open_store(
 
         return MemoryStore(finished_ttl_s, clock=clock)
     if url.startswith(("redis://", "rediss://", "unix://")):
-        from .redis import RedisStore
+        from .redis import RedisOptions, RedisStore
 
-        return RedisStore.from_url(url, finished_ttl_s=finished_ttl_s, clock=clock)
+        return RedisStore.from_url(url, RedisOptions(finished_ttl_s=finished_ttl_s), clock=clock)
     raise ValueError(f"unknown store URL {url!r}: use 'memory' or 'redis://host:port/db'")

@@ -63,6 +63,47 @@ class DueItem:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
+class Commit:
+    """One change of a table, as :meth:`Store.commit` writes it in one atomic step.
+
+    ``record`` is written at ``expected_version + 1`` and ``events`` (sequence numbers right
+    after the table's last) are appended. ``status`` is ``waiting``, ``playing`` or
+    ``finished`` ('': unchanged; a finished table gets its retention TTL). ``lobby`` is the
+    table's lobby entry (None: not listed), ``due_at`` when the scheduler must look at it (0:
+    nothing due), ``bot_seats`` its bot seats (:meth:`Store.count_bot_seats`). Under a
+    non-empty ``idempotency_key`` the store remembers ``response``, the first answer, which a
+    repeat of the key gets instead of a change; a response without a key is refused (nothing
+    would ever read it).
+    """
+
+    expected_version: int
+    record: bytes
+    events: Sequence[StoredEvent] = ()
+    status: str = ""
+    lobby: LobbyEntry | None = None
+    due_at: float = 0.0
+    idempotency_key: str = ""
+    response: bytes = b""
+    bot_seats: int = 0
+
+    def __post_init__(self) -> None:
+        if self.response and not self.idempotency_key:
+            raise ValueError("a commit stores a response only under an idempotency key")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ListedTable:
+    """One table of a lobby page as :meth:`Store.lobby_tables` reads it: its lobby entry,
+    its version and record (0 and None: the table is gone since it was listed), and its
+    watchers present (watcher -> seat)."""
+
+    entry: LobbyEntry
+    version: int
+    record: bytes | None
+    watchers: Mapping[str, int]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class CommitOutcome:
     """What a commit did: ``applied``; else ``conflict`` (version moved on) or a ``duplicate``
     idempotency key, whose first response is ``response``."""
@@ -210,26 +251,12 @@ class Store(abc.ABC):
         """The table id of a private table's invite code."""
 
     @abc.abstractmethod
-    async def commit(
-        self,
-        table_id: str,
-        expected_version: int,
-        record: bytes,
-        events: Sequence[StoredEvent],
-        *,
-        idempotency_key: str = "",
-        response: bytes = b"",
-        lobby: LobbyEntry | None = None,
-        due_at: float = 0.0,
-        status: str = "",
-        bot_seats: int = 0,
-    ) -> CommitOutcome:
-        """Atomically: if ``idempotency_key`` was used, return its first response; if the
-        version is not ``expected_version``, a conflict; else write ``record`` at
-        ``expected_version + 1``, append ``events``, remember ``response`` under the key, set
-        the lobby entry (None: not listed), the table's due time (0: nothing due), its
-        status (``waiting``, ``playing``, ``finished``; a finished table gets its retention
-        TTL) and its number of bot seats (:meth:`count_bot_seats`), and publish the events."""
+    async def commit(self, table_id: str, commit: Commit) -> CommitOutcome:
+        """Atomically: if ``commit.idempotency_key`` was used, return its first response; if
+        the version is not ``commit.expected_version``, a conflict; else write the record at
+        ``expected_version + 1``, append the events, remember the response under the key, set
+        the lobby entry, the due time, the status and the bot seats (see :class:`Commit`),
+        and publish the events."""
 
     @abc.abstractmethod
     async def delete(self, table_id: str, expected_version: int) -> bool:
@@ -257,6 +284,13 @@ class Store(abc.ABC):
         ``(created_at, table_id)`` descending, filtered ('' / 0: any), and when ``after`` is
         given only those that come after that position (which need not be listed any more:
         a page keeps its place when the table it ended with leaves the lobby)."""
+
+    @abc.abstractmethod
+    async def lobby_tables(
+        self, preset: str, players: int, after: LobbyCursor | None, limit: int, now: float
+    ) -> list[ListedTable]:
+        """A page of :meth:`lobby` with each table's version, record and watchers present at
+        ``now``, read in one batch (a table gone since it was listed has no record)."""
 
     @abc.abstractmethod
     async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:

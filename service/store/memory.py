@@ -11,13 +11,15 @@ playing one ``abandoned_ttl_s``; ``clock`` tells the time for those TTLs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from ..clock import SYSTEM_CLOCK, Clock
 from .base import (
     BucketOutcome,
+    Commit,
     CommitOutcome,
     DueItem,
+    ListedTable,
     LobbyCursor,
     LobbyEntry,
     QueueSubscription,
@@ -152,29 +154,17 @@ class MemoryStore(Store):
         table_id = self._invites.get(invite_code)
         return table_id if table_id is not None and self._get(table_id) else None
 
-    async def commit(
-        self,
-        table_id: str,
-        expected_version: int,
-        record: bytes,
-        events: Sequence[StoredEvent],
-        *,
-        idempotency_key: str = "",
-        response: bytes = b"",
-        lobby: LobbyEntry | None = None,
-        due_at: float = 0.0,
-        status: str = "",
-        bot_seats: int = 0,
-    ) -> CommitOutcome:
+    async def commit(self, table_id: str, commit: Commit) -> CommitOutcome:
         t = self._get(table_id)
         if t is None:
             return CommitOutcome(False, 0)
-        if idempotency_key and idempotency_key in t.idempotency:
-            return CommitOutcome(False, t.version, t.idempotency[idempotency_key])
-        if t.version != expected_version:
+        key, events, status = commit.idempotency_key, commit.events, commit.status
+        if key and key in t.idempotency:
+            return CommitOutcome(False, t.version, t.idempotency[key])
+        if t.version != commit.expected_version:
             return CommitOutcome(False, t.version)
         t.version += 1
-        t.record = record
+        t.record = commit.record
         if events:
             t.events.extend(events)
             t.last_seq = events[-1].seq
@@ -184,14 +174,14 @@ class MemoryStore(Store):
             if excess > self.retention // 8:
                 del t.events[:excess]
                 t.first_seq = t.events[0].seq
-        if idempotency_key:
-            t.idempotency[idempotency_key] = response
-        if lobby is None:
+        if key:
+            t.idempotency[key] = commit.response
+        if commit.lobby is None:
             self._lobby.pop(table_id, None)
         else:
-            self._lobby[table_id] = lobby
-        if due_at:
-            self._due[table_id] = due_at
+            self._lobby[table_id] = commit.lobby
+        if commit.due_at:
+            self._due[table_id] = commit.due_at
         else:
             self._due.pop(table_id, None)
         if status:
@@ -200,8 +190,8 @@ class MemoryStore(Store):
             t.expires_at = self._clock() + self._finished_ttl_s
         else:
             t.expires_at = self._clock() + self._abandoned_ttl_s
-        if bot_seats and t.status in ("waiting", "playing"):
-            self._bots[table_id] = bot_seats
+        if commit.bot_seats and t.status in ("waiting", "playing"):
+            self._bots[table_id] = commit.bot_seats
         else:
             self._bots.pop(table_id, None)
         for sub in list(t.subscribers):
@@ -248,6 +238,19 @@ class MemoryStore(Store):
             out.append(e)
             if len(out) >= limit:
                 break
+        return out
+
+    async def lobby_tables(
+        self, preset: str, players: int, after: LobbyCursor | None, limit: int, now: float
+    ) -> list[ListedTable]:
+        out = []
+        for entry in await self.lobby(preset, players, after, limit):
+            t = self._get(entry.table_id)
+            if t is None:
+                out.append(ListedTable(entry, 0, None, {}))
+            else:
+                watchers = await self.present_watchers(entry.table_id, now)
+                out.append(ListedTable(entry, t.version, t.record, watchers))
         return out
 
     async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:

@@ -11,14 +11,14 @@ import pytest
 
 import engine
 from clients.bot import engine_action, engine_rules, engine_view, wire_action
-from service import convert
-from service.model import FINISHED, HUMAN, PLAYING, SeatInfo, TableRecord
+from service import wire
+from service.tables.model import FINISHED, HUMAN, PLAYING, SeatInfo, TableRecord, Visibility
 
 
 def _record(state: engine.State) -> TableRecord:
     n = state.rules.players
     return TableRecord(
-        table_id="t", preset="", rules=state.rules, visibility="public", invite_code="",
+        table_id="t", preset="", rules=state.rules, visibility=Visibility.PUBLIC, invite_code="",
         created_at=0.0, seats=[SeatInfo(HUMAN, f"p{i}", f"h{i}") for i in range(n)],
         status=FINISHED if state.over else PLAYING, state=state,
     )
@@ -52,9 +52,9 @@ def test_engine_view_from_the_wire_is_the_engines_view(rules: engine.Rules, seed
     steps = 0
     while True:
         for seat in [*range(rules.players), None]:
-            wire = convert.view_to_proto(_record(state), seat)
-            assert engine_view(wire) == _expected(state, seat)
-            for a in wire.legal_actions:
+            msg = wire.view_to_proto(_record(state), seat)
+            assert engine_view(msg) == _expected(state, seat)
+            for a in msg.legal_actions:
                 assert wire_action(engine_action(a)) == a
         if state.over:
             break
@@ -79,5 +79,5 @@ def test_engine_view_from_the_wire_is_the_engines_view(rules: engine.Rules, seed
 def test_engine_rules_from_the_wire_are_the_tables_rules(rules: engine.Rules) -> None:
     """A remote bot thinks with the table's own rules: every preset, and options set."""
     state = engine.new_match(rules, random.Random(7))
-    wire = convert.view_to_proto(_record(state), 0)
-    assert engine_rules(wire.rules) == rules
+    msg = wire.view_to_proto(_record(state), 0)
+    assert engine_rules(msg.rules) == rules

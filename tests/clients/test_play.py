@@ -20,9 +20,9 @@ from textual.widgets import Static
 from clients import TuteClient
 from clients.cards import same_card
 from clients.play import JoinTable, NewTable, PlayApp
+from tests.support.redis import RedisProcess, running_redis
 from tute.v1 import action_pb2
 
-from ..store.redisproc import RedisProcess
 from ..support.replicas import Replica
 from .helpers import Gate, until
 
@@ -161,11 +161,8 @@ async def test_a_refused_action_shows_the_servers_reason(address: str) -> None:
 
 @pytest.fixture
 def redis(tmp_path: Path) -> Iterator[RedisProcess]:
-    proc = RedisProcess(tmp_path / "redis").start()
-    try:
+    with running_redis(tmp_path / "redis") as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 async def test_the_app_goes_on_after_the_server_restarts(

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Input, Static
 from clients import Table, TuteClient
 from clients.cards import SUIT_NAMES
 from clients.play import JoinTable, PlayApp, Spectate
-from service import convert
+from service import wire
 
 from ..support.replicas import Replica
 from .helpers import until
@@ -150,7 +150,7 @@ async def test_the_declaration_buttons_and_keys_send_their_actions(address: str)
     and each key sends its action; the server refuses them (no such table) and the log names
     the action sent."""
     state = _position(DECLARE_RULES, _declare)
-    view = convert.view_to_proto(_record(state, bots=True), 0)
+    view = wire.view_to_proto(_record(state, bots=True), 0)
     client = TuteClient(address)
     app = PlayApp(client, menu=False)
     async with app.run_test(size=SIZE) as pilot:

@@ -32,8 +32,8 @@ from clients import (
 from clients.cards import card_text, parse_card
 from clients.errors import error_from_rpc
 from service.server import Server, create_server
+from tests.support.redis import free_port
 
-from ..store.redisproc import free_port
 from .conftest import QUICK
 from .helpers import SHORT_4P
 

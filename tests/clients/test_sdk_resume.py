@@ -15,9 +15,9 @@ import pytest
 
 from clients import Table, TuteClient
 from service.server import Server, create_server
+from tests.support.redis import RedisProcess, running_redis
 from tute.v1 import table_pb2, view_pb2
 
-from ..store.redisproc import RedisProcess
 from ..support.replicas import start_replicas
 from .conftest import QUICK
 from .helpers import Gate, comparable
@@ -25,11 +25,8 @@ from .helpers import Gate, comparable
 
 @pytest.fixture
 def redis(tmp_path: Path) -> Iterator[RedisProcess]:
-    proc = RedisProcess(tmp_path / "redis").start()
-    try:
+    with running_redis(tmp_path / "redis") as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 class Seq:

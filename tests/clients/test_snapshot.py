@@ -20,8 +20,8 @@ import pytest
 import engine
 from clients import Table, TuteClient
 from clients.play import PlayApp
-from service import convert
-from service.model import BOT, HUMAN, PLAYING, SeatInfo, TableRecord
+from service import wire
+from service.tables.model import BOT, HUMAN, PLAYING, SeatInfo, TableRecord, Visibility
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 DECLARE_RULES = engine.Rules(players=2, hand_size_2p=6, turn_time_s=0)
@@ -60,9 +60,9 @@ def _record(state: engine.State, bots: bool) -> TableRecord:
         for i in range(1, n)
     ]
     return TableRecord(table_id="0123456789abcdef", preset="parejas" if n == 4 else
-                       "corriente-6", rules=state.rules, visibility="public", invite_code="",
-                       created_at=0.0, seats=seats, status=PLAYING, state=state, last_seq=42,
-                       version=17)
+                       "corriente-6", rules=state.rules, visibility=Visibility.PUBLIC,
+                       invite_code="", created_at=0.0, seats=seats, status=PLAYING, state=state,
+                       last_seq=42, version=17)
 
 
 @pytest.mark.parametrize(
@@ -78,7 +78,7 @@ async def test_the_table_looks_as_reviewed(
 ) -> None:
     state = _position(rules, want)
     record = _record(state, bots)
-    view = convert.view_to_proto(record, 0, connected=frozenset(range(rules.players)))
+    view = wire.view_to_proto(record, 0, connected=frozenset(range(rules.players)))
     app = PlayApp(TuteClient("127.0.0.1:1"), menu=False)
     async with app.run_test(size=(100, 40)) as pilot:
         app.connection = "connected"

@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 
 from engine import (
     FORFEIT,
+    NUM_PLAYER_ACTIONS,
     PRESETS,
     TIMEOUT,
+    ActionKind,
     IllegalAction,
     InvalidInput,
     Rules,
@@ -27,6 +29,8 @@ from engine import (
     apply,
     decode_state,
     encode_state,
+    is_card,
+    kind_of,
     legal_actions,
     new_match,
     opening_events,
@@ -39,7 +43,7 @@ from engine.game import pack_for
 from engine.rules import CanteSingers
 from engine.view import visible_to
 
-PLAYER_ACTIONS = range(47)
+PLAYER_ACTIONS = range(NUM_PLAYER_ACTIONS)
 
 OPTION_VALUES: dict[str, list[Any]] = {
     "hand_size_2p": [6, 8],
@@ -120,12 +124,12 @@ def check_state(s: State) -> None:
         if s.status != "playing":
             assert acts == ()
         elif seat == s.turn:
-            assert any(a < 40 for a in acts)
+            assert any(is_card(a) for a in acts)
         elif acts:
             # only the leader's partner in a cante window with cante_singers = side
             assert s.rules.cante_singers is CanteSingers.SIDE and n == 4
             assert not s.trick and seat == (s.leader + 2) % 4
-            assert all(40 <= a < 46 for a in acts)
+            assert all(kind_of(a) in (ActionKind.SING, ActionKind.TUTE) for a in acts)
         v = view(s, seat)
         assert v.legal == acts
         others = 0

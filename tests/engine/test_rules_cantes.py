@@ -40,7 +40,7 @@ def test_forty_before_twenty_with_both_pairs(fbt: str, expected: set[str]) -> No
 def test_forty_is_forty_and_twenty_is_twenty() -> None:
     s = position(four(cantes_per_trick="unlimited"), {0: "12O 11O 12C 11C 1E"}, trump="O")
     s, ev = act(s, "sing O", "sing C")
-    assert events_of(ev, CanteSung) == [CanteSung(0, 0, 40), CanteSung(0, 1, 20)]
+    assert events_of(ev, CanteSung) == [CanteSung(0, 0, 40, 6), CanteSung(0, 1, 20, 6)]
     assert s.cantes == ((0, 0, 40, 6), (0, 1, 20, 6))
 
 
@@ -84,7 +84,7 @@ def _example_at_trick_8(**options: Any) -> Any:
     # Window of trick 4: P sings 20 in copas (not holding both trumps, no 40 pending).
     assert decl(s) == {"sing C", "sing E"}
     s, ev = act(s, "sing C")
-    assert events_of(ev, CanteSung) == [CanteSung(0, 1, 20)]
+    assert events_of(ev, CanteSung) == [CanteSung(0, 1, 20, 4)]
     if s.rules.cantes_per_trick == "one":
         assert decl(s) == set()  # one cante per trick won
     s, _ = act(s, "4B", "1B")  # trick 4 to the opponent
@@ -102,7 +102,7 @@ def test_section_6_example_strict() -> None:
     assert decl(s) == {"sing E"}
     assert rejects(s, "sing O") == "cante_not_allowed"
     s, ev = act(s, "sing E")
-    assert events_of(ev, CanteSung) == [CanteSung(0, 2, 20)]
+    assert events_of(ev, CanteSung) == [CanteSung(0, 2, 20, 8)]
 
 
 def test_section_6_example_hold() -> None:
@@ -110,7 +110,7 @@ def test_section_6_example_hold() -> None:
     assert decl(s) == {"sing O"}  # the 40 is pending: only the 40
     assert rejects(s, "sing E") == "cante_not_allowed"
     s, ev = act(s, "sing O")
-    assert events_of(ev, CanteSung) == [CanteSung(0, 0, 40)]
+    assert events_of(ev, CanteSung) == [CanteSung(0, 0, 40, 8)]
     assert decl(s) == set()
     # P wins trick 8 and sings the 20 in E in the window of trick 9.
     s, _ = act(s, "12C", "2E")
@@ -147,7 +147,7 @@ def test_side_lets_the_partner_sing_not_the_opponents() -> None:
     # The partner sings; the allowance (one) is the side's, so the leader no longer may.
     turn_id = s.turn_id
     s2, ev = act(s, "2:sing B")
-    assert events_of(ev, CanteSung) == [CanteSung(2, 3, 20)]
+    assert events_of(ev, CanteSung) == [CanteSung(2, 3, 20, 8)]
     assert s2.turn == 0 and s2.turn_id == turn_id  # the leader's deadline does not move
     assert decl(s2, 0) == set() and legal(s2, 2) == set()
     # The leader's lead closes the window for the partner too.
@@ -306,4 +306,4 @@ def test_three_player_cante() -> None:
     s = position(Rules(players=3), {1: "12E 11E 1C", 2: "4C 5C 6C"}, trump="O", leader=1)
     assert decl(s) == {"sing E"} and legal(s, 2) == set()
     s, ev = act(s, "sing E")
-    assert events_of(ev, CanteSung) == [CanteSung(1, 2, 20)]
+    assert events_of(ev, CanteSung) == [CanteSung(1, 2, 20, 11)]

@@ -126,8 +126,8 @@ def test_four_player_capote_hand_from_a_deck() -> None:
         totals=(0, 170), winner=1, capote=True, tute_seat=-1, tute_rank=0, tute_cards=0,
         game_no=1, tricks_won=(0, 10), cantes=((3, 3, 40, 2),), tute_trick=0,
     )
-    assert events_of(events, GameEnded) == [GameEnded(1, 1, (0, 170))]
-    assert events_of(events, MatchEnded) == [MatchEnded((1,), "score")]
+    assert events_of(events, GameEnded) == [GameEnded(1, 1, (0, 170), False)]
+    assert [m[:2] for m in events_of(events, MatchEnded)] == [((1,), "score")]
 
 
 def test_four_player_side_singers_hand_from_a_deck() -> None:

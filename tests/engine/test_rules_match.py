@@ -62,14 +62,14 @@ def test_match_points_count_not_hands_won() -> None:
     # One hand won before; a capote worth 2 reaches the target of 3.
     s, ev = finish(capote(hands(), match_points=(1, 2)))
     assert s.match_points == (3, 2) and s.over and s.winners == (0,)
-    assert events_of(ev, MatchEnded) == [MatchEnded((0,), "score")]
+    assert [m[:2] for m in events_of(ev, MatchEnded)] == [((0,), "score")]
 
 
 @pytest.mark.parametrize("target", [1, 3, 5, 7])
 def test_target_match_points(target: int) -> None:
     s, ev = finish(side0_wins(hands(target_match_points=target), match_points=(target - 1, 0)))
     assert s.over and s.winners == (0,) and s.end_reason == "score"
-    assert events_of(ev, MatchEnded) == [MatchEnded((0,), "score")]
+    assert [m[:2] for m in events_of(ev, MatchEnded)] == [((0,), "score")]
     if target > 1:
         s, ev = finish(side0_wins(hands(target_match_points=target),
                                   match_points=(target - 2, 0)))
@@ -103,16 +103,16 @@ def test_scores_accumulate_below_the_target() -> None:
 
 def test_reaching_the_target_ends_the_game_and_the_match() -> None:
     s, ev = finish(side0_wins(points(), game_scores=(20, 10)))
-    assert events_of(ev, GameEnded) == [GameEnded(1, 0, (101, 79))]
-    assert events_of(ev, MatchEnded) == [MatchEnded((0,), "score")]
+    assert events_of(ev, GameEnded) == [GameEnded(1, 0, (101, 79), False)]
+    assert [m[:2] for m in events_of(ev, MatchEnded)] == [((0,), "score")]
     assert s.over and s.games_won == (1, 0) and s.game_scores == (101, 79)
 
 
 def test_highest_game_score_wins_even_if_it_lost_the_hand() -> None:
     _, ev = finish(side0_wins(points(), game_scores=(30, 45)))
-    assert events_of(ev, GameEnded) == [GameEnded(1, 1, (111, 114))]
+    assert events_of(ev, GameEnded) == [GameEnded(1, 1, (111, 114), False)]
     _, ev = finish(side0_wins(points(), game_scores=(25, 90)))
-    assert events_of(ev, GameEnded) == [GameEnded(1, 1, (106, 159))]
+    assert events_of(ev, GameEnded) == [GameEnded(1, 1, (106, 159), False)]
 
 
 @pytest.mark.parametrize("target,ends", [(101, False), (80, True), (1, True)])
@@ -123,7 +123,7 @@ def test_target_points(target: int, ends: bool) -> None:
 
 def test_games_to_win_two_scores_restart_and_the_dealer_rotates() -> None:
     s, ev = finish(side0_wins(points(games_to_win=2), game_scores=(20, 10), hand_no=4))
-    assert events_of(ev, GameEnded) == [GameEnded(1, 0, (101, 79))]
+    assert events_of(ev, GameEnded) == [GameEnded(1, 0, (101, 79), False)]
     assert not events_of(ev, MatchEnded) and not s.over
     assert s.games_won == (1, 0) and s.game_scores == (0, 0) and s.game_no == 2
     dealt = events_of(ev, HandDealt)[0]
@@ -133,8 +133,8 @@ def test_games_to_win_two_scores_restart_and_the_dealer_rotates() -> None:
 def test_games_to_win_two_second_game_wins_the_match() -> None:
     s, ev = finish(side0_wins(points(games_to_win=2), game_scores=(20, 10), game_no=3,
                               games_won=(1, 1)))
-    assert events_of(ev, GameEnded) == [GameEnded(3, 0, (101, 79))]
-    assert events_of(ev, MatchEnded) == [MatchEnded((0,), "score")] and s.games_won == (2, 1)
+    assert events_of(ev, GameEnded) == [GameEnded(3, 0, (101, 79), False)]
+    assert [m[:2] for m in events_of(ev, MatchEnded)] == [((0,), "score")] and s.games_won == (2, 1)
 
 
 @pytest.mark.parametrize("tie_rule", ["last_trick", "none"])
@@ -142,7 +142,7 @@ def test_points_system_tie_at_the_target(tie_rule: str) -> None:
     s = position(points(tie_rule=tie_rule), TIE, trump="O", won=TIE_WON, game_scores=(40, 40))
     s, ev = finish(s)
     if tie_rule == "last_trick":
-        assert events_of(ev, GameEnded) == [GameEnded(1, 1, (105, 105))] and s.over
+        assert events_of(ev, GameEnded) == [GameEnded(1, 1, (105, 105), False)] and s.over
     else:
         # No winner: another hand with the scores carried on.
         assert not events_of(ev, GameEnded) and s.game_scores == (105, 105)
@@ -164,5 +164,5 @@ def test_three_player_points_game() -> None:
                  won={0: "1O 1C 1E 3O 12O 11O", 1: "1B 3B 3C 3E 12C 11C 10C 7O 5O", 2: "*"},
                  game_scores=(0, 5, 50))
     s, ev = finish(s)
-    assert events_of(ev, GameEnded) == [GameEnded(1, 2, (60, 55, 70))]
+    assert events_of(ev, GameEnded) == [GameEnded(1, 2, (60, 55, 70), False)]
     assert s.winners == (2,)

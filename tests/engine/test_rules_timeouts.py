@@ -11,6 +11,7 @@ from engine.events import (
     HandEnded,
     MatchEnded,
     PlayerForfeited,
+    Standing,
     TurnTimedOut,
 )
 
@@ -52,7 +53,7 @@ def test_cheapest_with_free_contrafallo() -> None:
 def test_timeout_plays_the_cheapest_card() -> None:
     s = position(Rules(players=4), {0: "1C 2O 4E 12B", 1: "5E 6E 7E 10E"}, trump="O")
     s, ev = act(s, "timeout")
-    assert ev == [TurnTimedOut(0), CardPlayed(0, cards("4E")[0], True)]
+    assert ev == [TurnTimedOut(0, 7), CardPlayed(0, cards("4E")[0], True, 7)]  # trick 7 of 10
     assert s.turn == 1
 
 
@@ -118,7 +119,9 @@ def test_forfeit_ends_the_match(players: int, seat: int, winners: tuple[int, ...
     s = position(Rules(players=players), {0: "1C 2C", 1: "3C 4C"}, trump="O")
     before = s.hand_no
     s2, ev = apply(s, seat, FORFEIT)  # by any seat, on turn or not
-    assert ev == (PlayerForfeited(seat), MatchEnded(winners, "forfeit"))
+    zeros = (0,) * s.rules.sides
+    final = Standing(zeros, zeros, zeros, s.won_points, zeros, s.tricks_won)
+    assert ev == (PlayerForfeited(seat), MatchEnded(winners, "forfeit", final, seat))
     assert s2.over and s2.winners == winners and s2.end_reason == "forfeit"
     assert not [e for e in ev if isinstance(e, HandEnded)] and s2.hand_no == before
     assert s2.last_result is None  # the interrupted hand has no result

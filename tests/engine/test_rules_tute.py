@@ -41,7 +41,7 @@ def test_tute_ends_the_hand_with_no_card_points() -> None:
     s = kings_position(four(), won={0: "1E 2E 3E 4E", 1: "1C 7C 10C 11C 1B 2B 3B 4B"},
                        tricks_won=(1, 2))
     _s2, ev = act(s, "tute 12")
-    assert events_of(ev, TuteDeclared) == [TuteDeclared(0, 12, parse_cards(KINGS))]
+    assert events_of(ev, TuteDeclared) == [TuteDeclared(0, 12, parse_cards(KINGS), 6)]
     result = events_of(ev, HandEnded)[0].result
     assert result == HandResult(
         hand_no=1, card_points=(0, 0), last_trick_side=-1, cante_points=(0, 0),
@@ -105,7 +105,7 @@ def test_cantes_before_a_tute_are_listed_but_score_nothing() -> None:
     s, ev = act(s, "tute 12")
     r = events_of(ev, HandEnded)[0].result
     assert r.cante_points == (20, 0) and r.totals == (0, 0)
-    assert events_of(ev, GameEnded) == [GameEnded(1, 0, (50, 60))]
+    assert events_of(ev, GameEnded) == [GameEnded(1, 0, (50, 60), True)]
 
 
 # -- who, when ------------------------------------------------------------------------------
@@ -169,13 +169,13 @@ def test_wins_unit_tute_reaching_the_target_wins_the_match() -> None:
     s = kings_position(rules, match_points=(1, 2))
     s, ev = act(s, "tute 12")
     assert s.match_points == (3, 2) and s.over and s.winners == (0,)
-    assert events_of(ev, MatchEnded) == [MatchEnded((0,), "tute")]
+    assert [m[:2] for m in events_of(ev, MatchEnded)] == [((0,), "tute")]
 
 
 def test_wins_unit_in_the_points_system_wins_the_game() -> None:
     s = kings_position(four(games_to_win=2), game_scores=(10, 90))
     s, ev = act(s, "tute 12")
-    assert events_of(ev, GameEnded) == [GameEnded(1, 0, (10, 90))]
+    assert events_of(ev, GameEnded) == [GameEnded(1, 0, (10, 90), True)]
     assert s.games_won == (1, 0) and s.game_no == 2 and s.game_scores == (0, 0)
     assert not events_of(ev, MatchEnded) and s.hand_no == 2
 
@@ -183,7 +183,7 @@ def test_wins_unit_in_the_points_system_wins_the_game() -> None:
 def test_wins_unit_in_the_points_system_last_game_wins_the_match() -> None:
     s = kings_position(four(), game_scores=(10, 90))
     s, ev = act(s, "tute 12")
-    assert events_of(ev, MatchEnded) == [MatchEnded((0,), "tute")] and s.games_won == (1, 0)
+    assert [m[:2] for m in events_of(ev, MatchEnded)] == [((0,), "tute")] and s.games_won == (1, 0)
 
 
 @pytest.mark.parametrize("scoring", ["hands", "points"])
@@ -192,5 +192,5 @@ def test_wins_match(scoring: str) -> None:
     s = kings_position(rules, match_points=(0, 2), game_scores=(0, 95))
     s, ev = act(s, "tute 12")
     assert s.over and s.winners == (0,) and s.end_reason == "tute"
-    assert events_of(ev, MatchEnded) == [MatchEnded((0,), "tute")]
+    assert [m[:2] for m in events_of(ev, MatchEnded)] == [((0,), "tute")]
     assert s.match_points == (0, 2)  # a wins_match tute adds no match points

@@ -8,17 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from ..store.redisproc import RedisClusterProcess, RedisProcess
+from ..support.redis import RedisClusterProcess, RedisProcess, running_cluster, running_redis
 from ..support.replicas import Replica, start_replicas
 
 
 @pytest.fixture
 def redis_proc(tmp_path: Path) -> Iterator[RedisProcess]:
-    proc = RedisProcess(tmp_path / "redis").start()
-    try:
+    with running_redis(tmp_path / "redis") as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 @pytest.fixture
@@ -38,8 +35,5 @@ async def replicas(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncItera
 
 @pytest.fixture
 def redis_cluster(tmp_path: Path) -> Iterator[RedisClusterProcess]:
-    cluster = RedisClusterProcess(tmp_path / "cluster").start()
-    try:
+    with running_cluster(tmp_path / "cluster") as cluster:
         yield cluster
-    finally:
-        cluster.stop()

@@ -12,12 +12,12 @@ from __future__ import annotations
 import redis
 
 from tests.support.clock import FakeClock
+from tests.support.redis import RedisProcess
 from tests.support.replicas import InProcessReplicas, inprocess_replicas
 from tests.support.wait import eventually
 from tute.v1 import event_pb2, rules_pb2, service_pb2
 
 from ..service.matchplay import Watcher, kind
-from ..store.redisproc import RedisProcess
 
 GRACE = 1.0
 PLAYING = 2  # TABLE_STATUS_PLAYING

@@ -22,12 +22,12 @@ import redis
 
 from service.store.redis import RedisStore
 from tests.support.clock import FakeClock
+from tests.support.redis import RedisProcess
 from tests.support.replicas import inprocess_stubs
 from tests.support.wait import eventually
 from tute.v1 import event_pb2, service_pb2, view_pb2
 
 from ..service.helpers import Stub, table_with_humans
-from ..store.redisproc import RedisProcess
 from ..support.replicas import Replica, start_replicas
 from .cluster import Failover, auth, create_seated_table, kind
 

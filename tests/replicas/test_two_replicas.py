@@ -20,10 +20,10 @@ import pytest
 from grpc_health.v1 import health_pb2
 
 import engine
+from tests.support.redis import RedisProcess
 from tute.v1 import action_pb2, card_pb2, rules_pb2, service_pb2
 
 from ..service.matchplay import assert_same_outcome, replay
-from ..store.redisproc import RedisProcess
 from ..support.replicas import Replica, start_replicas
 from ..support.wait import eventually
 from .cluster import (

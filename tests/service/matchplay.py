@@ -7,7 +7,7 @@
   the server's trick winners and hand results on the way.
 
 Cards on the wire are turned into engine cards here (suit - 1, rank), not with
-``service.convert``, so that a conversion bug on the server cannot hide itself.
+``service.wire``, so that a conversion bug on the server cannot hide itself.
 """
 
 from __future__ import annotations

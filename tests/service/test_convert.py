@@ -1,4 +1,4 @@
-"""service/convert.py: round-trips, BadField paths, and no hidden card in any view or event.
+"""service/wire.py: round-trips, BadField paths, and no hidden card in any view or event.
 
 The invariant test plays random matches of every preset (and of a few option mixes) with the
 engine, converts every event batch and every view for every seat and for a spectator, sends
@@ -27,10 +27,9 @@ from engine.events import (
     PlayerForfeited,
     TuteDeclared,
 )
-from engine.rules import Scoring
-from service import convert
-from service.convert import BadField, EventVariants
-from service.model import (
+from engine.rules import Scoring, TieRule, TuteEffect
+from service import wire
+from service.tables.model import (
     BOT,
     FINISHED,
     HUMAN,
@@ -41,7 +40,9 @@ from service.model import (
     GameRecord,
     SeatInfo,
     TableRecord,
+    Visibility,
 )
+from service.wire import BadField, EventVariants
 from tute.v1 import action_pb2, card_pb2, event_pb2, rules_pb2, score_pb2, table_pb2, view_pb2
 
 from .matchplay import HandTally
@@ -61,7 +62,7 @@ def cards_in(msg: pb_message.Message) -> list[int]:
     def walk(m: pb_message.Message) -> None:
         if m.DESCRIPTOR is card_pb2.Card.DESCRIPTOR:
             assert isinstance(m, card_pb2.Card)
-            found.append(convert.card_from_proto(m))
+            found.append(wire.card_from_proto(m))
             return
         for fd, value in m.ListFields():
             if fd.message_type is None:
@@ -76,7 +77,7 @@ def cards_in(msg: pb_message.Message) -> list[int]:
     return found
 
 
-def wire(msg: Any) -> Any:
+def round_trip(msg: Any) -> Any:
     """``msg`` after a trip through the wire format."""
     return type(msg).FromString(msg.SerializeToString())
 
@@ -108,7 +109,7 @@ def make_record(
     rules: Rules,
     preset: str = "",
     *,
-    visibility: str = PUBLIC,
+    visibility: Visibility = PUBLIC,
     games: list[GameRecord] | None = None,
     forfeited: int = -1,
     deadline: float = 0.0,
@@ -152,20 +153,20 @@ def test_option_fields_match_engine_rules() -> None:
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_rules_round_trip_every_preset(preset: str) -> None:
     rules = Rules.preset(preset)
-    assert convert.rules_from_proto(rules_pb2.Rules(preset=preset)) == (preset, rules)
-    msg = wire(convert.rules_to_proto(preset, rules))
+    assert wire.rules_from_proto(rules_pb2.Rules(preset=preset)) == (preset, rules)
+    msg = round_trip(wire.rules_to_proto(preset, rules))
     assert msg.preset == preset
     # Every option is set in a response, except a random first dealer.
     names = {fd.name for fd, _ in msg.options.ListFields()}
     assert names == {f.name for f in OPTION_FIELDS} - {"first_dealer"}
-    assert convert.rules_from_proto(msg) == (preset, rules)
+    assert wire.rules_from_proto(msg) == (preset, rules)
     # Effective options alone (no preset name) give the same rules.
-    assert convert.rules_from_proto(rules_pb2.Rules(options=msg.options)) == ("", rules)
+    assert wire.rules_from_proto(rules_pb2.Rules(options=msg.options)) == ("", rules)
 
 
 def test_rules_defaults_without_preset() -> None:
-    assert convert.rules_from_proto(rules_pb2.Rules()) == ("", Rules())
-    assert convert.rules_from_proto(rules_pb2.Rules(options=rules_pb2.RuleOptions())) == (
+    assert wire.rules_from_proto(rules_pb2.Rules()) == ("", Rules())
+    assert wire.rules_from_proto(rules_pb2.Rules(options=rules_pb2.RuleOptions())) == (
         "",
         Rules(),
     )
@@ -197,15 +198,15 @@ def _engine_value(fd: Any, value: Any) -> Any:
 def test_rules_every_option_value_round_trips(fd: Any) -> None:
     for value in _option_values(fd):
         msg = rules_pb2.Rules(options=rules_pb2.RuleOptions(**dict[str, Any]({fd.name: value})))
-        preset, rules = convert.rules_from_proto(msg)
+        preset, rules = wire.rules_from_proto(msg)
         assert preset == ""
         assert rules.options()[fd.name] == _engine_value(fd, value)
         # Everything else keeps the §12 defaults.
         others = {k: v for k, v in rules.options().items() if k != fd.name}
         assert others == {k: v for k, v in Rules().options().items() if k != fd.name}
-        back = wire(convert.rules_to_proto("", rules))
+        back = round_trip(wire.rules_to_proto("", rules))
         assert getattr(back.options, fd.name) == value
-        assert convert.rules_from_proto(back) == ("", rules)
+        assert wire.rules_from_proto(back) == ("", rules)
 
 
 def test_rules_overrides_on_a_preset() -> None:
@@ -219,7 +220,7 @@ def test_rules_overrides_on_a_preset() -> None:
             first_dealer=1,
         ),
     )
-    preset, rules = convert.rules_from_proto(msg)
+    preset, rules = wire.rules_from_proto(msg)
     assert preset == "corriente-juegos"
     assert rules == Rules.preset(
         "corriente-juegos",
@@ -228,21 +229,21 @@ def test_rules_overrides_on_a_preset() -> None:
         swap_seven=False,
         first_dealer=1,
     )
-    assert rules.tie_rule == "none"
-    back = convert.rules_to_proto(preset, rules)
+    assert isinstance(rules.tie_rule, TieRule) and rules.tie_rule.value == "none"
+    back = wire.rules_to_proto(preset, rules)
     assert back.options.HasField("first_dealer") and back.options.first_dealer == 1
     # An explicit false is an override, not "unset".
-    _, r2 = convert.rules_from_proto(
+    _, r2 = wire.rules_from_proto(
         rules_pb2.Rules(preset="parejas", options=rules_pb2.RuleOptions(tute_enabled=False))
     )
     assert r2.tute_enabled is False
 
 
 def test_rules_to_proto_returns_independent_copies() -> None:
-    a = convert.rules_to_proto("parejas", Rules.preset("parejas"))
+    a = wire.rules_to_proto("parejas", Rules.preset("parejas"))
     a.options.players = 2
     a.preset = "x"
-    b = convert.rules_to_proto("parejas", Rules.preset("parejas"))
+    b = wire.rules_to_proto("parejas", Rules.preset("parejas"))
     assert b.preset == "parejas" and b.options.players == 4
 
 
@@ -258,7 +259,7 @@ def _bad_field(fn: Any, *args: Any, **kwargs: Any) -> str:
 )
 def test_rules_unknown_enum_number_names_the_field(fd: Any) -> None:
     msg = rules_pb2.Rules(options=rules_pb2.RuleOptions(**dict[str, Any]({fd.name: 99})))
-    assert _bad_field(convert.rules_from_proto, msg) == f"rules.options.{fd.name}"
+    assert _bad_field(wire.rules_from_proto, msg) == f"rules.options.{fd.name}"
 
 
 @pytest.mark.parametrize(
@@ -279,22 +280,22 @@ def test_rules_unknown_enum_number_names_the_field(fd: Any) -> None:
 )
 def test_rules_invalid_option_names_the_field(options: dict[str, Any], field: str) -> None:
     msg = rules_pb2.Rules(options=rules_pb2.RuleOptions(**options))
-    assert _bad_field(convert.rules_from_proto, msg) == f"rules.options.{field}"
+    assert _bad_field(wire.rules_from_proto, msg) == f"rules.options.{field}"
     # The prefix follows the request's own path.
-    assert _bad_field(convert.rules_from_proto, msg, "req.rules") == f"req.rules.options.{field}"
+    assert _bad_field(wire.rules_from_proto, msg, "req.rules") == f"req.rules.options.{field}"
 
 
 def test_rules_first_dealer_checked_against_the_presets_players() -> None:
     msg = rules_pb2.Rules(preset="tres", options=rules_pb2.RuleOptions(first_dealer=3))
-    assert _bad_field(convert.rules_from_proto, msg) == "rules.options.first_dealer"
+    assert _bad_field(wire.rules_from_proto, msg) == "rules.options.first_dealer"
 
 
 def test_rules_unknown_preset() -> None:
     for name in ("nope", "PAREJAS", " parejas", "x" * 10_000):
-        field = _bad_field(convert.rules_from_proto, rules_pb2.Rules(preset=name))
+        field = _bad_field(wire.rules_from_proto, rules_pb2.Rules(preset=name))
         assert field == "rules.preset"
     with pytest.raises(BadField) as info:
-        convert.rules_from_proto(rules_pb2.Rules(preset="x" * 10_000))
+        wire.rules_from_proto(rules_pb2.Rules(preset="x" * 10_000))
     assert "x" * 100 not in str(info.value)  # the bad input is not echoed
 
 
@@ -306,64 +307,64 @@ def test_rules_unknown_preset() -> None:
 def test_every_card_round_trips() -> None:
     seen = set()
     for c in range(40):
-        msg = wire(convert.card_to_proto(c))
+        msg = round_trip(wire.card_to_proto(c))
         assert msg.suit == SUIT_OF[c] + 1 and msg.rank == RANK_OF[c]
-        assert convert.card_from_proto(msg) == c
+        assert wire.card_from_proto(msg) == c
         seen.add((msg.suit, msg.rank))
     assert len(seen) == 40
-    assert convert.card_to_proto(parse_card("12O")) == card_pb2.Card(
+    assert wire.card_to_proto(parse_card("12O")) == card_pb2.Card(
         suit=card_pb2.SUIT_OROS, rank=12
     )
-    assert convert.card_to_proto(parse_card("3E")) == card_pb2.Card(
+    assert wire.card_to_proto(parse_card("3E")) == card_pb2.Card(
         suit=card_pb2.SUIT_ESPADAS, rank=3
     )
 
 
 def test_card_to_proto_returns_independent_copies() -> None:
-    a = convert.card_to_proto(0)
+    a = wire.card_to_proto(0)
     a.rank = 12
-    assert convert.card_to_proto(0).rank == 1
+    assert wire.card_to_proto(0).rank == 1
 
 
 def test_suits_round_trip() -> None:
     for s in range(4):
-        assert convert.suit_from_proto(convert.suit_to_proto(s)) == s
-    assert convert.suit_to_proto(0) == card_pb2.SUIT_OROS
-    assert convert.suit_to_proto(3) == card_pb2.SUIT_BASTOS
-    assert _bad_field(convert.suit_from_proto, 0, "x.suit") == "x.suit"
-    assert _bad_field(convert.suit_from_proto, 5, "x.suit") == "x.suit"
+        assert wire.suit_from_proto(wire.suit_to_proto(s)) == s
+    assert wire.suit_to_proto(0) == card_pb2.SUIT_OROS
+    assert wire.suit_to_proto(3) == card_pb2.SUIT_BASTOS
+    assert _bad_field(wire.suit_from_proto, 0, "x.suit") == "x.suit"
+    assert _bad_field(wire.suit_from_proto, 5, "x.suit") == "x.suit"
 
 
 @pytest.mark.parametrize("rank", [0, 8, 9, 13, 2**32 - 1])
 def test_bad_rank(rank: int) -> None:
     msg = card_pb2.Card(suit=card_pb2.SUIT_COPAS, rank=rank)
-    assert _bad_field(convert.card_from_proto, msg, "card") == "card.rank"
+    assert _bad_field(wire.card_from_proto, msg, "card") == "card.rank"
 
 
 @pytest.mark.parametrize("suit", [0, 5, 99])
 def test_bad_suit(suit: int) -> None:
     msg = card_pb2.Card(suit=suit, rank=1)  # type: ignore[arg-type]
-    assert _bad_field(convert.card_from_proto, msg, "card") == "card.suit"
+    assert _bad_field(wire.card_from_proto, msg, "card") == "card.suit"
 
 
 def test_every_action_round_trips() -> None:
     for a in range(EXCHANGE + 1):
-        msg = wire(convert.action_to_proto(a))
-        assert convert.action_from_proto(msg) == a
-    assert convert.action_to_proto(SING + 2).sing == card_pb2.SUIT_ESPADAS
-    assert convert.action_to_proto(TUTE_12).declare_tute.rank == 12
-    assert convert.action_to_proto(TUTE_11).declare_tute.rank == 11
-    assert convert.action_to_proto(EXCHANGE).WhichOneof("kind") == "exchange_trump"
-    assert convert.action_to_proto(5).play_card == convert.card_to_proto(5)
+        msg = round_trip(wire.action_to_proto(a))
+        assert wire.action_from_proto(msg) == a
+    assert wire.action_to_proto(SING + 2).sing == card_pb2.SUIT_ESPADAS
+    assert wire.action_to_proto(TUTE_12).declare_tute.rank == 12
+    assert wire.action_to_proto(TUTE_11).declare_tute.rank == 11
+    assert wire.action_to_proto(EXCHANGE).WhichOneof("kind") == "exchange_trump"
+    assert wire.action_to_proto(5).play_card == wire.card_to_proto(5)
     for server_only in (TIMEOUT, FORFEIT, -1, 99):
         with pytest.raises(ValueError):
-            convert.action_to_proto(server_only)
+            wire.action_to_proto(server_only)
 
 
 def test_action_to_proto_returns_independent_copies() -> None:
-    a = convert.action_to_proto(3)
+    a = wire.action_to_proto(3)
     a.play_card.rank = 12
-    assert convert.action_to_proto(3).play_card.rank == 4
+    assert wire.action_to_proto(3).play_card.rank == 4
 
 
 @pytest.mark.parametrize(
@@ -386,12 +387,12 @@ def test_action_to_proto_returns_independent_copies() -> None:
     ],
 )
 def test_bad_action_names_the_field(msg: action_pb2.Action, field: str) -> None:
-    assert _bad_field(convert.action_from_proto, msg) == field
+    assert _bad_field(wire.action_from_proto, msg) == field
 
 
 def test_action_field_prefix() -> None:
     msg = action_pb2.Action(play_card=card_pb2.Card(suit=card_pb2.SUIT_OROS, rank=9))
-    assert _bad_field(convert.action_from_proto, msg, "req.action") == "req.action.play_card.rank"
+    assert _bad_field(wire.action_from_proto, msg, "req.action") == "req.action.play_card.rank"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,13 +405,13 @@ def test_table_to_proto() -> None:
     rec = make_record(None, rules, "tres", visibility=PRIVATE)
     rec.seats[1] = SeatInfo()
     rec.seats[2] = SeatInfo(BOT, "Bot 2", "", "random")
-    msg = wire(convert.table_to_proto(rec, connected={0}))
+    msg = round_trip(wire.table_to_proto(rec, connected={0}))
     assert msg.table_id == "t-1" and msg.version == 9
     assert msg.status == table_pb2.TABLE_STATUS_WAITING
     assert msg.visibility == table_pb2.VISIBILITY_PRIVATE
     assert msg.free_seats == 1
     assert msg.create_time.seconds == 1_700_000_000 and msg.create_time.nanos == 250_000_000
-    assert msg.rules == convert.rules_to_proto("tres", rules)
+    assert msg.rules == wire.rules_to_proto("tres", rules)
     s0, s1, s2 = msg.seats
     assert (s0.index, s0.side, s0.occupant, s0.display_name, s0.connected) == (
         0,
@@ -435,35 +436,35 @@ def test_table_to_proto() -> None:
     assert "hash" not in str(msg)  # never a token hash
     # 4 players: partners share a side.
     rec4 = make_record(None, Rules(), "parejas")
-    assert [s.side for s in convert.table_to_proto(rec4).seats] == [0, 1, 0, 1]
+    assert [s.side for s in wire.table_to_proto(rec4).seats] == [0, 1, 0, 1]
 
 
 def test_service_events() -> None:
     rules = Rules.preset("parejas")
     rec = make_record(None, rules, "parejas")
     rec.seats[3] = SeatInfo(BOT, "Bot", "", "random")
-    joined = convert.seat_joined_event(rec, 3)
+    joined = wire.seat_joined_event(rec, 3)
     assert joined.seat_joined.seat.index == 3 and joined.seat_joined.seat.side == 1
     assert joined.seat_joined.seat.occupant == table_pb2.OCCUPANT_KIND_BOT
-    assert convert.seat_left_event(2).seat_left.seat == 2
+    assert wire.seat_left_event(2).seat_left.seat == 2
     with pytest.raises(ValueError):
-        convert.match_started_event(rec)
+        wire.match_started_event(rec)
     state = engine.new_match(rules, 5)
     rec.state = state
-    started = convert.match_started_event(rec).match_started
+    started = wire.match_started_event(rec).match_started
     assert started.first_dealer == state.dealer
     assert len(started.seats) == 4
-    assert started.rules == convert.rules_to_proto("parejas", rules)
+    assert started.rules == wire.rules_to_proto("parejas", rules)
     # The first dealer survives later hands (the dealer moves one seat per hand).
     rec.state = state._replace(hand_no=3, dealer=(state.dealer + 2) % 4)
-    assert convert.match_started_event(rec).match_started.first_dealer == state.dealer
+    assert wire.match_started_event(rec).match_started.first_dealer == state.dealer
 
-    turn = convert.turn_started_event(state, 1_700_000_030.5).turn_started
+    turn = wire.turn_started_event(state, 1_700_000_030.5).turn_started
     assert turn.seat == state.turn and turn.trick_number == 1
     assert turn.kind == table_pb2.TURN_KIND_LEAD
     assert turn.deadline.seconds == 1_700_000_030 and turn.deadline.nanos == 500_000_000
     after, _ = engine.apply(state, state.turn, engine.legal_actions(state, state.turn)[0])
-    turn_ev = convert.turn_started_event(after, 0)
+    turn_ev = wire.turn_started_event(after, 0)
     turn = turn_ev.turn_started
     assert turn.kind == table_pb2.TURN_KIND_FOLLOW and not turn.HasField("deadline")
     for ev in (joined, turn_ev):
@@ -478,18 +479,18 @@ def test_service_events() -> None:
 def test_view_before_the_match() -> None:
     rules = Rules.preset("corriente-8")
     rec = make_record(None, rules, "corriente-8", visibility=PRIVATE)
-    spectator = convert.view_to_proto(rec, None)
+    spectator = wire.view_to_proto(rec, None)
     assert not spectator.HasField("my_seat") and spectator.invite_code == ""
     assert spectator.status == table_pb2.TABLE_STATUS_WAITING
     assert spectator.version == 9 and spectator.last_event_sequence == 17
-    assert spectator.rules == convert.rules_to_proto("corriente-8", rules)
+    assert spectator.rules == wire.rules_to_proto("corriente-8", rules)
     assert len(spectator.seats) == 2 and not spectator.seat_hands
     assert not spectator.HasField("current_trick") and not spectator.HasField("match_result")
     assert spectator.trump_suit == card_pb2.SUIT_UNSPECIFIED
-    seated = convert.view_to_proto(rec, 1)
+    seated = wire.view_to_proto(rec, 1)
     assert seated.my_seat == 1 and seated.invite_code == "CODE42"
     public = make_record(None, rules, "corriente-8")
-    assert convert.view_to_proto(public, 0).invite_code == ""
+    assert wire.view_to_proto(public, 0).invite_code == ""
 
 
 def test_view_hand_sorted_by_suit_then_strength() -> None:
@@ -506,10 +507,10 @@ def test_view_hand_sorted_by_suit_then_strength() -> None:
         deck[i] = per_seat[i % 4][i // 4]
     state = engine.new_match(rules, 1, decks=[deck])
     rec = make_record(state, rules, deadline=1_700_000_100.0)
-    v = convert.view_to_proto(rec, 0)
+    v = wire.view_to_proto(rec, 0)
     text = [f"{c.rank}{'OCEB'[c.suit - 1]}" for c in v.hand]
     assert text == ["1O", "3O", "12O", "2O", "1C", "10C", "3E", "4E", "12B", "11B"]
-    assert [convert.action_from_proto(a) for a in v.legal_actions] == list(
+    assert [wire.action_from_proto(a) for a in v.legal_actions] == list(
         engine.legal_actions(state, 0)
     )
     assert v.turn_seat == 0 and v.turn_kind == table_pb2.TURN_KIND_LEAD
@@ -518,13 +519,13 @@ def test_view_hand_sorted_by_suit_then_strength() -> None:
     assert not v.current_trick.cards and not v.current_trick.HasField("winner")
     # The dealer (seat 3) holds the trump card 10B, public to all.
     assert v.trump_suit == card_pb2.SUIT_BASTOS
-    assert v.trump_card == convert.card_to_proto(parse_card("10B"))
-    assert [convert.card_from_proto(c) for c in v.seat_hands[3].public_cards] == [parse_card("10B")]
+    assert v.trump_card == wire.card_to_proto(parse_card("10B"))
+    assert [wire.card_from_proto(c) for c in v.seat_hands[3].public_cards] == [parse_card("10B")]
     assert [sh.hand_size for sh in v.seat_hands] == [10, 10, 10, 10]
     assert not v.HasField("turned_card") and v.stock_size == 0
     # Other seats: no legal actions, their own hand.
-    v1 = convert.view_to_proto(rec, 1)
-    assert not v1.legal_actions and mask([convert.card_from_proto(c) for c in v1.hand]) == (
+    v1 = wire.view_to_proto(rec, 1)
+    assert not v1.legal_actions and mask([wire.card_from_proto(c) for c in v1.hand]) == (
         parse_cards(hands[1])
     )
 
@@ -537,16 +538,16 @@ def test_view_hand_sorted_by_suit_then_strength() -> None:
 def test_hand_dealt_variants() -> None:
     rules = Rules.preset("corriente-6")
     state = engine.new_match(rules, 3)
-    (variants,) = convert.engine_events_to_proto(state, state, engine.opening_events(state))
+    (variants,) = wire.engine_events_to_proto(state.rules, engine.opening_events(state))
     public = variants.public.hand_dealt
     assert not public.hand
     assert list(public.hand_sizes) == [6, 6] and public.stock_size == 28
     assert public.dealer == state.dealer and public.hand_number == 1 and public.game_number == 1
-    assert convert.card_from_proto(public.trump_card) == state.trump_card
+    assert wire.card_from_proto(public.trump_card) == state.trump_card
     assert set(variants.private) == {0, 1}
     for seat in (0, 1):
         mine = variants.for_seat(seat).hand_dealt
-        assert mask([convert.card_from_proto(c) for c in mine.hand]) == state.hands[seat]
+        assert mask([wire.card_from_proto(c) for c in mine.hand]) == state.hands[seat]
         mine_copy = event_pb2.HandDealt()
         mine_copy.CopyFrom(mine)
         del mine_copy.hand[:]
@@ -560,7 +561,7 @@ def _first_draw(rules: Rules, seed: int) -> tuple[State, State, list[EventVarian
         before = state
         state, events = engine.apply(state, state.turn, engine.legal_actions(state, state.turn)[0])
         if any(type(e).__name__ == "CardDrawn" for e in events):
-            return before, state, convert.engine_events_to_proto(before, state, events)
+            return before, state, wire.engine_events_to_proto(before.rules, events)
 
 
 def test_card_drawn_variants() -> None:
@@ -578,7 +579,7 @@ def test_card_drawn_variants() -> None:
         drawn = v.public.card_drawn
         assert drawn.seat == drawer and not drawn.HasField("card") and not drawn.turned_card
         assert set(v.private) == {drawer}
-        assert convert.card_from_proto(v.private[drawer].card_drawn.card) == card
+        assert wire.card_from_proto(v.private[drawer].card_drawn.card) == card
         assert v.for_seat(1 - drawer) is v.public
     assert variants[3].public.card_drawn.stock_size == len(after.stock)
 
@@ -591,11 +592,11 @@ def test_final_draw_turned_card_is_public() -> None:
         state, events = engine.apply(state, state.turn, engine.legal_actions(state, state.turn)[0])
         if before.stock and not state.stock:
             break
-    variants = convert.engine_events_to_proto(before, state, events)
+    variants = wire.engine_events_to_proto(before.rules, events)
     last = variants[-1]
     drawn = last.public.card_drawn
     assert drawn.turned_card and drawn.stock_size == 0 and not last.private
-    assert convert.card_from_proto(drawn.card) == before.stock[-1]
+    assert wire.card_from_proto(drawn.card) == before.stock[-1]
 
 
 def _tute_deck(rules: Rules) -> list[int]:
@@ -633,7 +634,7 @@ def test_tute_events(preset: str, overrides: dict[str, Any], ends_match: bool) -
     assert state.leader == 0 and TUTE_12 in engine.legal_actions(state, 0)
     before = state
     after, events = engine.apply(state, 0, TUTE_12)
-    variants = convert.engine_events_to_proto(before, after, events)
+    variants = wire.engine_events_to_proto(before.rules, events)
     kinds = [kind(v.public) for v in variants]
     expected = ["tute_declared", "hand_scored"]
     if rules.scoring is Scoring.POINTS:
@@ -642,13 +643,13 @@ def test_tute_events(preset: str, overrides: dict[str, Any], ends_match: bool) -
     assert kinds == expected
     tute = variants[0].public.tute_declared.tute
     assert (tute.seat, tute.side, tute.rank, tute.trick_number) == (0, 0, 12, 2)
-    assert mask([convert.card_from_proto(c) for c in tute.cards]) == parse_cards("12O 12C 12E 12B")
+    assert mask([wire.card_from_proto(c) for c in tute.cards]) == parse_cards("12O 12C 12E 12B")
     scored = variants[1].public.hand_scored
     assert scored.result.tute == tute
     assert not scored.result.totals and not scored.result.capote
     assert scored.result.HasField("winner_side") and scored.result.winner_side == 0
     awarded = scored.result.match_points_awarded
-    if rules.scoring is Scoring.HANDS and rules.tute_effect == "wins_unit":
+    if rules.scoring is Scoring.HANDS and rules.tute_effect is TuteEffect.WINS_UNIT:
         assert awarded == 2 and [s.match_points for s in scored.scores] == [2, 0]
     else:
         assert awarded == 0
@@ -664,13 +665,13 @@ def test_tute_events(preset: str, overrides: dict[str, Any], ends_match: bool) -
         assert not result.HasField("forfeited_seat")
         # The view of the finished table tells the same.
         rec = make_record(after, rules, preset)
-        view = convert.view_to_proto(rec, None)
+        view = wire.view_to_proto(rec, None)
         assert view.match_result == result
         assert view.last_hand_result == scored.result
         assert not view.HasField("turn_seat") and not view.legal_actions
     else:
         rec = make_record(after, rules, preset)
-        view = convert.view_to_proto(rec, 1)
+        view = wire.view_to_proto(rec, 1)
         # After the next deal the cantes and the tute's trick number are gone from the state.
         assert view.last_hand_result.tute.cards == tute.cards
         assert view.last_hand_result.game_number == 1
@@ -682,20 +683,20 @@ def test_forfeit_events_and_view() -> None:
     state = engine.new_match(rules, 8)
     before = state
     after, events = engine.apply(state, 1, FORFEIT)
-    variants = convert.engine_events_to_proto(
-        before, after, events, forfeit_reason=event_pb2.FORFEIT_REASON_DISCONNECTED
+    variants = wire.engine_events_to_proto(
+        before.rules, events, forfeit_reason=event_pb2.FORFEIT_REASON_DISCONNECTED
     )
     assert [kind(v.public) for v in variants] == ["player_forfeited", "match_ended"]
     forfeited = variants[0].public.player_forfeited
     assert forfeited.seat == 1 and forfeited.reason == event_pb2.FORFEIT_REASON_DISCONNECTED
-    default = convert.engine_events_to_proto(before, after, events)[0].public
+    default = wire.engine_events_to_proto(before.rules, events)[0].public
     assert default.player_forfeited.reason == event_pb2.FORFEIT_REASON_LEFT
     result = variants[1].public.match_ended.result
     assert result.reason == score_pb2.MATCH_END_REASON_FORFEIT
     assert list(result.winner_sides) == [0, 2] and list(result.winner_seats) == [0, 2]
     assert result.forfeited_seat == 1
     assert [s.side for s in result.scores] == [0, 1, 2]
-    view = convert.view_to_proto(make_record(after, rules, "tres", forfeited=1), 0)
+    view = wire.view_to_proto(make_record(after, rules, "tres", forfeited=1), 0)
     assert view.match_result == result
     assert not view.HasField("turn_seat") and view.turn_kind == table_pb2.TURN_KIND_UNSPECIFIED
     assert not view.HasField("last_hand_result")
@@ -707,8 +708,8 @@ def test_timeout_events_flag_the_card() -> None:
     for _ in range(3):
         state, _ = engine.apply(state, state.turn, engine.legal_actions(state, state.turn)[0])
     before = state
-    after, events = engine.apply(state, state.turn, TIMEOUT)
-    variants = convert.engine_events_to_proto(before, after, events)
+    _after, events = engine.apply(state, state.turn, TIMEOUT)
+    variants = wire.engine_events_to_proto(before.rules, events)
     assert [kind(v.public) for v in variants] == ["turn_timed_out", "card_played", "trick_taken"]
     assert variants[0].public.turn_timed_out.seat == before.turn
     assert variants[0].public.turn_timed_out.trick_number == 1
@@ -730,13 +731,13 @@ def test_scores_of_hand_and_match_ends_carry_the_hands_tally(preset: str) -> Non
     for seed in range(12):
         tally = HandTally(rules.players)
         forfeit_at = 30 + seed if seed % 3 == 0 else None
-        for before, after, events in random_match(rules, seed, forfeit_at):
-            for v in convert.engine_events_to_proto(before, after, events):
-                tally.see(wire(v.public))
+        for before, after, events in random_match(rules, seed, forfeit_at):  # noqa: B007 (the last after is read below)
+            for v in wire.engine_events_to_proto(before.rules, events):
+                tally.see(round_trip(v.public))
         assert after.over
         checked += tally.checked
         reasons.add(after.end_reason)
-        view = convert.view_to_proto(make_record(after, rules, preset), None)
+        view = wire.view_to_proto(make_record(after, rules, preset), None)
         tally.check(view.match_result.scores, "the final view's match_result")
         tally.check(view.scores, "the final view's scores")
     assert {"forfeit", "score"} <= reasons, reasons
@@ -755,8 +756,8 @@ def test_a_tute_hands_scores_carry_its_tally() -> None:
                 seat, action = state.turn, engine.legal_actions(state, state.turn)[0]
             before = state
             state, events = engine.apply(state, seat, action)
-            for v in convert.engine_events_to_proto(before, state, events):
-                tally.see(wire(v.public))
+            for v in wire.engine_events_to_proto(before.rules, events):
+                tally.see(round_trip(v.public))
         assert tally.checked == (2 if ends_match else 1)
         # the first trick (1O led, worth 11 or more) was won before the tute
         assert sum(p for p, _, _ in tally.last) >= 11 and sum(t for _, _, t in tally.last) == 1
@@ -843,7 +844,7 @@ def check_batch(
         for v, ev in zip(variants, events, strict=True):
             if seat is not None:
                 assert set(v.private) <= set(range(n))
-            msg = wire(v.for_seat(seat))
+            msg = round_trip(v.for_seat(seat))
             assert msg.sequence == 0 and not msg.HasField("time")
             shown = mask(cards_in(msg))
             assert shown & ~(common | own) == 0, (seat, type(ev).__name__, msg)
@@ -894,7 +895,7 @@ def _cante_cards(cantes: tuple[tuple[int, int, int, int], ...]) -> int:
 def check_view(record: TableRecord, seat: int | None, hand_games: dict[int, int]) -> None:
     state = record.state
     assert state is not None
-    view: view_pb2.TableView = wire(convert.view_to_proto(record, seat))
+    view: view_pb2.TableView = round_trip(wire.view_to_proto(record, seat))
     allowed = table_cards(state) | (0 if seat is None else state.hands[seat])
     current = view_pb2.TableView()
     current.CopyFrom(view)
@@ -902,11 +903,12 @@ def check_view(record: TableRecord, seat: int | None, hand_games: dict[int, int]
         state.last_result.hand_no != state.hand_no
     ) else None
     if previous is not None:
+        assert state.last_result is not None
         # The previous deal's result shows what was public then (its cantes and tute); those
         # cards are dealt again in the current hand, so they are checked against that deal.
-        result = state.last_result
-        assert result is not None
-        assert mask(cards_in(previous)) & ~(result.tute_cards | _cante_cards(result.cantes)) == 0
+        assert mask(cards_in(previous)) & ~(
+            state.last_result.tute_cards | _cante_cards(state.last_result.cantes)
+        ) == 0
         current.ClearField("last_hand_result")
     shown = mask(cards_in(current))
     assert shown & ~allowed == 0, (seat, view)
@@ -915,14 +917,14 @@ def check_view(record: TableRecord, seat: int | None, hand_games: dict[int, int]
         assert not view.hand and not view.legal_actions and not view.HasField("my_seat")
     else:
         assert view.my_seat == seat
-        hand = [convert.card_from_proto(c) for c in view.hand]
+        hand = [wire.card_from_proto(c) for c in view.hand]
         assert mask(hand) == state.hands[seat] and len(hand) == state.hands[seat].bit_count()
-        assert [convert.action_from_proto(a) for a in view.legal_actions] == list(
+        assert [wire.action_from_proto(a) for a in view.legal_actions] == list(
             engine.legal_actions(state, seat)
         )
     for s, sh in enumerate(view.seat_hands):
         assert sh.seat == s and sh.hand_size == state.hands[s].bit_count()
-        assert mask([convert.card_from_proto(c) for c in sh.public_cards]) == (
+        assert mask([wire.card_from_proto(c) for c in sh.public_cards]) == (
             state.hands[s] & state.public
         )
     assert len(view.seat_hands) == n
@@ -933,7 +935,7 @@ def check_view(record: TableRecord, seat: int | None, hand_games: dict[int, int]
     for i, t in enumerate(view.completed_tricks):
         leader, cards, winner = state.history[i]
         assert (t.number, t.leader, t.winner) == (i + 1, leader, winner)
-        assert [convert.card_from_proto(p.card) for p in t.cards] == list(cards)
+        assert [wire.card_from_proto(p.card) for p in t.cards] == list(cards)
         assert t.points == sum(POINTS[c] for c in cards)
     assert view.stock_size == len(state.stock)
     assert view.HasField("turned_card") == bool(state.stock)
@@ -961,7 +963,7 @@ def test_no_hidden_card_in_views_or_events(preset: str, overrides: dict[str, Any
         hand_games: dict[int, int] = {}
         forfeit_at = 37 if seed == 4 else None
         for before, after, events in random_match(rules, seed, forfeit_at):
-            variants = convert.engine_events_to_proto(before, after, events)
+            variants = wire.engine_events_to_proto(before.rules, events)
             kinds_seen.update(kind(v.public) for v in variants)
             check_batch(before, after, events, variants, hand_games)
             for ev in events:
@@ -997,7 +999,7 @@ def test_cante_events_and_view() -> None:
     """A random 2p match until a cante: the event and the view agree, the cards are the pair."""
     rules = Rules.preset("corriente-8")
     for before, after, events in random_match(rules, 7, None):
-        variants = convert.engine_events_to_proto(before, after, events)
+        variants = wire.engine_events_to_proto(before.rules, events)
         if kind(variants[0].public) != "cante_sung":
             continue
         cante = variants[0].public.cante_sung.cante
@@ -1008,12 +1010,12 @@ def test_cante_events_and_view() -> None:
             points,
             trick_no,
         )
-        assert cante.suit == convert.suit_to_proto(suit)
-        assert [convert.card_from_proto(c) for c in cante.cards] == [
+        assert cante.suit == wire.suit_to_proto(suit)
+        assert [wire.card_from_proto(c) for c in cante.cards] == [
             card_of(suit, 12),
             card_of(suit, 11),
         ]
-        view = convert.view_to_proto(make_record(after, rules), None)
+        view = wire.view_to_proto(make_record(after, rules), None)
         assert view.cantes[-1] == cante
         assert view.scores[seat].hand_cante_points == sum(
             c[2] for c in after.cantes if c[0] == seat
@@ -1031,12 +1033,12 @@ def test_exchange_event() -> None:
     else:
         pytest.fail("no exchange possible at the opening lead")
     after, events = engine.apply(state, state.turn, EXCHANGE)
-    (v,) = convert.engine_events_to_proto(state, after, events)
+    (v,) = wire.engine_events_to_proto(state.rules, events)
     ex = v.public.trump_exchanged
     assert ex.seat == state.turn and not v.private
-    assert convert.card_from_proto(ex.taken) == state.stock[-1]
-    assert convert.card_from_proto(ex.given) == after.stock[-1]
-    view = convert.view_to_proto(make_record(after, rules), 1 - state.turn)
+    assert wire.card_from_proto(ex.taken) == state.stock[-1]
+    assert wire.card_from_proto(ex.given) == after.stock[-1]
+    view = wire.view_to_proto(make_record(after, rules), 1 - state.turn)
     assert view.turned_card == ex.given
     assert ex.taken in view.seat_hands[state.turn].public_cards
 
@@ -1051,10 +1053,10 @@ def test_last_hand_result_game_number_after_a_game_ended() -> None:
         legal = engine.legal_actions(state, state.turn)
         state, _ = engine.apply(state, state.turn, rng.choice([a for a in legal if a < 40]))
     assert state.last_result is not None and not state.over
-    view = convert.view_to_proto(make_record(state, rules), 0)
+    view = wire.view_to_proto(make_record(state, rules), 0)
     assert view.game_number == 2 and view.last_hand_result.game_number == 1
     after, _ = engine.apply(state, 1, FORFEIT)
-    view = convert.view_to_proto(make_record(after, rules, forfeited=1), None)
+    view = wire.view_to_proto(make_record(after, rules, forfeited=1), None)
     assert view.game_number == 2 and view.last_hand_result.game_number == 1
     assert view.match_result.forfeited_seat == 1
     assert view.status == table_pb2.TABLE_STATUS_FINISHED
@@ -1072,7 +1074,7 @@ def test_views_mark_the_cards_the_server_played_on_timeout() -> None:
             s, _ = engine.apply(s, s.turn, engine.legal_actions(s, s.turn)[0])
     record = make_record(s, rules, "parejas")
     record.auto_played = auto
-    view = convert.view_to_proto(record, None)
+    view = wire.view_to_proto(record, None)
     shown = [p for t in view.completed_tricks for p in t.cards] + list(view.current_trick.cards)
     assert len(shown) == 6
     assert [p.timed_out for p in shown] == [False, True, False, True, False, True]

@@ -251,9 +251,15 @@ async def test_a_player_whose_replica_went_away_is_caught_by_its_turn_clock() ->
 
 def test_the_away_marks_are_stored_with_the_table() -> None:
     import engine
-    from service.model import SeatInfo, TableRecord, decode_record, encode_record
+    from service.tables.model import (
+        SeatInfo,
+        TableRecord,
+        Visibility,
+        decode_record,
+        encode_record,
+    )
 
-    rec = TableRecord("t1", "parejas", engine.PRESETS["parejas"], "public", "", 1.0,
+    rec = TableRecord("t1", "parejas", engine.PRESETS["parejas"], Visibility.PUBLIC, "", 1.0,
                       [SeatInfo() for _ in range(4)], away={1: 12.5, 3: 14.0})
     assert decode_record(encode_record(rec)).away == {1: 12.5, 3: 14.0}
     rec.away = {}

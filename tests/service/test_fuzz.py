@@ -32,8 +32,8 @@ import engine
 from engine.cards import BIT, cards_of
 from engine.codec import decode_state, encode_state
 from engine.game import pack_for
-from service.model import FINISHED, PLAYING, WAITING
 from service.server import Server
+from service.tables.model import FINISHED, PLAYING, WAITING
 from tests.support.wait import eventually
 from tute.v1 import (
     action_pb2,

@@ -25,7 +25,7 @@ from grpc_status import rpc_status
 import engine
 from engine.cards import BIT, SUIT_OF, card_of, card_text, cards_of
 from engine.game import pack_for
-from service import convert
+from service import wire
 from service.server import Server
 from tests.support.clock import FakeClock
 from tests.support.wait import eventually
@@ -641,13 +641,13 @@ async def test_oracle_catches_hands_shown_as_public_cards(
 async def test_oracle_catches_legal_actions_shown_to_everybody(
     server: Server, stub: Stub, oracle: Oracle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = convert.turn_started_variants
+    real = wire.turn_started_variants
 
     def leaky(state: engine.State, deadline: float, *, with_legal: bool = True) -> Any:
         out = real(state, deadline, with_legal=with_legal)
-        return convert.EventVariants(out.private.get(state.turn, out.public))
+        return wire.EventVariants(out.private.get(state.turn, out.public))
 
-    monkeypatch.setattr(convert, "turn_started_variants", leaky)
+    monkeypatch.setattr(wire, "turn_started_variants", leaky)
     runner = MatchRunner(stub, oracle, random.Random(7), Stats(), "tres")
     with pytest.raises(
         AssertionError,
@@ -661,7 +661,7 @@ async def test_oracle_catches_legal_actions_shown_to_everybody(
 async def test_oracle_catches_legal_actions_of_the_wrong_state(
     server: Server, stub: Stub, oracle: Oracle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = convert.turn_started_variants
+    real = wire.turn_started_variants
 
     def stale(state: engine.State, deadline: float, *, with_legal: bool = True) -> Any:
         """One action too many: a card of the hand that the rules forbid now."""
@@ -673,7 +673,7 @@ async def test_oracle_catches_legal_actions_of_the_wrong_state(
                 ev.turn_started.legal_actions.append(_play(illegal[0]))
         return out
 
-    monkeypatch.setattr(convert, "turn_started_variants", stale)
+    monkeypatch.setattr(wire, "turn_started_variants", stale)
     runner = MatchRunner(stub, oracle, random.Random(8), Stats(), "parejas")
     with pytest.raises(AssertionError, match=r"legal actions \[.*the rules say"):
         await runner.play()
@@ -846,9 +846,9 @@ async def test_stale_streams_of_players_who_left_see_nothing_of_the_next_occupan
 async def test_the_stale_stream_check_catches_a_stream_that_lives_on(
     server: Server, stub: Stub, oracle: Oracle, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from service import app as app_module
+    from service.tables import streams
 
-    monkeypatch.setattr(app_module, "_ends_occupancy", lambda event, seat: False)
+    monkeypatch.setattr(streams, "ends_occupancy", lambda event, seat: False)
     stats = await run_stale(stub, oracle, per_preset=1, seed=7, expect_lost=False)
     assert stats.seat_lost == 0 and stats.after_lost > 0
     assert any("hand_dealt" in leak for leak in stats.leaks), stats.leaks[:3]

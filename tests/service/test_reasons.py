@@ -28,7 +28,7 @@ from service import errors as service_errors
 from service.reasons import STATUS, Reason, from_engine
 from service.server import Server, create_server
 from service.store import memory
-from service.store.base import CommitOutcome, StoreUnavailable
+from service.store.base import Commit, CommitOutcome, StoreUnavailable
 from service.store.memory import MemoryStore
 from tests.engine.positions import deck_for
 from tute.v1 import action_pb2, card_pb2, rules_pb2, service_pb2, service_pb2_grpc, table_pb2
@@ -163,10 +163,10 @@ class FlakyStore(MemoryStore):
             raise RuntimeError("a bug planted by the test")
         return await super().load(table_id)
 
-    async def commit(self, table_id: str, expected_version: int, *args: Any, **kw: Any) -> Any:
+    async def commit(self, table_id: str, commit: Commit) -> CommitOutcome:
         if self.mode == "conflict":
-            return CommitOutcome(False, expected_version + 1)
-        return await super().commit(table_id, expected_version, *args, **kw)
+            return CommitOutcome(False, commit.expected_version + 1)
+        return await super().commit(table_id, commit)
 
 
 HANDS = {

@@ -323,9 +323,16 @@ def test_occupancies_and_expiry_are_stored_with_the_table() -> None:
     import json
 
     import engine
-    from service.model import HUMAN, SeatInfo, TableRecord, decode_record, encode_record
+    from service.tables.model import (
+        HUMAN,
+        SeatInfo,
+        TableRecord,
+        Visibility,
+        decode_record,
+        encode_record,
+    )
 
-    rec = TableRecord("t1", "tres", engine.PRESETS["tres"], "public", "", 1.0,
+    rec = TableRecord("t1", "tres", engine.PRESETS["tres"], Visibility.PUBLIC, "", 1.0,
                       [SeatInfo(HUMAN, "a", "h" * 64, "", 3), SeatInfo(), SeatInfo()],
                       expires_at=612.5)
     back = decode_record(encode_record(rec))

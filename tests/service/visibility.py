@@ -38,7 +38,7 @@ from google.protobuf.message import Message
 import engine
 from engine.cards import BIT, RANKS, card_of, card_text, cards_of
 from engine.game import pack_for
-from service.model import decode_record
+from service.tables.model import decode_record
 from tute.v1 import action_pb2, card_pb2, event_pb2, view_pb2
 
 Audience = int | None
@@ -253,13 +253,11 @@ class Oracle:
             rec = decode_record(record)
             self.tables.setdefault(table_id, TableTruth(table_id)).record(1, rec.state)
 
-        async def commit(
-            table_id: str, expected_version: int, record: bytes, events: Any, **kw: Any
-        ) -> Any:
-            out = await orig_commit(table_id, expected_version, record, events, **kw)
+        async def commit(table_id: str, change: Any) -> Any:
+            out = await orig_commit(table_id, change)
             if out.applied:
-                rec = decode_record(record)
-                assert rec.version == expected_version + 1
+                rec = decode_record(change.record)
+                assert rec.version == change.expected_version + 1
                 self.tables[table_id].record(rec.version, rec.state)
             return out
 

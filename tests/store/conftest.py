@@ -10,16 +10,13 @@ from pathlib import Path
 import pytest
 import redis
 
-from .redisproc import RedisClusterProcess, RedisProcess
+from tests.support.redis import RedisClusterProcess, RedisProcess, running_cluster, running_redis
 
 
 @pytest.fixture(scope="module")
 def redis_proc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisProcess]:
-    proc = RedisProcess(Path(tmp_path_factory.mktemp("redis"))).start()
-    try:
+    with running_redis(Path(tmp_path_factory.mktemp("redis"))) as proc:
         yield proc
-    finally:
-        proc.stop()
 
 
 @pytest.fixture
@@ -33,11 +30,8 @@ def redis_url(redis_proc: RedisProcess) -> str:
 @pytest.fixture(scope="session")
 def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisClusterProcess]:
     """A real three-primary Redis Cluster, shared by the store tests (none stops a node)."""
-    cluster = RedisClusterProcess(Path(tmp_path_factory.mktemp("cluster"))).start()
-    try:
+    with running_cluster(Path(tmp_path_factory.mktemp("cluster"))) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ the index step run on a single Redis too (the same code paths).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -19,10 +20,9 @@ import redis
 import redis.cluster
 from redis.crc import key_slot
 
-from service.store.base import LobbyEntry, StoredEvent, StoreUnavailable
-from service.store.redis import RedisStore
-
-from .redisproc import RedisClusterProcess
+from service.store.base import Commit, LobbyEntry, StoredEvent, StoreUnavailable
+from service.store.redis import RedisOptions, RedisStore
+from tests.support.redis import RedisClusterProcess
 
 GLOBAL_SLOT = key_slot(b"{tute:g}")
 
@@ -42,7 +42,8 @@ def raw(url: str) -> Iterator[Any]:
     """A plain synchronous client of the same Redis or Redis Cluster, to look inside."""
     if "cluster=1" in url:
         parts = urlsplit(url)
-        client: Any = redis.cluster.RedisCluster(host=parts.hostname, port=parts.port or 6379)
+        assert parts.port is not None
+        client: Any = redis.cluster.RedisCluster(host=parts.hostname, port=parts.port)
     else:
         client = redis.Redis.from_url(url)
     try:
@@ -51,25 +52,33 @@ def raw(url: str) -> Iterator[Any]:
         client.close()
 
 
-def quick(store: RedisStore) -> RedisStore:
-    """Repair on every claim, for markers older than 1 s (a commit fences at 0.5 s)."""
-    store.fence_s, store.repair_after_s, store.maintain_every_s = 0.5, 1.0, 0.0
-    return store
+QUICK = RedisOptions(fence_s=0.5, repair_after_s=1.0, maintain_every_s=0.0)
+"""Repair on every claim, for markers older than 1 s (a commit fences at 0.5 s)."""
+
+
+def quick(url: str, **options: Any) -> RedisStore:
+    """A store on ``url`` with the :data:`QUICK` options (and ``options``)."""
+    return RedisStore.from_url(url, dataclasses.replace(QUICK, **options))
+
+
+def tune(store: RedisStore, **options: Any) -> None:
+    """Change the options of ``store``'s repair passes from now on."""
+    store.index.options = dataclasses.replace(store.index.options, **options)
 
 
 async def born(store: RedisStore) -> RedisStore:
     """Run the first repair pass to its end (it rebuilds the indexes of an empty database)."""
     await store.repair()
-    if store._rebuild_task is not None:
-        await store._rebuild_task
+    if store.index.rebuild_task is not None:
+        await store.index.rebuild_task
     return store
 
 
 @pytest.fixture
 async def pair(url: str) -> AsyncIterator[tuple[RedisStore, RedisStore]]:
     """Two replicas' stores: ``s`` writes (and may crash), ``p`` repairs."""
-    s = quick(RedisStore.from_url(url))
-    p = await born(quick(RedisStore.from_url(url)))
+    s = quick(url)
+    p = await born(quick(url))
     try:
         yield s, p
     finally:
@@ -85,7 +94,7 @@ def crash_before_the_index_step(store: RedisStore, monkeypatch: pytest.MonkeyPat
     async def die(*args: object, **kwargs: object) -> None:
         raise Crash
 
-    monkeypatch.setattr(store, "_apply_index", die)
+    monkeypatch.setattr(store.index, "apply", die)
 
 
 def markers(url: str) -> int:
@@ -96,7 +105,7 @@ def markers(url: str) -> int:
 def counting_marks(store: RedisStore, monkeypatch: pytest.MonkeyPatch,
                    age_first_ms: int = 0) -> list[str]:
     """Record the markers ``store`` writes; the first one as if written ``age_first_ms`` ago."""
-    real = store._mark
+    real = store.index.mark
     made: list[str] = []
 
     async def mark(table_id: str) -> tuple[str, int]:
@@ -104,7 +113,7 @@ def counting_marks(store: RedisStore, monkeypatch: pytest.MonkeyPatch,
         made.append(member)
         return member, ms - (age_first_ms if len(made) == 1 else 0)
 
-    monkeypatch.setattr(store, "_mark", mark)
+    monkeypatch.setattr(store.index, "mark", mark)
     return made
 
 
@@ -112,7 +121,7 @@ async def test_a_crash_between_the_two_steps_is_repaired(
     pair: tuple[RedisStore, RedisStore], url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     s, p = pair
-    p.scrub_batch = 0  # only the markers may lead repair to these tables here
+    tune(p, scrub_batch=0)  # only the markers may lead repair to these tables here
     listed = LobbyEntry("a", "parejas", 4, 3, 100.0)
     await s.create("a", b"r1", "", listed)
     crash_before_the_index_step(s, monkeypatch)
@@ -120,8 +129,8 @@ async def test_a_crash_between_the_two_steps_is_repaired(
     # a: the last seat is taken by a third bot, one is on turn (due now); the replica dies
     # before the lobby, the due set, the status sets and the bot count hear of it
     with pytest.raises(Crash):
-        await s.commit("a", 1, b"r2", [ev(1)], lobby=None, due_at=now - 1, status="playing",
-                       bot_seats=3)
+        await s.commit("a", Commit(1, b"r2", [ev(1)], lobby=None, due_at=now - 1, status="playing",
+                              bot_seats=3))
     # b: created, and the replica dies before it is listed
     entry_b = LobbyEntry("b", "dos", 2, 1, 200.0)
     with pytest.raises(Crash):
@@ -136,7 +145,7 @@ async def test_a_crash_between_the_two_steps_is_repaired(
     assert await p.find_invite("INVITE22") is None
     assert await p.count_tables() == {"waiting": 1, "playing": 0, "finished": 0}
     assert await p.count_bot_seats() == 0
-    await asyncio.sleep(p.repair_after_s + 0.1)
+    await asyncio.sleep(p.options.repair_after_s + 0.1)
     claimed = await p.claim_due(time.time(), 30.0, 10)  # repairs first, then claims
     assert [(d.table_id, d.due_at) for d in claimed] == [("a", pytest.approx(now - 1))]
     assert await p.lobby("", 0, None, 10) == [entry_b]
@@ -146,15 +155,15 @@ async def test_a_crash_between_the_two_steps_is_repaired(
     assert markers(url) == 0
     # a move that keeps the index, then a repair pass that applies that state again: the
     # claim's lease holds (the due time did not change), the bots are counted once
-    assert (await p.commit("a", 2, b"r3", [ev(2)], due_at=now - 1, status="playing",
-                           bot_seats=3)).applied
-    p.scrub_batch = 100
+    assert (await p.commit("a", Commit(2, b"r3", [ev(2)], due_at=now - 1, status="playing",
+                                  bot_seats=3))).applied
+    tune(p, scrub_batch=100)
     await p.repair()
     assert await p.claim_due(time.time(), 30.0, 10) == []
     assert await p.count_bot_seats() == 3
     # the table goes on as usual from any replica
-    assert (await p.commit("a", 3, b"r4", [ev(3)], due_at=0.0, status="finished",
-                           bot_seats=3)).applied
+    assert (await p.commit("a", Commit(3, b"r4", [ev(3)], due_at=0.0, status="finished",
+                                  bot_seats=3))).applied
     assert await p.next_due() is None
     assert await p.count_tables() == {"waiting": 1, "playing": 0, "finished": 1}
     assert await p.count_bot_seats() == 0
@@ -167,16 +176,17 @@ async def test_a_late_index_step_never_puts_an_older_state_back(
     s, p = pair
     await s.create("t", b"r", "", LobbyEntry("t", "parejas", 4, 3, 5.0))
     held: list[tuple[Any, ...]] = []
-    real = s._apply_index
+    real = s.index.apply
 
     async def hold(*args: Any) -> None:
         held.append(args)
 
-    monkeypatch.setattr(s, "_apply_index", hold)
-    assert (await s.commit("t", 1, b"r2", [ev(1)], lobby=LobbyEntry("t", "parejas", 4, 2, 5.0),
-                           due_at=50.0, status="waiting")).applied
-    assert (await p.commit("t", 2, b"r3", [ev(2)], lobby=None, due_at=60.0,
-                           status="playing")).applied
+    monkeypatch.setattr(s.index, "apply", hold)
+    assert (await s.commit("t", Commit(1, b"r2", [ev(1)],
+                                       lobby=LobbyEntry("t", "parejas", 4, 2, 5.0),
+                                  due_at=50.0, status="waiting"))).applied
+    assert (await p.commit("t", Commit(2, b"r3", [ev(2)], lobby=None, due_at=60.0,
+                                  status="playing"))).applied
     await real(*held[0])  # version 2's state, after version 3's
     assert await p.lobby("", 0, None, 10) == []
     assert await p.next_due() == 60.0
@@ -191,12 +201,12 @@ async def test_a_commit_marks_again_when_its_marker_is_stale_or_missing(
     await s.create("t", b"r", "", None)
     # a marker older than the fence (the replica stalled): refused, marked again, applied
     made = counting_marks(s, monkeypatch, age_first_ms=10_000)
-    assert (await s.commit("t", 1, b"r2", [ev(1)], due_at=123.0, status="playing")).applied
+    assert (await s.commit("t", Commit(1, b"r2", [ev(1)], due_at=123.0, status="playing"))).applied
     assert len(made) == 2
     assert await p.next_due() == 123.0
     # a replica that wrongly thinks the index stays as it was sends no marker: refused too
-    s._known["t"] = (2, (b"", b"0", b"0", b"finished", b"0"))
-    assert (await s.commit("t", 2, b"r3", [ev(2)], due_at=0.0, status="finished")).applied
+    s.index.known["t"] = (2, (b"", b"0", b"0", b"finished", b"0"))
+    assert (await s.commit("t", Commit(2, b"r3", [ev(2)], due_at=0.0, status="finished"))).applied
     assert len(made) == 3
     assert await p.next_due() is None
     assert await p.count_tables() == {"waiting": 0, "playing": 0, "finished": 1}
@@ -207,18 +217,19 @@ async def test_a_commit_marks_again_when_its_marker_is_stale_or_missing(
 async def test_moves_that_keep_the_index_need_no_index_step_and_the_table_stays_counted(
     url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    s = await born(quick(RedisStore.from_url(url, abandoned_ttl_s=0.5)))
+    s = await born(quick(url, abandoned_ttl_s=0.5))
     try:
         made = counting_marks(s, monkeypatch)
         await s.create("t", b"r", "", None)
-        assert (await s.commit("t", 1, b"r", [ev(1)], due_at=0.0, status="playing")).applied
+        assert (await s.commit("t", Commit(1, b"r", [ev(1)], due_at=0.0, status="playing"))).applied
         assert len(made) == 2
         # moves for longer than the TTL: each refreshes the table's TTL, none touches the
         # index (one round trip each), so its status entry's expiry falls behind
         version = 2
         t0 = time.monotonic()
         while time.monotonic() - t0 < 0.8:
-            assert (await s.commit("t", version, b"r", [ev(version)], status="playing")).applied
+            assert (await s.commit("t", Commit(version, b"r", [ev(version)],
+                                               status="playing"))).applied
             version += 1
             await asyncio.sleep(0.05)
         assert len(made) == 2
@@ -238,10 +249,10 @@ async def test_index_entries_of_tables_that_vanished_are_removed(
     s, p = pair
     await s.create("x", b"r", "CODE3456", LobbyEntry("x", "parejas", 4, 3, 1.0))
     await s.create("y", b"r", "", None)
-    await s.commit("y", 1, b"r", [ev(1)], due_at=time.time() + 60, status="playing",
-                   bot_seats=2)
+    await s.commit("y", Commit(1, b"r", [ev(1)], due_at=time.time() + 60, status="playing",
+                          bot_seats=2))
     await s.create("z", b"r", "", None)
-    await s.commit("z", 1, b"r", [], bot_seats=1)
+    await s.commit("z", Commit(1, b"r", [], bot_seats=1))
     assert await p.count_bot_seats() == 3
     with raw(url) as r:  # as a Cluster node that restarted empty would leave them
         for t in ("x", "y"):
@@ -255,23 +266,6 @@ async def test_index_entries_of_tables_that_vanished_are_removed(
     assert await p.count_tables() == {"waiting": 1, "playing": 0, "finished": 0}
     with raw(url) as r:
         assert r.hkeys("{tute:g}:ver") == [b"z"] and r.hlen("{tute:g}:invof") == 0
-
-
-async def test_a_table_of_the_previous_layout_is_indexed_by_its_next_commit(
-    pair: tuple[RedisStore, RedisStore], url: str
-) -> None:
-    """Tables written before the hash recorded the index state (an upgrade in place)."""
-    s, p = pair
-    with raw(url) as r:
-        r.hset("tute:{old}", mapping={"v": 3, "r": b"r", "s": "playing", "q": 2, "c": "x"})
-        r.zadd("{tute:g}:st:playing", {"old": (time.time() + 3600) * 1000})
-        r.zadd("{tute:g}:due", {"old": 10.0})
-    await p.repair()  # no index state in its hash: its index entries are left as they are
-    assert await p.next_due() == 10.0
-    assert (await s.commit("old", 3, b"r2", [ev(3)], due_at=20.0, status="playing")).applied
-    assert await p.next_due() == 20.0
-    assert await p.count_tables() == {"waiting": 0, "playing": 1, "finished": 0}
-    assert markers(url) == 0
 
 
 def wipe_the_global_slot(url: str, request: pytest.FixtureRequest) -> None:
@@ -302,16 +296,16 @@ async def test_lost_indexes_are_rebuilt_from_the_tables(
     listed = LobbyEntry(w, "parejas", 4, 3, 7.0)
     await s.create(w, b"r", "CODE7777", listed)
     await s.create(q, b"r", "", None)
-    await s.commit(q, 1, b"r", [ev(1)], due_at=time.time() - 1, status="playing",
-                   bot_seats=3)
+    await s.commit(q, Commit(1, b"r", [ev(1)], due_at=time.time() - 1, status="playing",
+                          bot_seats=3))
     await s.create(f, b"r", "", None)
-    await s.commit(f, 1, b"r", [ev(1)], status="finished", bot_seats=4)
+    await s.commit(f, Commit(1, b"r", [ev(1)], status="finished", bot_seats=4))
     wipe_the_global_slot(url, request)
     assert await p.count_bot_seats() == 0
     assert await p.lobby("", 0, None, 10) == []
     assert await p.claim_due(time.time(), 5.0, 10) == []  # repair sees the loss, rebuilds
-    assert p._rebuild_task is not None
-    await p._rebuild_task
+    assert p.index.rebuild_task is not None
+    await p.index.rebuild_task
     assert await p.lobby("", 0, None, 10) == [listed]
     assert await p.find_invite("CODE7777") == w
     assert [d.table_id for d in await p.claim_due(time.time(), 5.0, 10)] == [q]
@@ -340,10 +334,10 @@ async def test_tables_are_spread_over_every_node_of_the_cluster(
             await s.create(t, b"r1", f"CODE{i:04d}", entries[t] if i % 2 else None)
         subs = {t: await p.subscribe(t) for t in ids}  # one reader per table, on its node
         for i, t in enumerate(ids):
-            assert (await s.commit(t, 1, b"r2", [ev(1), ev(2)], idempotency_key="k",
-                                   response=b"first", lobby=entries[t] if i % 3 else None,
-                                   due_at=now - 1 if i % 4 == 0 else 0.0,
-                                   status="waiting" if i % 3 else "playing")).applied
+            assert (await s.commit(t, Commit(1, b"r2", [ev(1), ev(2)], idempotency_key="k",
+                                          response=b"first", lobby=entries[t] if i % 3 else None,
+                                          due_at=now - 1 if i % 4 == 0 else 0.0,
+                                          status="waiting" if i % 3 else "playing"))).applied
         for t in ids:
             got = [await asyncio.wait_for(subs[t].__aiter__().__anext__(), 5) for _ in range(2)]
             assert got == [ev(1), ev(2)]
@@ -356,7 +350,7 @@ async def test_tables_are_spread_over_every_node_of_the_cluster(
         playing = sum(1 for i in range(len(ids)) if i % 3 == 0)
         assert await p.count_tables() == {
             "waiting": len(ids) - playing, "playing": playing, "finished": 0}
-        dup = await p.commit(ids[5], 1, b"again", [ev(1)], idempotency_key="k")
+        dup = await p.commit(ids[5], Commit(1, b"again", [ev(1)], idempotency_key="k"))
         assert dup.duplicate_response == b"first"
         assert all([await p.events_after(t, 0) == [ev(1), ev(2)] for t in ids])
         # each table's keys sit on the node of its slot, the indexes on the global one
@@ -376,7 +370,7 @@ async def test_tables_are_spread_over_every_node_of_the_cluster(
 async def test_the_cluster_url(redis_cluster_url: str) -> None:
     store = RedisStore.from_url(redis_cluster_url + "&retention=50&prefix=c")
     try:
-        assert store.cluster and store.retention == 50
+        assert store.cluster and store.options.retention == 50
         await store.create("t", b"r", "", None)
         await store.ping()
         assert await store.load("t") == (1, b"r")
@@ -398,8 +392,8 @@ async def test_a_node_down_fails_only_its_own_tables(
     StoreUnavailable, the others (and the lobby, the scheduler, repair) go on; it comes back
     empty, and repair takes its tables out of the indexes."""
     cluster = RedisClusterProcess(tmp_path / "cluster").start()
-    s = quick(RedisStore.from_url(cluster.url))
-    p = quick(RedisStore.from_url(cluster.url))
+    s = quick(cluster.url)
+    p = quick(cluster.url)
     try:
         home = cluster.node_of_slot(GLOBAL_SLOT)
         first = cluster.node_of_slot(0)  # the node redis-py's client turns to first
@@ -413,7 +407,7 @@ async def test_a_node_down_fails_only_its_own_tables(
         crash_before_the_index_step(s, monkeypatch)
         now = time.time()
         with pytest.raises(Crash):
-            await s.commit(alive, 1, b"r2", [ev(1)], due_at=now - 1, status="playing")
+            await s.commit(alive, Commit(1, b"r2", [ev(1)], due_at=now - 1, status="playing"))
         victim = next(n for n in cluster.nodes if n.port == node_of[lost])
         victim.kill()
         t0 = time.monotonic()
@@ -422,7 +416,7 @@ async def test_a_node_down_fails_only_its_own_tables(
         assert time.monotonic() - t0 < 1.5
         assert await p.load(alive) == (2, b"r2")
         await p.ping()  # the global slot's node answers: still serving
-        await asyncio.sleep(p.repair_after_s + 0.1)
+        await asyncio.sleep(p.options.repair_after_s + 0.1)
         claimed = await p.claim_due(time.time(), 30.0, 10)  # repair skips the lost node
         assert [d.table_id for d in claimed] == [alive]
         assert await p.count_tables() == {"waiting": 1, "playing": 1, "finished": 0}
@@ -467,13 +461,12 @@ async def test_a_claim_sent_again_returns_what_it_took(
     """redis-py sends a call again when its connection broke (on a Cluster, also when its reply
     timed out), though Redis may have run it. A claim sent again returns what it took the first
     time: the items are not left leased to nobody until the lease ends."""
-    store = await born(RedisStore.from_url(url))
-    store.maintain_every_s = 3600.0
+    store = await born(RedisStore.from_url(url, RedisOptions(maintain_every_s=3600.0)))
     try:
         now = time.time()
         for t in ("d0", "d1", "d2"):
             await store.create(t, b"r", "", None)
-            await store.commit(t, 1, b"r", [ev(1)], due_at=now - 1, status="playing")
+            await store.commit(t, Commit(1, b"r", [ev(1)], due_at=now - 1, status="playing"))
         assert await store.claim_due(now - 10, 30.0, 10) == []  # runs the hour's repair pass
         lost = lose_the_next_reply(monkeypatch)
         claimed = await store.claim_due(now, 30.0, 10)
@@ -516,12 +509,12 @@ async def test_calls_in_flight_survive_a_fresh_client_and_moved_replies(
         tables = sorted(f"m{i}" for i in range(20))
         for t in tables:
             await writer.create(t, b"r", "", None)
-            await writer.commit(t, 1, b"r", [ev(1)], due_at=now - 1, status="playing")
+            await writer.commit(t, Commit(1, b"r", [ev(1)], due_at=now - 1, status="playing"))
         got = await asyncio.gather(*[fresh.claim_due(now, 30.0, 2) for _ in range(10)])
         assert sorted(d.table_id for batch in got for d in batch) == tables
         assert moved == [] and dropped == []
         # The client's layout is stale: it sends the global slot's calls to another node.
-        client = fresh._redis
+        client = fresh.link.client
         assert isinstance(client, RedisCluster)
         home = client.nodes_manager.slots_cache[GLOBAL_SLOT][0]
         other = next(n for n in client.get_primaries() if n.name != home.name)

@@ -4,9 +4,11 @@ per replica, and behaviour while Redis is down (fail fast, recover by itself).""
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -15,14 +17,16 @@ from redis.crc import key_slot
 
 from service.store.base import (
     REWOUND,
+    Commit,
     LobbyEntry,
     StoredEvent,
     StoreUnavailable,
     SubscriptionEnded,
 )
-from service.store.redis import RedisStore
-
-from .redisproc import RedisProcess
+from service.store.redis import RedisOptions, RedisStore
+from service.store.redis.connect import Link
+from service.store.redis.keys import Keys
+from tests.support.redis import RedisProcess
 
 
 def ev(seq: int) -> StoredEvent:
@@ -44,11 +48,16 @@ async def test_url_options_are_the_stores_and_the_rest_goes_to_redis(redis_url: 
         "&health_check_interval=5"
     )
     try:
-        assert (s.retention, s.finished_ttl_s, s.abandoned_ttl_s) == (7, 2.5, 60.0)
-        given = RedisStore.from_url(redis_url + "?finished_ttl_s=5", finished_ttl_s=60)
-        assert given.finished_ttl_s == 5.0  # the URL is the more specific
+        o = s.options
+        assert (o.retention, o.finished_ttl_s, o.abandoned_ttl_s, o.timeout_s) == (
+            7, 2.5, 60.0, 0.5)
+        given = RedisStore.from_url(redis_url + "?finished_ttl_s=5",
+                                    RedisOptions(finished_ttl_s=60))
+        assert given.options.finished_ttl_s == 5.0  # the URL is the more specific
         await given.close()
-        assert RedisStore.from_url(redis_url, finished_ttl_s=60).finished_ttl_s == 60.0
+        other = RedisStore.from_url(redis_url, RedisOptions(finished_ttl_s=60))
+        assert other.options.finished_ttl_s == 60.0
+        await other.close()
         await s.create("t", b"r", "", None)
         with redis.Redis.from_url(redis_url) as r:
             assert r.exists("x:{t}")
@@ -59,11 +68,11 @@ async def test_url_options_are_the_stores_and_the_rest_goes_to_redis(redis_url: 
 async def test_events_past_the_retention_are_trimmed_and_resume_says_so(redis_url: str) -> None:
     with redis.Redis.from_url(redis_url) as r:
         r.config_set("stream-node-max-entries", 4)  # so that MAXLEN ~ trims at small sizes
-    s = RedisStore.from_url(redis_url, retention=8)
+    s = RedisStore.from_url(redis_url, RedisOptions(retention=8))
     try:
         await s.create("t", b"r", "", None)
         for v in range(1, 41):
-            assert (await s.commit("t", v, b"r", [ev(v)])).applied
+            assert (await s.commit("t", Commit(v, b"r", [ev(v)]))).applied
         assert await s.events_after("t", 0) is None  # event 1 is gone: the app sends a snapshot
         tail = await s.events_after("t", 35)
         assert tail == [ev(i) for i in range(36, 41)]
@@ -77,8 +86,8 @@ async def test_keys_of_a_table_share_one_slot_and_the_indexes_another(
     store: RedisStore, redis_url: str
 ) -> None:
     await store.create("abc", b"r", "CODE2345", LobbyEntry("abc", "parejas", 4, 3, 1.0))
-    await store.commit("abc", 1, b"r", [ev(1)], idempotency_key="k", response=b"x",
-                       due_at=time.time() + 30, status="playing")
+    await store.commit("abc", Commit(1, b"r", [ev(1)], idempotency_key="k", response=b"x",
+                              due_at=time.time() + 30, status="playing"))
     with redis.Redis.from_url(redis_url) as r:
         keys = [k.decode() for k in r.keys("*")]
     table = [k for k in keys if "{abc}" in k]
@@ -89,15 +98,15 @@ async def test_keys_of_a_table_share_one_slot_and_the_indexes_another(
 
 
 async def test_ttls_follow_the_status(redis_url: str) -> None:
-    s = RedisStore.from_url(redis_url, finished_ttl_s=60, abandoned_ttl_s=3600)
+    s = RedisStore.from_url(redis_url, RedisOptions(finished_ttl_s=60, abandoned_ttl_s=3600))
     try:
         await s.create("t", b"r", "", None)
         with redis.Redis.from_url(redis_url) as r:
             assert 3500_000 < r.pttl("tute:{t}") <= 3600_000
-            await s.commit("t", 1, b"r", [ev(1)], idempotency_key="k", status="playing")
+            await s.commit("t", Commit(1, b"r", [ev(1)], idempotency_key="k", status="playing"))
             for key in ("tute:{t}", "tute:{t}:x", "tute:{t}:i"):
                 assert 3500_000 < r.pttl(key) <= 3600_000
-            await s.commit("t", 2, b"r", [ev(2)], status="finished")
+            await s.commit("t", Commit(2, b"r", [ev(2)], status="finished"))
             for key in ("tute:{t}", "tute:{t}:x", "tute:{t}:i"):
                 assert 50_000 < r.pttl(key) <= 60_000
     finally:
@@ -115,35 +124,34 @@ async def test_one_reader_per_table_per_replica_whatever_the_watchers(
         before = len(await r.client_list())
         subs = [await store.subscribe("a") for _ in range(10)]
         subs += [await store.subscribe("b") for _ in range(10)]
-        assert sorted(store._readers) == ["a", "b"]
-        await writer.commit("a", 1, b"r", [ev(1)])
+        assert sorted(store.readers.active) == ["a", "b"]
+        await writer.commit("a", Commit(1, b"r", [ev(1)]))
         await asyncio.sleep(0.2)
         after = len(await r.client_list())
         assert after - before <= 3  # two blocked readers (+ the store's own pool), not 20
         for sub in subs[:10]:
             got = await asyncio.wait_for(sub.__aiter__().__anext__(), 5)
             assert got == ev(1)
-        task = store._readers["a"].task
+        task = store.readers.active["a"].task
         for sub in subs[:10]:
             await sub.close()
-        assert "a" not in store._readers  # the last watcher left: the reader stops
+        assert "a" not in store.readers.active  # the last watcher left: the reader stops
         await asyncio.sleep(0.05)
         assert task is not None and task.done()
         for sub in subs[10:]:
             await sub.close()
-        assert store._readers == {}
+        assert store.readers.active == {}
     finally:
         await writer.close()
         await r.aclose()
 
 
 async def test_a_watched_table_that_expires_ends_its_watchers(redis_url: str) -> None:
-    s = RedisStore.from_url(redis_url, finished_ttl_s=0.3)
-    s.block_ms = 200
+    s = RedisStore.from_url(redis_url, RedisOptions(finished_ttl_s=0.3, block_ms=200))
     try:
         await s.create("t", b"r", "", None)
         sub = await s.subscribe("t")
-        await s.commit("t", 1, b"r", [ev(1)], status="finished")
+        await s.commit("t", Commit(1, b"r", [ev(1)], status="finished"))
         got = []
         with pytest.raises(SubscriptionEnded) as ended:
             async with asyncio.timeout(5):
@@ -163,7 +171,7 @@ async def test_redis_down_fails_fast_and_recovers_by_itself(tmp_path: Path) -> N
         proc.kill()
         calls = [
             s.ping(), s.load("t"), s.create("u", b"r", "", None),
-            s.commit("t", 1, b"r", [ev(1)]), s.events_after("t", 0), s.subscribe("t"),
+            s.commit("t", Commit(1, b"r", [ev(1)])), s.events_after("t", 0), s.subscribe("t"),
             s.lobby("", 0, None, 10), s.claim_due(time.time(), 5, 10), s.next_due(),
             s.count_tables(), s.find_invite("X"), s.idempotent_response("t", "k"),
         ]
@@ -183,9 +191,9 @@ async def test_redis_down_fails_fast_and_recovers_by_itself(tmp_path: Path) -> N
         await s.ping()
         assert await s.load("t") is None
         await s.create("t2", b"r", "", None)
-        assert (await s.commit("t2", 1, b"r", [ev(1)])).applied
+        assert (await s.commit("t2", Commit(1, b"r", [ev(1)]))).applied
         sub2 = await s.subscribe("t2")
-        await s.commit("t2", 2, b"r", [ev(2)])
+        await s.commit("t2", Commit(2, b"r", [ev(2)]))
         assert await asyncio.wait_for(sub2.__aiter__().__anext__(), 5) == ev(2)
         await sub2.close()
     finally:
@@ -200,12 +208,13 @@ async def test_with_persistence_a_restart_keeps_tables_and_watchers_resume(
     s = RedisStore.from_url(proc.url)
     try:
         await s.create("t", b"r", "", None)
-        assert (await s.commit("t", 1, b"r1", [ev(1)], due_at=123.0, status="playing")).applied
+        assert (await s.commit("t", Commit(1, b"r1", [ev(1)], due_at=123.0,
+                                           status="playing"))).applied
         sub = await s.subscribe("t")
         proc.restart()  # kill -9 and start again within the readers' grace
         await s.ping()
         assert await s.load("t") == (2, b"r1")
-        assert (await s.commit("t", 2, b"r2", [ev(2)], due_at=124.0)).applied
+        assert (await s.commit("t", Commit(2, b"r2", [ev(2)], due_at=124.0))).applied
         assert await asyncio.wait_for(sub.__aiter__().__anext__(), 5) == ev(2)
         assert await s.events_after("t", 0) == [ev(1), ev(2)]
         assert await s.next_due() == 124.0
@@ -226,12 +235,12 @@ async def test_a_commit_sent_twice_applies_once(
     with pytest.raises(ValueError):
         await store.create("t", b"another record", "", None)
     monkeypatch.setattr(module.secrets, "token_hex", lambda n: "same-nonce")
-    first = await store.commit("t", 1, b"r2", [ev(1)])
-    again = await store.commit("t", 1, b"r2", [ev(1)])
+    first = await store.commit("t", Commit(1, b"r2", [ev(1)]))
+    again = await store.commit("t", Commit(1, b"r2", [ev(1)]))
     assert first.applied and again.applied and again.version == first.version == 2
     assert await store.events_after("t", 0) == [ev(1)]
     monkeypatch.setattr(module.secrets, "token_hex", lambda n: "other")
-    assert not (await store.commit("t", 1, b"r2", [ev(1)])).applied
+    assert not (await store.commit("t", Commit(1, b"r2", [ev(1)]))).applied
 
 
 def test_replies_that_mean_redis_cannot_serve_now_are_store_unavailable() -> None:
@@ -244,7 +253,7 @@ def test_replies_that_mean_redis_cannot_serve_now_are_store_unavailable() -> Non
         SlotNotCoveredError,
     )
 
-    from service.store.redis import _guard
+    from service.store.redis.connect import guard
 
     for exc in (ReadOnlyError("You can't write against a read only replica.",
                               status_code="READONLY"),
@@ -252,9 +261,9 @@ def test_replies_that_mean_redis_cannot_serve_now_are_store_unavailable() -> Non
                 MasterDownError("Link with MASTER is down", status_code="MASTERDOWN"),
                 ResponseError("NOREPLICAS Not enough good replicas to write."),
                 SlotNotCoveredError('Slot "5" is not covered by the cluster.')):
-        with pytest.raises(StoreUnavailable), _guard("Redis at here"):
+        with pytest.raises(StoreUnavailable), guard("Redis at here"):
             raise exc
-    with pytest.raises(ResponseError), _guard("Redis at here"):
+    with pytest.raises(ResponseError), guard("Redis at here"):
         raise ResponseError("tute: event 3 is not after 5")
 
 
@@ -271,13 +280,13 @@ async def test_a_restart_from_an_older_snapshot_rewinds_the_watchers(
     try:
         await writer.create("t", b"r", "", None)
         for v in range(1, 6):
-            assert (await writer.commit("t", v, b"r", [ev(v)])).applied
+            assert (await writer.commit("t", Commit(v, b"r", [ev(v)]))).applied
         sub = await watching.subscribe("t")
         got = aiter(sub)
         with redis.Redis.from_url(proc.url) as r:
             r.save()  # the snapshot: the table at sequence 5
         for v in range(6, 11):
-            assert (await writer.commit("t", v, b"r", [ev(v)])).applied
+            assert (await writer.commit("t", Commit(v, b"r", [ev(v)]))).applied
         assert [await asyncio.wait_for(anext(got), 5) for _ in range(5)] == [
             ev(v) for v in range(6, 11)]
         proc.restart()  # kill -9, and start again from the snapshot within the grace
@@ -285,11 +294,11 @@ async def test_a_restart_from_an_older_snapshot_rewinds_the_watchers(
         new = [StoredEvent(v, b"new %d" % v) for v in range(6, 17)]
         if play_past:  # the new history passes the old position before the reader is back
             for v in range(6, 15):
-                assert (await writer.commit("t", v, b"r", [new[v - 6]])).applied
+                assert (await writer.commit("t", Commit(v, b"r", [new[v - 6]]))).applied
         first = await asyncio.wait_for(anext(got), 10)
         assert first is REWOUND
         for v in range(15 if play_past else 6, 17):
-            assert (await writer.commit("t", v, b"r", [new[v - 6]])).applied
+            assert (await writer.commit("t", Commit(v, b"r", [new[v - 6]]))).applied
         after: list[StoredEvent] = []
         while not after or after[-1].seq < 16:
             after.append(await asyncio.wait_for(anext(got), 5))
@@ -300,3 +309,54 @@ async def test_a_restart_from_an_older_snapshot_rewinds_the_watchers(
         await watching.close()
         await writer.close()
         proc.stop()
+
+
+class _CountingConnection(aredis.Connection):
+    """A connection that counts what it sends: one count per round trip (a pipeline sends
+    all its commands at once)."""
+
+    sent = 0
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        type(self).sent += 1
+        await super().send_packed_command(command, check_health)
+
+
+async def test_a_lobby_page_of_fifty_tables_takes_three_round_trips(redis_url: str) -> None:
+    pool = aredis.ConnectionPool.from_url(redis_url, connection_class=_CountingConnection)
+    counted = RedisStore(Link(aredis.Redis(connection_pool=pool), aredis.Redis.from_url(redis_url)))
+    s = RedisStore.from_url(redis_url)
+    try:
+        for i in range(60):
+            entry = LobbyEntry(f"p{i:02d}", "parejas", 4, 3, 100.0 + i)
+            await s.create(entry.table_id, b"record %d" % i, "", entry)
+            await s.set_presence(entry.table_id, f"1.w{i}", i % 4, time.time() + 60)
+        with redis.Redis.from_url(redis_url) as r:
+            r.delete("tute:{p58}")  # a table whose hash is gone, still listed
+        await counted.ping()  # the connection is made (its handshake is not the page's)
+        _CountingConnection.sent = 0
+        page = await counted.lobby_tables("", 0, None, 50, time.time())
+        assert 1 <= _CountingConnection.sent <= 3, _CountingConnection.sent
+        assert [t.entry.table_id for t in page] == [f"p{i:02d}" for i in range(59, 9, -1)]
+        assert page[1].record is None and page[1].version == 0 and page[1].watchers == {}
+        assert page[0].record == b"record 59" and page[0].watchers == {"1.w59": 3}
+    finally:
+        await counted.close()
+        await s.close()
+
+
+def test_the_design_document_lists_every_key_and_no_other() -> None:
+    """docs/redis-store.md's key tables name exactly the keys of keys.Keys."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "redis-store.md").read_text()
+    section = doc.split("## Keys", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `([^`]+)` \|", section, re.M))
+    k = Keys("tute")
+    single = {"applied", "born", "bots", "bots_total", "due", "invite_of", "invites", "lobby",
+              "lobby_entries", "markers", "rebuild"}
+    assert set(Keys.__slots__) == single | {"claim", "index", "prefix", "status"}
+    made = {getattr(k, name) for name in single}
+    made |= {k.table("T"), k.stream("T"), k.idempotency("T"), k.presence("T"),
+             k.bucket("<key>"), f"{k.claim}:<n>"}
+    assert {s.rsplit(":", 1)[0] for s in k.status} == {"{tute:g}:st"}
+    made.add("{tute:g}:st:<s>")
+    assert listed == made

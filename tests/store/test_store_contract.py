@@ -12,15 +12,15 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import pytest
 import redis
 
 from service.store import memory
-from service.store import redis as redis_store
 from service.store.base import (
+    Commit,
     DueItem,
     LobbyEntry,
     Store,
@@ -30,7 +30,8 @@ from service.store.base import (
     SubscriptionEnded,
 )
 from service.store.memory import MemoryStore
-from service.store.redis import RedisStore
+from service.store.redis import RedisOptions, RedisStore
+from service.store.redis import reader as redis_reader
 from tests.support.clock import FakeClock
 from tests.support.wait import eventually
 
@@ -59,8 +60,8 @@ class Stores:
         for port in self.ports:  # so that Redis's MAXLEN ~ trims at such small sizes
             with redis.Redis(port=port) as r:
                 r.config_set("stream-node-max-entries", 4)
-        a = RedisStore.from_url(self.url, retention=retention)
-        b = RedisStore.from_url(self.url, retention=retention)
+        a = RedisStore.from_url(self.url, RedisOptions(retention=retention))
+        b = RedisStore.from_url(self.url, RedisOptions(retention=retention))
         try:
             yield a, b
         finally:
@@ -83,8 +84,8 @@ async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
         ports: tuple[int, ...] = (request.getfixturevalue("redis_proc").port,)
     else:
         ports = tuple(request.getfixturevalue("redis_cluster").ports)
-    a = RedisStore.from_url(url, finished_ttl_s=FINISHED_TTL_S, clock=clock)
-    b = RedisStore.from_url(url, finished_ttl_s=FINISHED_TTL_S, clock=clock)
+    a = RedisStore.from_url(url, RedisOptions(finished_ttl_s=FINISHED_TTL_S), clock=clock)
+    b = RedisStore.from_url(url, RedisOptions(finished_ttl_s=FINISHED_TTL_S), clock=clock)
     assert a.cluster == b.cluster == (request.param == "cluster")
     try:
         yield Stores(a, b, request.param, url, ports, clock)
@@ -119,7 +120,7 @@ async def test_create_load_and_version(stores: Stores) -> None:
     with pytest.raises(ValueError):
         await stores.peer.create("t1", b"again", "", None)
     assert await s.load("t1") == (1, b"record v1")
-    out = await s.commit("t1", 1, b"record v2", [ev(1)], status="waiting")
+    out = await s.commit("t1", Commit(1, b"record v2", [ev(1)], status="waiting"))
     assert out.applied and out.version == 2
     assert await stores.peer.load("t1") == (2, b"record v2")
 
@@ -134,13 +135,13 @@ async def test_invite_codes(stores: Stores) -> None:
 async def test_commit_is_a_compare_and_set(stores: Stores) -> None:
     s, p = stores.store, stores.peer
     await s.create("t", b"r1", "", None)
-    first = await s.commit("t", 1, b"r2 by s", [ev(1)])
-    lost = await p.commit("t", 1, b"r2 by peer", [ev(1)])
+    first = await s.commit("t", Commit(1, b"r2 by s", [ev(1)]))
+    lost = await p.commit("t", Commit(1, b"r2 by peer", [ev(1)]))
     assert first.applied and first.version == 2
     assert not lost.applied and lost.version == 2 and lost.duplicate_response is None
     assert await s.load("t") == (2, b"r2 by s")
     assert await s.events_after("t", 0) == [ev(1)]
-    nothing = await s.commit("unknown", 1, b"r", [ev(1)])
+    nothing = await s.commit("unknown", Commit(1, b"r", [ev(1)]))
     assert not nothing.applied
 
 
@@ -148,7 +149,8 @@ async def test_concurrent_commits_one_winner_per_version(stores: Stores) -> None
     s, p = stores.store, stores.peer
     await s.create("race", b"r1", "", None)
     outs = await asyncio.gather(
-        *[(s if i % 2 else p).commit("race", 1, f"r{i}".encode(), [ev(1)]) for i in range(8)]
+        *[(s if i % 2 else p).commit("race", Commit(1, f"r{i}".encode(),
+                                                    [ev(1)])) for i in range(8)]
     )
     assert sum(o.applied for o in outs) == 1
     assert (await s.load("race"))[0] == 2  # type: ignore[index]
@@ -157,12 +159,15 @@ async def test_concurrent_commits_one_winner_per_version(stores: Stores) -> None
 async def test_idempotency_key_returns_the_first_response(stores: Stores) -> None:
     s, p = stores.store, stores.peer
     await s.create("t", b"r1", "", None)
-    first = await s.commit("t", 1, b"r2", [ev(1)], idempotency_key="0:req", response=b"first")
+    first = await s.commit("t", Commit(1, b"r2", [ev(1)], idempotency_key="0:req",
+                                       response=b"first"))
     assert first.applied
-    again = await p.commit("t", 1, b"r2'", [ev(1)], idempotency_key="0:req", response=b"second")
+    again = await p.commit("t", Commit(1, b"r2'", [ev(1)], idempotency_key="0:req",
+                                       response=b"second"))
     assert not again.applied and again.duplicate_response == b"first"
     # even at the current version, a used key does not apply again
-    again = await p.commit("t", 2, b"r3", [ev(2)], idempotency_key="0:req", response=b"third")
+    again = await p.commit("t", Commit(2, b"r3", [ev(2)], idempotency_key="0:req",
+                                       response=b"third"))
     assert not again.applied and again.duplicate_response == b"first"
     assert await p.idempotent_response("t", "0:req") == b"first"
     assert await p.idempotent_response("t", "0:other") is None
@@ -180,7 +185,7 @@ async def test_events_after_is_gap_free_with_private_variants(stores: Stores) ->
         for _ in range(version % 3 + 1):
             seq += 1
             batch.append(ev(seq, {seq % 4: b"secret %d" % seq} if seq % 2 else None))
-        assert (await s.commit("t", version, b"r", batch)).applied
+        assert (await s.commit("t", Commit(version, b"r", batch))).applied
         expected += batch
     got = await stores.peer.events_after("t", 0)
     assert got == expected
@@ -194,13 +199,13 @@ async def test_events_after_is_gap_free_with_private_variants(stores: Stores) ->
 async def test_subscribers_receive_commits_in_order(stores: Stores) -> None:
     s, p = stores.store, stores.peer
     await s.create("t", b"r", "", None)
-    await s.commit("t", 1, b"r", [ev(1)])
+    await s.commit("t", Commit(1, b"r", [ev(1)]))
     near = await s.subscribe("t")
     far = await p.subscribe("t")  # another replica, for Redis
     far2 = await p.subscribe("t")
     events = [ev(i, {i % 4: b"x"}) for i in range(2, 32)]
     for version, i in enumerate(range(0, 30, 3), start=2):
-        assert (await s.commit("t", version, b"r", events[i : i + 3])).applied
+        assert (await s.commit("t", Commit(version, b"r", events[i : i + 3]))).applied
     for sub in (near, far, far2):
         assert await take(sub, 30) == events
         await sub.close()
@@ -219,21 +224,21 @@ async def test_subscribe_then_load_loses_nothing(stores: Stores) -> None:
         nonlocal written
         version = 1  # the record at version v has events 1 .. v-1
         while writing:
-            assert (await p.commit("t", version, b"r", [ev(version)])).applied
+            assert (await p.commit("t", Commit(version, b"r", [ev(version)]))).applied
             written = version
             version += 1
             await asyncio.sleep(0)  # the reader's turn between commits
 
+    def written_past(n: int) -> Callable[[], bool]:
+        return lambda: written >= n
+
     task = asyncio.create_task(writer())
     try:
         for _ in range(5):
-            start = written
-            await eventually(lambda s0=start: written >= s0 + 3,  # type: ignore[misc]
-                             what="three more commits")
+            await eventually(written_past(written + 3), what="three more commits")
             sub = await s.subscribe("t")
             loaded = (await s.load("t"))[0] - 1  # type: ignore[index]
-            await eventually(lambda l0=loaded: written >= l0 + 3,  # type: ignore[misc]
-                             what="commits after the load")
+            await eventually(written_past(loaded + 3), what="commits after the load")
             target = (await s.load("t"))[0] - 1  # type: ignore[index]
             assert target > loaded
             live: list[int] = []
@@ -272,16 +277,48 @@ async def test_lobby_filters_and_pages(stores: Stores) -> None:
     assert await p.lobby("", 4, None, 3) == fours[:3]
     assert await p.lobby("", 4, cursor(fours[2]), 50) == fours[3:]
     # a cursor keeps its place when its table leaves the lobby
-    assert (await s.commit(fours[2].table_id, 1, b"r", [ev(1)], lobby=None)).applied
+    assert (await s.commit(fours[2].table_id, Commit(1, b"r", [ev(1)], lobby=None))).applied
     assert await p.lobby("", 4, cursor(fours[2]), 50) == fours[3:]
     assert await p.lobby("", 0, cursor(fours[2]), 50) == made[made.index(fours[2]) + 1 :]
     assert await p.lobby("dos", 4, None, 50) == []
     # a commit updates the entry or takes the table off the lobby
     updated = LobbyEntry("t01", "parejas", 4, 1, 1001.0)
-    assert (await s.commit("t01", 1, b"r", [ev(1)], lobby=updated)).applied
-    assert (await s.commit("t02", 1, b"r", [ev(1)], lobby=None, status="playing")).applied
+    assert (await s.commit("t01", Commit(1, b"r", [ev(1)], lobby=updated))).applied
+    assert (await s.commit("t02", Commit(1, b"r", [ev(1)], lobby=None, status="playing"))).applied
     listed = await p.lobby("parejas", 0, None, 50)
     assert updated in listed and all(e.table_id != "t02" for e in listed)
+
+
+async def test_lobby_tables_reads_a_page_with_records_and_presence(stores: Stores) -> None:
+    s, p, clock = stores.store, stores.peer, stores.clock
+    made: list[LobbyEntry] = []
+    for i in range(6):
+        entry = LobbyEntry(f"l{i}", "parejas", 4, 3, 2000.0 + i)
+        await s.create(entry.table_id, b"record %d" % i, "", entry)
+        made.insert(0, entry)
+    assert (await s.commit("l4", Commit(1, b"record 4 v2", [ev(1)], lobby=made[1]))).applied
+    now = clock.now()
+    await s.set_presence("l5", "1.a", 0, now + 10)
+    await s.set_presence("l5", "3.b", 2, now + 10)
+    await s.set_presence("l3", "1.c", 1, now - 1)  # expired
+    page = await p.lobby_tables("", 0, None, 4, now)
+    assert [t.entry for t in page] == made[:4]
+    assert [(t.version, t.record) for t in page] == [
+        (1, b"record 5"), (2, b"record 4 v2"), (1, b"record 3"), (1, b"record 2")]
+    assert [dict(t.watchers) for t in page] == [{"1.a": 0, "3.b": 2}, {}, {}, {}]
+    rest = await p.lobby_tables("", 0, cursor(page[-1].entry), 4, now)
+    assert [t.entry for t in rest] == made[4:]
+    assert await p.lobby_tables("dos", 0, None, 4, now) == []
+    # a table gone since it was listed (its hash expired or lost) comes with no record
+    assert await s.delete("l1", 1)
+    assert [t.entry.table_id for t in await p.lobby_tables("", 0, None, 10, now)] == [
+        "l5", "l4", "l3", "l2", "l0"]
+
+
+def test_a_commit_keeps_a_response_only_under_an_idempotency_key() -> None:
+    assert Commit(1, b"r", idempotency_key="0:k", response=b"first").response == b"first"
+    with pytest.raises(ValueError, match="idempotency key"):
+        Commit(1, b"r", response=b"nobody asks for it")
 
 
 async def test_claim_due_leases_an_item_to_one_claimer(stores: Stores) -> None:
@@ -289,7 +326,8 @@ async def test_claim_due_leases_an_item_to_one_claimer(stores: Stores) -> None:
     now = time.time()
     for i, due in enumerate((now - 2, now - 1, now + 60)):
         await s.create(f"d{i}", b"r", "", None)
-        assert (await s.commit(f"d{i}", 1, b"r", [ev(1)], due_at=due, status="playing")).applied
+        assert (await s.commit(f"d{i}", Commit(1, b"r", [ev(1)], due_at=due,
+                                               status="playing"))).applied
     assert await p.next_due() == pytest.approx(now - 2)
     first = await p.claim_due(now, 5.0, 10)
     assert [(d.table_id, d.due_at) for d in first] == [
@@ -302,7 +340,7 @@ async def test_claim_due_leases_an_item_to_one_claimer(stores: Stores) -> None:
     again = await s.claim_due(now + 5.5, 5.0, 10)
     assert sorted(d.table_id for d in again) == ["d0", "d1"]
     # limit, and a commit replaces the due time (0: nothing due)
-    assert (await s.commit("d0", 2, b"r", [ev(2)], due_at=0.0, status="playing")).applied
+    assert (await s.commit("d0", Commit(2, b"r", [ev(2)], due_at=0.0, status="playing"))).applied
     assert len(await p.claim_due(now + 100, 5.0, 1)) == 1
     assert [d.table_id for d in await p.claim_due(now + 100, 5.0, 10)] == ["d2"]
 
@@ -317,7 +355,7 @@ async def test_claim_due_concurrently_each_item_once(stores: Stores) -> None:
     tables = {f"c{i}" for i in range(20)}
     for t in sorted(tables):
         await s.create(t, b"r", "", None)
-        await s.commit(t, 1, b"r", [ev(1)], due_at=now - 1, status="playing")
+        await s.commit(t, Commit(1, b"r", [ev(1)], due_at=now - 1, status="playing"))
     failed: list[StoreUnavailable] = []
 
     async def claim(store: Store) -> list[DueItem]:
@@ -334,7 +372,7 @@ async def test_claim_due_concurrently_each_item_once(stores: Stores) -> None:
     if not failed:
         assert sorted(claimed) == sorted(tables), "a claim lost items without failing"
     for i, t in enumerate(claimed):  # acted on: nothing due any more
-        assert (await (s if i % 2 else p).commit(t, 2, b"r", [ev(2)], due_at=0.0)).applied
+        assert (await (s if i % 2 else p).commit(t, Commit(2, b"r", [ev(2)], due_at=0.0))).applied
     later = await s.claim_due(now + lease + 1, lease, 100)
     assert sorted(d.table_id for d in later) == sorted(tables - set(claimed))
 
@@ -344,10 +382,10 @@ async def test_count_tables_by_status(stores: Stores) -> None:
     assert await s.count_tables() == {"waiting": 0, "playing": 0, "finished": 0}
     for i in range(5):
         await s.create(f"n{i}", b"r", "", None)
-    await s.commit("n1", 1, b"r", [], status="playing")
-    await s.commit("n2", 1, b"r", [], status="playing")
-    await s.commit("n3", 1, b"r", [], status="finished")
-    await s.commit("n4", 1, b"r", [], status="")  # unchanged: still waiting
+    await s.commit("n1", Commit(1, b"r", [], status="playing"))
+    await s.commit("n2", Commit(1, b"r", [], status="playing"))
+    await s.commit("n3", Commit(1, b"r", [], status="finished"))
+    await s.commit("n4", Commit(1, b"r", [], status=""))  # unchanged: still waiting
     assert await stores.peer.count_tables() == {"waiting": 2, "playing": 2, "finished": 1}
 
 
@@ -357,8 +395,9 @@ async def test_finished_tables_expire_after_their_ttl(stores: Stores) -> None:
     await s.create("f", b"r", "INV23456", entry)
     await s.create("alive", b"r", "", None)
     clock = stores.clock
-    assert (await s.commit("f", 1, b"r", [ev(1)], status="playing", due_at=clock.now())).applied
-    assert (await s.commit("f", 2, b"r", [ev(2)], status="finished")).applied
+    assert (await s.commit("f", Commit(1, b"r", [ev(1)], status="playing",
+                                       due_at=clock.now()))).applied
+    assert (await s.commit("f", Commit(2, b"r", [ev(2)], status="finished"))).applied
     assert await p.load("f") == (3, b"r")
     clock.advance(FINISHED_TTL_S + 0.3)
     # The memory store expires on its clock; Redis expires its keys on its own.
@@ -381,12 +420,12 @@ async def test_interrupt_ends_a_subscription_with_shutdown(stores: Stores) -> No
     await s.create("t", b"r", "", None)
     sub = await stores.peer.subscribe("t")
     other = await stores.peer.subscribe("t")
-    await s.commit("t", 1, b"r", [ev(1)])
+    await s.commit("t", Commit(1, b"r", [ev(1)]))
     sub.interrupt()
     with pytest.raises(SubscriptionEnded) as ended:
         await take(sub, 5)
     assert ended.value.reason == "shutdown"
-    await s.commit("t", 2, b"r", [ev(2)])
+    await s.commit("t", Commit(2, b"r", [ev(2)]))
     assert await take(other, 2) == [ev(1), ev(2)]  # the others go on
     await sub.close()
     await other.close()
@@ -396,11 +435,11 @@ async def test_a_watcher_too_far_behind_is_ended(
     stores: Stores, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(memory, "QUEUE_LIMIT", 5)
-    monkeypatch.setattr(redis_store, "QUEUE_LIMIT", 5)
+    monkeypatch.setattr(redis_reader, "QUEUE_LIMIT", 5)
     s = stores.store
     await s.create("t", b"r", "", None)
     slow = await stores.peer.subscribe("t")
-    await s.commit("t", 1, b"r", [ev(i) for i in range(1, 9)])
+    await s.commit("t", Commit(1, b"r", [ev(i) for i in range(1, 9)]))
     got: list[StoredEvent] = []
     with pytest.raises(SubscriptionEnded) as ended:
         async with asyncio.timeout(5):
@@ -515,24 +554,24 @@ async def test_bot_seats_are_counted_for_waiting_and_playing_tables(stores: Stor
     assert await p.count_bot_seats() == 0
     for t in ("b1", "b2", "b3"):
         await s.create(t, b"r", "", None)
-    assert (await s.commit("b1", 1, b"r", [], bot_seats=2)).applied
-    assert (await p.commit("b2", 1, b"r", [], status="playing", bot_seats=3)).applied
-    assert (await s.commit("b3", 1, b"r", [], bot_seats=1)).applied
+    assert (await s.commit("b1", Commit(1, b"r", [], bot_seats=2))).applied
+    assert (await p.commit("b2", Commit(1, b"r", [], status="playing", bot_seats=3))).applied
+    assert (await s.commit("b3", Commit(1, b"r", [], bot_seats=1))).applied
     assert await p.count_bot_seats() == 6
-    assert (await p.commit("b1", 2, b"r", [], bot_seats=3)).applied  # one bot more
+    assert (await p.commit("b1", Commit(2, b"r", [], bot_seats=3))).applied  # one bot more
     assert await s.count_bot_seats() == 7
     # a lost compare-and-set and a repeated idempotency key count nothing
-    assert not (await s.commit("b3", 1, b"r", [], bot_seats=4)).applied
-    assert (await s.commit("b3", 2, b"r", [], idempotency_key="k", bot_seats=1)).applied
-    again = await p.commit("b3", 3, b"r", [], idempotency_key="k", bot_seats=4)
+    assert not (await s.commit("b3", Commit(1, b"r", [], bot_seats=4))).applied
+    assert (await s.commit("b3", Commit(2, b"r", [], idempotency_key="k", bot_seats=1))).applied
+    again = await p.commit("b3", Commit(3, b"r", [], idempotency_key="k", bot_seats=4))
     assert again.duplicate_response == b""
     assert await p.count_bot_seats() == 7
     # a finished table's bots count no more; a seat freed counts no more
-    assert (await p.commit("b2", 2, b"r", [], status="finished", bot_seats=3)).applied
-    assert (await s.commit("b1", 3, b"r", [], bot_seats=2)).applied
+    assert (await p.commit("b2", Commit(2, b"r", [], status="finished", bot_seats=3))).applied
+    assert (await s.commit("b1", Commit(3, b"r", [], bot_seats=2))).applied
     assert await p.count_bot_seats() == 3
-    assert (await s.commit("b1", 4, b"r", [], status="playing", bot_seats=2)).applied
-    assert (await s.commit("b1", 5, b"r", [], status="playing", bot_seats=2)).applied
+    assert (await s.commit("b1", Commit(4, b"r", [], status="playing", bot_seats=2))).applied
+    assert (await s.commit("b1", Commit(5, b"r", [], status="playing", bot_seats=2))).applied
     assert await s.count_bot_seats() == 3
 
 
@@ -556,7 +595,7 @@ async def test_events_past_the_retention_are_trimmed_and_resume_says_so(stores: 
     async with stores.with_retention(8) as (s, p):
         await s.create("t", b"r", "", None)
         for v in range(1, 41):
-            assert (await s.commit("t", v, b"r", [ev(v, {v % 4: b"own %d" % v})])).applied
+            assert (await s.commit("t", Commit(v, b"r", [ev(v, {v % 4: b"own %d" % v})]))).applied
         for store in (s, p):
             assert await store.events_after("t", 0) is None  # event 1 is gone
             assert await store.events_after("t", 1) is None
@@ -567,7 +606,7 @@ async def test_events_past_the_retention_are_trimmed_and_resume_says_so(stores: 
             assert await store.events_after("t", 20) is None  # 20 back: more than a few over
         # one commit of many events keeps them all up to the retention too
         await s.create("big", b"r", "", None)
-        assert (await s.commit("big", 1, b"r", [ev(i) for i in range(1, 31)])).applied
+        assert (await s.commit("big", Commit(1, b"r", [ev(i) for i in range(1, 31)]))).applied
         assert await p.events_after("big", 22) == [ev(i) for i in range(23, 31)]
         assert await p.events_after("big", 0) is None
 
@@ -592,8 +631,8 @@ async def test_delete_removes_a_table_at_its_version_with_everything_about_it(
     await s.create("gone", b"r1", "GONE2345", entry, due_at=now + 600)
     await s.create("kept", b"r1", "KEPT2345", LobbyEntry("kept", "parejas", 4, 4, 6.0),
                    due_at=now + 600)
-    assert (await s.commit("gone", 1, b"r2", [ev(1)], lobby=entry, due_at=now + 600,
-                           idempotency_key="0:k", response=b"first")).applied
+    assert (await s.commit("gone", Commit(1, b"r2", [ev(1)], lobby=entry, due_at=now + 600,
+                                  idempotency_key="0:k", response=b"first"))).applied
     await s.set_presence("gone", "1.w", 0, now + 30)
     near = await s.subscribe("gone")
     far = await p.subscribe("gone")  # another replica's reader, for Redis
@@ -626,14 +665,16 @@ async def test_renew_due_keeps_only_the_claims_still_held(stores: Stores) -> Non
     now = time.time()
     for t in ("r0", "r1", "r2"):
         await s.create(t, b"r", "", None)
-        assert (await s.commit(t, 1, b"r", [ev(1)], due_at=now - 1, status="playing")).applied
+        assert (await s.commit(t, Commit(1, b"r", [ev(1)], due_at=now - 1,
+                                         status="playing"))).applied
     claimed = await s.claim_due(now, 1.0, 10)
     assert sorted(d.table_id for d in claimed) == ["r0", "r1", "r2"]
     # renewed before its lease ends: r0 stays the claimer's
     assert await s.renew_due({"r0": now + 1.0}, now + 3.0) == ["r0"]
     # r1's turn moved on (a commit set its next due time); r2's lease ran out and the
     # peer claimed it
-    assert (await p.commit("r1", 2, b"r", [ev(2)], due_at=now + 60, status="playing")).applied
+    assert (await p.commit("r1", Commit(2, b"r", [ev(2)], due_at=now + 60,
+                                        status="playing"))).applied
     assert [d.table_id for d in await p.claim_due(now + 1.5, 5.0, 10)] == ["r2"]
     held = {"r0": now + 3.0, "r1": now + 1.0, "r2": now + 1.0}
     assert await s.renew_due(held, now + 4.0) == ["r0"]

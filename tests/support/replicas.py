@@ -34,7 +34,7 @@ from service.store.memory import MemoryStore
 from tute.v1 import service_pb2_grpc
 
 from ..service.conftest import FAST
-from ..store.redisproc import free_port
+from .redis import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r'"grpc": "([\d.]+):(\d+)"')

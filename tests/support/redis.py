@@ -1,7 +1,8 @@
-"""A real ``redis-server`` for tests: its own free port and directory, never the machine's.
+"""A real ``redis-server`` (or a real Redis Cluster of them) for the tests and the benchmarks:
+its own free port and directory, never the machine's.
 
 Tests never skip for want of Redis: when ``redis-server`` is missing they fail and say how to
-install it (``make system-deps``).
+install it (``make system-deps``); a benchmark stops with that message.
 """
 
 from __future__ import annotations
@@ -12,17 +13,30 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
+from typing import NoReturn
 
 
 def free_port() -> int:
+    """A TCP port of 127.0.0.1 that nothing listens on now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+def _missing(program: str) -> NoReturn:
+    """Fail the test (under pytest) or stop the benchmark: ``program`` is not installed."""
+    message = (f"{program} is not installed: the Redis tests and benchmarks need it "
+               "(run `make system-deps`, or `apt-get install redis-server`)")
+    if "pytest" in sys.modules:
+        import pytest
+
+        pytest.fail(message, pytrace=False)
+    raise SystemExit(message)
 
 
 class RedisProcess:
@@ -35,11 +49,7 @@ class RedisProcess:
     def __init__(self, directory: Path, *, persist: bool = False) -> None:
         exe = shutil.which("redis-server")
         if exe is None:
-            pytest.fail(
-                "redis-server is not installed: the Redis store tests need it "
-                "(run `make system-deps`, or `apt-get install redis-server`)",
-                pytrace=False,
-            )
+            _missing("redis-server")
         self.exe = exe
         self.directory = directory
         self.persist = persist
@@ -52,6 +62,12 @@ class RedisProcess:
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
+
+    @property
+    def pid(self) -> int:
+        """The process id of the running server."""
+        assert self.proc is not None, "not started"
+        return self.proc.pid
 
     def _args(self) -> list[str]:
         args = [self.exe, "--port", str(self.port), "--bind", "127.0.0.1", "--dir",
@@ -119,6 +135,26 @@ class RedisProcess:
                 self.proc.wait(5)
 
 
+@contextlib.contextmanager
+def running_redis(directory: Path, *, persist: bool = False) -> Iterator[RedisProcess]:
+    """A started :class:`RedisProcess`, stopped at the end."""
+    proc = RedisProcess(directory, persist=persist).start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+
+
+@contextlib.contextmanager
+def running_cluster(directory: Path, masters: int = 3) -> Iterator[RedisClusterProcess]:
+    """A started :class:`RedisClusterProcess`, stopped at the end."""
+    cluster = RedisClusterProcess(directory, masters).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
 class RedisClusterProcess:
     """A real Redis Cluster of ``masters`` primaries (no replicas) on free ports, data in
     ``directory``: each node is a ``redis-server --cluster-enabled yes`` subprocess, joined
@@ -128,11 +164,7 @@ class RedisClusterProcess:
     def __init__(self, directory: Path, masters: int = 3) -> None:
         cli = shutil.which("redis-cli")
         if cli is None:
-            pytest.fail(
-                "redis-cli is not installed: the Redis Cluster tests need it "
-                "(run `make system-deps`, or `apt-get install redis-server`)",
-                pytrace=False,
-            )
+            _missing("redis-cli")
         self.cli = cli
         self.directory = directory
         self.nodes = [_ClusterNode(directory / f"node-{i}") for i in range(masters)]

@@ -1,4 +1,4 @@
-"""The service's own data: a table record (metadata, seats, the engine state) and its bytes.
+"""A table's record (metadata, seats, the engine state), its vocabulary and its bytes.
 
 A :class:`TableRecord` is everything the store keeps about a table under one key, with its
 ``version``: the memory and Redis stores keep it as :func:`encode_record` bytes. Events are
@@ -7,24 +7,62 @@ kept beside it (see :mod:`service.store.base`), never inside.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import json
+from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any
 
 import engine
+from engine.bots import BOTS
 from engine.codec import decode_state, encode_state
 
-WAITING = "waiting"
-PLAYING = "playing"
-FINISHED = "finished"
 
-EMPTY = "empty"
-HUMAN = "human"
-BOT = "bot"
+class TableStatus(StrEnum):
+    """Where a table is in its life: seats being filled, a match on, the match over."""
 
-PUBLIC = "public"
-PRIVATE = "private"
+    WAITING = "waiting"
+    PLAYING = "playing"
+    FINISHED = "finished"
+
+
+class Occupant(StrEnum):
+    """Who sits in a seat."""
+
+    EMPTY = "empty"
+    HUMAN = "human"
+    BOT = "bot"
+
+
+class Visibility(StrEnum):
+    """Public tables are listed in the lobby; private ones are joined by invite code."""
+
+    PUBLIC = "public"
+    PRIVATE = "private"
+
+
+WAITING = TableStatus.WAITING
+PLAYING = TableStatus.PLAYING
+FINISHED = TableStatus.FINISHED
+EMPTY = Occupant.EMPTY
+HUMAN = Occupant.HUMAN
+BOT = Occupant.BOT
+PUBLIC = Visibility.PUBLIC
+PRIVATE = Visibility.PRIVATE
+
+_STATUS = {m.value: m for m in TableStatus}
+_OCCUPANT = {m.value: m for m in Occupant}
+_VISIBILITY = {m.value: m for m in Visibility}
+
+PRESET_NAMES: frozenset[str] = frozenset(engine.PRESETS)
+"""The rules presets a table may be created with (and the lobby filtered by)."""
+BOT_LEVELS: frozenset[str] = frozenset(BOTS)
+"""The bot levels a table may seat."""
+
+
+def action_kind(action: int) -> str:
+    """The kind of an engine action, as the metrics label it (:func:`engine.kind_of`)."""
+    return str(engine.kind_of(action))
 
 
 @dataclasses.dataclass
@@ -35,7 +73,7 @@ class SeatInfo:
     there: it tells this occupancy from earlier ones of the same seat (0: not known, a record
     written before it was kept)."""
 
-    occupant: str = EMPTY
+    occupant: Occupant = EMPTY
     name: str = ""
     token_hash: str = ""
     bot_level: str = ""
@@ -66,12 +104,12 @@ class TableRecord:
     preset: str
     """The preset the rules came from ('' for custom rules)."""
     rules: engine.Rules
-    visibility: str
+    visibility: Visibility
     invite_code: str
     """Private tables: the code to join by; '' for public tables."""
     created_at: float
     seats: list[SeatInfo]
-    status: str = WAITING
+    status: TableStatus = WAITING
     state: engine.State | None = None
     deadline: float = 0.0
     """Unix time when the current turn times out; 0 = no clock (or no match)."""
@@ -106,13 +144,39 @@ class TableRecord:
                 return i
         return None
 
+    def bot_seats(self) -> int:
+        return sum(s.occupant == BOT for s in self.seats)
 
-_FORMAT = 1
+
+def connected(rec: TableRecord, watchers: Mapping[str, int]) -> frozenset[int]:
+    """The seats of ``rec`` whose present watchers (watcher id -> seat) count for their
+    current occupants."""
+    return frozenset(
+        seat for watcher, seat in watchers.items()
+        if 0 <= seat < len(rec.seats) and counts_for(watcher, rec.seats[seat])
+    )
+
+
+def counts_for(watcher: str, seat: SeatInfo) -> bool:
+    """Does a present watcher of this seat count for its current occupant? A watcher id is
+    ``<occupancy>.<random>``; one without an occupancy (from a replica of an earlier version)
+    counts for whoever sits there."""
+    occupancy, dot, _ = watcher.partition(".")
+    if not dot:
+        return seat.occupant == HUMAN
+    return occupancy == seat.occupancy() != ""
+
+
+_FORMAT = 2
+"""Record bytes: the record's fields as one line of compact JSON, then (once the match started)
+a newline and the engine state's own bytes (:func:`engine.codec.encode_state`). The rules are
+stored once: in the state when there is one (the engine codec validates each distinct set once
+per process), in the JSON before the match."""
 
 _RULES_CACHE_MAX = 256
-_rules_by_options: dict[str, engine.Rules] = {}
-"""Rules already decoded, by their options' JSON: a table's rules never change, and every
-load of its record would otherwise validate the same options again. Bounded: past
+_rules_by_options: dict[tuple[tuple[str, Any], ...], engine.Rules] = {}
+"""Rules already decoded, by their options: a table's rules never change, and every load of
+its record would otherwise validate the same options again. Bounded: past
 ``_RULES_CACHE_MAX`` distinct rule sets, decoding simply stops caching."""
 _options_by_rules: dict[engine.Rules, dict[str, Any]] = {}
 
@@ -129,7 +193,7 @@ def _rules_options(rules: engine.Rules) -> dict[str, Any]:
 
 def _rules_from_options(options: dict[str, Any]) -> engine.Rules:
     """``engine.Rules.from_options(options)``, validated once per distinct set of options."""
-    key = json.dumps(options, sort_keys=True, separators=(",", ":"))
+    key = tuple(options.items())
     found = _rules_by_options.get(key)
     if found is None:
         found = engine.Rules.from_options(options)
@@ -139,19 +203,18 @@ def _rules_from_options(options: dict[str, Any]) -> engine.Rules:
 
 
 def encode_record(rec: TableRecord) -> bytes:
-    """A record as bytes (JSON; the engine state through the engine's own codec)."""
+    """A record as bytes (see :data:`_FORMAT`)."""
     d: dict[str, Any] = {
         "f": _FORMAT,
         "id": rec.table_id,
         "preset": rec.preset,
-        "rules": _rules_options(rec.rules),
+        "rules": _rules_options(rec.rules) if rec.state is None else None,
         "vis": rec.visibility,
         "invite": rec.invite_code,
         "created": rec.created_at,
         "seats": [[s.occupant, s.name, s.token_hash, s.bot_level] for s in rec.seats],
         "since": [s.since_seq for s in rec.seats],
         "status": rec.status,
-        "state": base64.b64encode(encode_state(rec.state)).decode() if rec.state else None,
         "deadline": rec.deadline,
         "turn_started": rec.turn_started,
         "games": [[g.game_no, g.winner, list(g.scores), g.by_tute] for g in rec.games],
@@ -163,26 +226,31 @@ def encode_record(rec: TableRecord) -> bytes:
         "owner": rec.owner_token_hash,
         "expires": rec.expires_at,
     }
-    return json.dumps(d, separators=(",", ":")).encode()
+    head = json.dumps(d, separators=(",", ":")).encode()
+    return head if rec.state is None else head + b"\n" + encode_state(rec.state)
 
 
 def decode_record(data: bytes) -> TableRecord:
-    d = json.loads(data)
+    """The record :func:`encode_record` made these bytes from (``ValueError``: not a record of
+    this format)."""
+    head, _, tail = data.partition(b"\n")
+    d = json.loads(head)
     if d.get("f") != _FORMAT:
         raise ValueError("unknown table record format")
+    state = decode_state(tail) if tail else None
     return TableRecord(
         table_id=d["id"],
         preset=d["preset"],
-        rules=_rules_from_options(d["rules"]),
-        visibility=d["vis"],
+        rules=state.rules if state is not None else _rules_from_options(d["rules"]),
+        visibility=_VISIBILITY[d["vis"]],
         invite_code=d["invite"],
         created_at=d["created"],
         seats=[
-            SeatInfo(s[0], s[1], s[2], s[3], since)
+            SeatInfo(_OCCUPANT[s[0]], s[1], s[2], s[3], since)
             for s, since in zip(d["seats"], d.get("since") or [0] * len(d["seats"]), strict=True)
         ],
-        status=d["status"],
-        state=decode_state(base64.b64decode(d["state"])) if d["state"] else None,
+        status=_STATUS[d["status"]],
+        state=state,
         deadline=d["deadline"],
         turn_started=d["turn_started"],
         games=[GameRecord(g[0], g[1], tuple(g[2]), g[3]) for g in d["games"]],

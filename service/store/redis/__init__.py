@@ -1,0 +1,397 @@
+"""The Redis store: many stateless replicas share every table through one Redis or a Redis
+Cluster (``TUTE_STORE=redis://host:port/db``, ``?cluster=1`` for a Cluster).
+
+docs/redis-store.md is its design: the keys, how a commit and its index step stay atomic on
+a Cluster, repair, live events, and what survives a Redis restart. This package:
+:mod:`.connect` (the clients a URL makes, errors, scripts), :mod:`.options`, :mod:`.keys`,
+:mod:`.reader` (live events), :mod:`.index` (markers, the index step, repair) and
+``scripts/*.lua``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from typing import cast
+
+from redis.exceptions import ResponseError
+
+from ...clock import SYSTEM_CLOCK, Clock
+from ..base import (
+    BucketOutcome,
+    Commit,
+    CommitOutcome,
+    DueItem,
+    ListedTable,
+    LobbyCursor,
+    LobbyEntry,
+    Store,
+    StoredEvent,
+    StoreUnavailable,
+    Subscription,
+)
+from .connect import Link, Script, open_link
+from .index import GONE, Index, encode_lobby, lobby_score
+from .keys import STATUSES, Keys
+from .options import RedisOptions, ms
+from .reader import Readers, event_from_entry
+
+__all__ = ["RedisOptions", "RedisStore"]
+
+BUCKET_TTL_MS = 7 * 86_400_000
+"""A token bucket's key expires this long after its last use at the latest."""
+MARKER_TRIES = 3
+"""Write-ahead markers a create or a delete writes before it gives up (each fenced)."""
+_TABLE_FIELDS = ["v", "r", "l", "o", "d", "s", "b"]
+"""What a load reads of a table's hash: version, record, and the index state it predicts
+the next commit's marker from."""
+
+
+class RedisStore(Store):
+    """Tables in Redis or a Redis Cluster, shared by every replica that opens the same URL
+    (see docs/redis-store.md)."""
+
+    def __init__(self, link: Link, options: RedisOptions | None = None, *,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
+        self.link = link
+        self.options = options = options or RedisOptions()
+        self.cluster = link.cluster
+        self._clock = clock
+        """The time of presence expiries and of repair passes (the Lua scripts read Redis's)."""
+        self.keys = keys = Keys(options.prefix)
+        self.index = Index(link, keys, options, clock)
+        self.readers = Readers(link.readers, keys, options)
+        client = link.client
+        self._create = Script(client, "create")
+        self._delete = Script(client, "delete")
+        self._commit = Script(client, "commit")
+        self._claim = Script(client, "claim")
+        self._renew = Script(client, "renew")
+        self._count = Script(client, "count")
+        self._events = Script(client, "events")
+        self._take = Script(client, "take")
+
+    @classmethod
+    def from_url(cls, url: str, options: RedisOptions | None = None, *,
+                 max_connections: int = 64, clock: Clock = SYSTEM_CLOCK) -> RedisStore:
+        """A store on ``redis://host:port/db`` (``?cluster=1``: on the Redis Cluster that
+        node belongs to). Store options given as query parameters win over ``options``
+        (``open_store`` passes the server's ``finished_ttl_s``)."""
+        link, options = open_link(url, options or RedisOptions(), max_connections=max_connections)
+        return cls(link, options, clock=clock)
+
+    # -- tables ------------------------------------------------------------------------------
+
+    async def create(
+        self,
+        table_id: str,
+        record: bytes,
+        invite_code: str,
+        lobby: LobbyEntry | None,
+        *,
+        due_at: float = 0.0,
+    ) -> None:
+        # A marker first, the table's hash at version 1, then the index step.
+        markers: list[str] = []
+        try:
+            for _ in range(MARKER_TRIES):
+                member, marker_ms = await self.index.mark(table_id)
+                markers.append(member)
+                async with self.link.call():
+                    reply = await self._create(
+                        keys=[self.keys.table(table_id)],
+                        args=[record, invite_code, encode_lobby(lobby), lobby_score(lobby),
+                              ms(self.options.abandoned_ttl_s), marker_ms,
+                              ms(self.options.fence_s), repr(due_at) if due_at else "0"],
+                    )
+                if int(reply[0]) != -3:
+                    break
+            else:
+                raise StoreUnavailable(f"{self.link.where}: create kept missing its marker's "
+                                       "fence")
+        except ResponseError:
+            await self.index.settle([], markers)
+            raise
+        if int(reply[0]) == 0:
+            await self.index.settle([], markers)
+            raise ValueError("table id already used")
+        state = cast(list[bytes], reply[2:9])
+        self.index.remember(table_id, 1, [*state[:4], state[6]])
+        await self.index.settle([(table_id, 1, state)], markers)
+
+    async def delete(self, table_id: str, expected_version: int) -> bool:
+        # Like a commit that changes the index: a marker first, the table's keys go in one
+        # script on its slot, then the index step drops it everywhere (or repair does).
+        k = self.keys
+        keys = [k.table(table_id), k.stream(table_id), k.idempotency(table_id),
+                k.presence(table_id)]
+        markers: list[str] = []
+        for _ in range(MARKER_TRIES):
+            member, marker_ms = await self.index.mark(table_id)
+            markers.append(member)
+            async with self.link.call():
+                reply = int(await self._delete(
+                    keys=keys, args=[expected_version, marker_ms, ms(self.options.fence_s)]
+                ))
+            if reply != -3:
+                break
+        else:
+            await self.index.settle([], markers)
+            raise StoreUnavailable(f"{self.link.where}: delete kept missing its marker's fence")
+        if reply != 1:
+            await self.index.settle([], markers)
+            return False
+        self.index.forget(table_id)
+        await self.index.settle([(table_id, 0, GONE)], markers)
+        self.readers.end(table_id, "behind")  # the other replicas' readers see the table gone
+        return True
+
+    async def load(self, table_id: str) -> tuple[int, bytes] | None:
+        async with self.link.call():
+            found = await self.link.client.hmget(self.keys.table(table_id), _TABLE_FIELDS)
+        version, record, *state = cast(list[bytes | None], found)
+        if version is None or record is None:
+            self.index.forget(table_id)
+            return None
+        self.index.remember(table_id, int(version), state)
+        return int(version), record
+
+    async def find_invite(self, invite_code: str) -> str | None:
+        client = self.link.client
+        async with self.link.call():
+            found = cast(bytes | None, await client.hget(self.keys.invites, invite_code))
+            if found is None:
+                return None
+            table_id = found.decode()
+            if not await client.exists(self.keys.table(table_id)):
+                return None
+        return table_id
+
+    async def commit(self, table_id: str, commit: Commit) -> CommitOutcome:
+        options, index = self.options, self.index
+        entry, score = encode_lobby(commit.lobby), lobby_score(commit.lobby)
+        due = repr(commit.due_at) if commit.due_at else "0"
+        head: list[bytes | str | int] = [
+            commit.expected_version, commit.record, commit.idempotency_key, commit.response,
+            entry, score, due, commit.status, ms(options.finished_ttl_s),
+            ms(options.abandoned_ttl_s), options.retention, secrets.token_hex(8),
+        ]
+        tail: list[bytes | str | int] = [len(commit.events)]
+        for ev in commit.events:
+            tail += [ev.seq, 1 + len(ev.private), "p", ev.public]
+            for seat, data in ev.private.items():
+                tail += [str(seat), data]
+        k = self.keys
+        keys = [k.table(table_id), k.stream(table_id), k.idempotency(table_id)]
+        markers: list[str] = []
+        marker_ms = 0
+        try:
+            if not index.unchanged(table_id, commit.expected_version, entry, score, due,
+                                   commit.status, commit.bot_seats):
+                member, marker_ms = await index.mark(table_id)
+                markers.append(member)
+            for _ in range(MARKER_TRIES + 1):
+                async with self.link.call():
+                    reply = await self._commit(
+                        keys=keys,
+                        args=[*head, marker_ms, ms(options.fence_s), commit.bot_seats, *tail],
+                    )
+                if int(reply[0]) not in (-2, -3):
+                    break
+                # The commit changes the index and has no marker, or a stale one: mark again.
+                member, marker_ms = await index.mark(table_id)
+                markers.append(member)
+            else:
+                raise StoreUnavailable(f"{self.link.where}: commit kept missing its marker's "
+                                       "fence")
+        except ResponseError:
+            await index.settle([], markers)  # a refused commit wrote nothing
+            raise
+        applied, version = int(reply[0]), int(reply[1])
+        if applied == 1:
+            state = cast(list[bytes], reply[2:9])
+            index.remember(table_id, version, [*state[:4], state[6]])
+            if markers:
+                await index.settle([(table_id, version, state)], markers)
+            return CommitOutcome(True, version)
+        await index.settle([], markers)
+        if applied == -1:
+            index.forget(table_id)
+        if len(reply) > 2:
+            return CommitOutcome(False, version, reply[2])
+        return CommitOutcome(False, max(version, 0))
+
+    async def idempotent_response(self, table_id: str, idempotency_key: str) -> bytes | None:
+        async with self.link.call():
+            found = await self.link.client.hget(self.keys.idempotency(table_id),
+                                                idempotency_key)
+        return cast(bytes | None, found)
+
+    async def events_after(self, table_id: str, seq: int) -> list[StoredEvent] | None:
+        seq = max(seq, 0)
+        async with self.link.call():
+            reply = await self._events(
+                keys=[self.keys.table(table_id), self.keys.stream(table_id)],
+                args=[f"{seq + 1}-0"],
+            )
+        if reply is None:
+            return None
+        _version, last, entries = reply
+        if int(last) <= seq:
+            return []
+        events = [
+            event_from_entry(entry_id, dict(zip(fields[::2], fields[1::2], strict=True)))
+            for entry_id, fields in entries
+        ]
+        if not events or events[0].seq != seq + 1:
+            return None  # trimmed (retention) or lost: the caller sends a snapshot
+        return events
+
+    # -- presence ------------------------------------------------------------------------------
+
+    async def set_presence(
+        self, table_id: str, watcher: str, seat: int, expires_at: float
+    ) -> None:
+        # A sorted set in the table's slot: member "<seat>:<watcher>", score its expiry. The
+        # key itself expires a while after the last refresh, with the table's other keys gone.
+        key = self.keys.presence(table_id)
+        async with self.link.call():
+            pipe = self.link.client.pipeline(transaction=False)
+            pipe.zadd(key, {f"{seat}:{watcher}": expires_at})
+            now = self._clock.now()
+            pipe.zremrangebyscore(key, "-inf", repr(now))
+            pipe.expire(key, max(1, int(expires_at - now) + 60))
+            await pipe.execute()
+
+    async def clear_presence(self, table_id: str, watcher: str) -> None:
+        key = self.keys.presence(table_id)
+        client = self.link.client
+        async with self.link.call():
+            members = cast(list[bytes], await client.zrange(key, 0, -1))
+            gone = [m for m in members if m.split(b":", 1)[-1] == watcher.encode()]
+            if gone:
+                await client.zrem(key, *gone)
+
+    async def present_watchers(self, table_id: str, now: float) -> dict[str, int]:
+        async with self.link.call():
+            members = cast(list[bytes], await self.link.client.zrangebyscore(
+                self.keys.presence(table_id), f"({now!r}", "+inf"))
+        return _watchers(members)
+
+    # -- live events ---------------------------------------------------------------------------
+
+    async def subscribe(self, table_id: str) -> Subscription:
+        async with self.link.call():
+            found = await self.link.client.hmget(self.keys.table(table_id), ["v", "q"])
+        version, last = cast(list[bytes | None], found)
+        if version is None:
+            raise KeyError(table_id)
+        # From where the table is now: the caller loads the table after this returns, so
+        # every later event reaches the subscription.
+        return self.readers.subscribe(table_id, int(last or 0))
+
+    # -- lobby and scheduler -------------------------------------------------------------------
+
+    async def lobby(
+        self, preset: str, players: int, after: LobbyCursor | None, limit: int
+    ) -> list[LobbyEntry]:
+        return await self.index.lobby(preset, players, after, limit)
+
+    async def lobby_tables(
+        self, preset: str, players: int, after: LobbyCursor | None, limit: int, now: float
+    ) -> list[ListedTable]:
+        entries = await self.index.lobby(preset, players, after, limit)
+        if not entries:
+            return []
+        # One pipeline for the whole page: each table's hash and its presence (on a Cluster,
+        # one batch per node holding some of them, sent at once).
+        async with self.link.call():
+            pipe = self.link.client.pipeline(transaction=False)
+            for entry in entries:
+                pipe.hmget(self.keys.table(entry.table_id), _TABLE_FIELDS)
+                pipe.zrangebyscore(self.keys.presence(entry.table_id), f"({now!r}", "+inf")
+            replies = await pipe.execute()
+        out = []
+        for i, entry in enumerate(entries):
+            version, record, *state = cast(list[bytes | None], replies[2 * i])
+            if version is None or record is None:
+                out.append(ListedTable(entry, 0, None, {}))
+                continue
+            self.index.remember(entry.table_id, int(version), state)
+            watchers = _watchers(cast(list[bytes], replies[2 * i + 1]))
+            out.append(ListedTable(entry, int(version), record, watchers))
+        return out
+
+    async def claim_due(self, now: float, lease_s: float, limit: int) -> list[DueItem]:
+        await self.index.maybe_repair()
+        record = f"{self.keys.claim}:{secrets.token_hex(8)}"
+        async with self.link.call():
+            reply = await self._claim(
+                keys=[self.keys.due, record],
+                args=[repr(now), repr(now + lease_s), limit, ms(lease_s)],
+            )
+        return [
+            DueItem(reply[i].decode(), float(reply[i + 1])) for i in range(0, len(reply), 2)
+        ]
+
+    async def renew_due(self, held: Mapping[str, float], until: float) -> list[str]:
+        if not held:
+            return []
+        args: list[bytes | str | int] = [repr(until)]
+        for table_id, at in held.items():
+            args += [table_id, repr(at)]
+        async with self.link.call():
+            renewed = await self._renew(keys=[self.keys.due], args=args)
+        return [t.decode() for t in renewed]
+
+    async def next_due(self) -> float | None:
+        async with self.link.call():
+            first = cast(list[tuple[bytes, float]], await self.link.client.zrange(
+                self.keys.due, 0, 0, withscores=True))
+        return float(first[0][1]) if first else None
+
+    async def repair(self) -> None:
+        """One repair pass of the indexes now (:meth:`.index.Index.repair`)."""
+        await self.index.repair()
+
+    async def count_tables(self) -> dict[str, int]:
+        async with self.link.call():
+            counts = await self._count(keys=self.keys.status, args=[])
+        return {s: int(n) for s, n in zip(STATUSES, counts, strict=True)}
+
+    async def count_bot_seats(self) -> int:
+        async with self.link.call():
+            total = await self.link.client.get(self.keys.bots_total)
+        return int(total or 0)
+
+    async def take_tokens(
+        self, key: str, rate: float, burst: float, cost: float, now: float
+    ) -> BucketOutcome:
+        async with self.link.call():
+            taken, wait = await self._take(
+                keys=[self.keys.bucket(key)],
+                args=[repr(float(rate)), repr(float(burst)), repr(float(cost)), repr(now),
+                      BUCKET_TTL_MS],
+            )
+        return BucketOutcome(int(taken) == 1, float(wait))
+
+    async def ping(self) -> None:
+        # A keyed read: on a Cluster it asks the node of the global slot, which the lobby,
+        # the scheduler and every index change need (another node down fails the calls about
+        # its own tables, with UNAVAILABLE, and the others go on).
+        async with self.link.call():
+            await self.link.client.exists(self.keys.born)
+
+    async def close(self) -> None:
+        self.readers.stop_all()
+        await self.index.close()
+        await self.link.close()
+
+
+def _watchers(members: Sequence[bytes]) -> dict[str, int]:
+    """Presence members ``<seat>:<watcher>`` as watcher -> seat."""
+    out: dict[str, int] = {}
+    for m in members:
+        seat, _, watcher = m.decode().partition(":")
+        out[watcher] = int(seat)
+    return out

@@ -1,0 +1,66 @@
+"""The Redis store's tuning, in one frozen value (docs/redis-store.md says what each does)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+URL_OPTIONS = ("finished_ttl_s", "abandoned_ttl_s", "retention", "prefix", "timeout_s")
+"""The options a store URL may carry in its query string (``cluster`` besides)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RedisOptions:
+    """How a :class:`~service.store.redis.RedisStore` keeps and indexes its tables."""
+
+    prefix: str = "tute"
+    """The first part of every key."""
+    finished_ttl_s: float = 3600.0
+    """How long a finished table stays after its last commit."""
+    abandoned_ttl_s: float = 86_400.0
+    """How long a waiting or playing table stays after its last commit."""
+    retention: int = 10_000
+    """Events kept per table at least (``MAXLEN ~``: Redis may keep a few more)."""
+    timeout_s: float = 1.0
+    """Connect and read timeout of a call, and the longest wait for a free connection."""
+    block_ms: int = 2_000
+    """How long a stream reader blocks in ``XREAD`` before it checks the table."""
+    reader_grace_s: float = 2.0
+    """How long a stream reader retries an unreachable Redis before it ends its watchers."""
+    fence_s: float = 5.0
+    """A commit that changes the index applies only this soon after its marker."""
+    repair_after_s: float = 10.0
+    """Repair takes markers older than this (above ``fence_s`` plus the clock skew)."""
+    maintain_every_s: float = 1.0
+    """How often :meth:`~service.store.redis.RedisStore.claim_due` runs a repair pass."""
+    scrub_batch: int = 100
+    """Tables of the status sets checked against their hash on each repair pass."""
+    repair_limit: int = 200
+    """Old markers, and tables past their expiry (per status), taken per repair pass."""
+    rebuild_lease_s: float = 60.0
+    """How long the replica rebuilding lost indexes holds the job before another may."""
+    known_tables: int = 50_000
+    """Tables whose index state a replica remembers (to skip the marker of a commit that
+    keeps it); past that it forgets them all and starts again."""
+
+    def __post_init__(self) -> None:
+        if self.retention < 1:
+            raise ValueError("retention must be at least 1")
+        if self.repair_after_s <= self.fence_s:
+            raise ValueError("repair_after_s must be above fence_s")
+
+    def with_url_options(self, given: Mapping[str, str]) -> RedisOptions:
+        """These options with the ones a store URL gives (names of :data:`URL_OPTIONS`)."""
+        return dataclasses.replace(
+            self,
+            prefix=given.get("prefix", self.prefix),
+            finished_ttl_s=float(given.get("finished_ttl_s", self.finished_ttl_s)),
+            abandoned_ttl_s=float(given.get("abandoned_ttl_s", self.abandoned_ttl_s)),
+            retention=int(given.get("retention", self.retention)),
+            timeout_s=float(given.get("timeout_s", self.timeout_s)),
+        )
+
+
+def ms(seconds: float) -> int:
+    """A duration in whole milliseconds, at least 1 (as Redis's ``PX``/``PEXPIRE`` take it)."""
+    return max(1, round(seconds * 1000))

@@ -1,0 +1,323 @@
+"""The one mutation path: load, change, number, compare-and-set commit, retry.
+
+Every change to a table goes through :meth:`Committer.mutate` (or :meth:`Committer.mutate_once`
+for a request with an idempotency key): load the record and its version from the store, run
+the change (:mod:`.changes`) on it, give the new events their sequence numbers, then commit
+with compare-and-set on the version: the record, the events, the idempotency key and its
+response, the lobby entry and the table's next due time in one atomic store call; the store
+publishes the events. A lost race is retried for callers without ``expect`` (an expected
+version), and reported as ABORTED to one that gave it.
+
+Idempotency is this module's alone: a repeated key is answered with the first call's response,
+whether the store finds the key at commit or the change fails because the first call already
+changed the table (then the stored response is looked up).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Generic, Protocol, TypeVar
+
+import structlog
+
+from .. import wire
+from ..clock import Clock
+from ..config import Settings
+from ..errors import Aborted, NotFound, ServiceError
+from ..metrics import Metrics
+from ..reasons import Reason
+from ..store.base import Commit, LobbyEntry, Store, StoredEvent
+from ..wire import EventVariants
+from .access import check_table_id
+from .changes import Changed
+from .model import (
+    BOT,
+    FINISHED,
+    HUMAN,
+    PLAYING,
+    PUBLIC,
+    WAITING,
+    TableRecord,
+    TableStatus,
+    connected,
+    decode_record,
+    encode_record,
+)
+
+log = structlog.get_logger("tute.tables")
+
+MAX_RETRIES = 16
+DUE_NOW_S = 0.001
+"""A table due within this much of a commit is due now: the scheduler is woken for it."""
+
+T = TypeVar("T")
+
+
+class Response(Protocol):
+    """A response message (what an idempotency key's first answer is stored as)."""
+
+    def SerializeToString(self) -> bytes: ...
+
+
+R = TypeVar("R", bound=Response)
+
+Change = Callable[[TableRecord], Changed[T]]
+Respond = Callable[[TableRecord, list[EventVariants]], R]
+
+
+@dataclasses.dataclass
+class Context:
+    """What every part of a replica's table service shares: the store, the settings, the
+    metrics and the clock (one object: a test may swap the clock of a running server)."""
+
+    store: Store
+    settings: Settings
+    metrics: Metrics
+    clock: Clock
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Committed(Generic[T, R]):
+    """A change that ran: the record as committed (as loaded, when the change had nothing
+    to do: ``committed`` is False), the change's result, the stored events and the response
+    built for the commit (with :meth:`Committer.mutate_once`)."""
+
+    record: TableRecord
+    result: T
+    stored: list[StoredEvent]
+    response: R | None = None
+    committed: bool = True
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Repeated:
+    """A repeated idempotency key: the first call's response bytes; nothing was changed."""
+
+    response: bytes
+
+
+class Committer:
+    """Reads tables and commits their changes, through one store."""
+
+    def __init__(self, ctx: Context, *, wake: Callable[[], None]) -> None:
+        self.ctx = ctx
+        self._wake = wake
+        """Wakes the scheduler (a committed table is due now)."""
+
+    async def load(self, table_id: str, *, presence: bool = True) -> TableRecord:
+        """The table's record; with ``presence``, also which seats are connected (on any
+        replica) for the views built from it."""
+        check_table_id(table_id)
+        store = self.ctx.store
+        found = await store.load(table_id)
+        if found is None:
+            raise NotFound("no such table", reason=Reason.TABLE_NOT_FOUND)
+        version, data = found
+        rec = decode_record(data)
+        rec.version = version
+        if presence:
+            rec.connected = connected(
+                rec, await store.present_watchers(table_id, self.ctx.clock())
+            )
+        return rec
+
+    async def lobby_page(
+        self, preset: str, players: int, after: tuple[float, str] | None, size: int
+    ) -> tuple[list[TableRecord], LobbyEntry | None]:
+        """A page of the lobby (one batched store read): its tables with their presence (one
+        gone since it was listed is left out) and, when more follow, the page's last entry
+        (where the next page starts)."""
+        listed = await self.ctx.store.lobby_tables(
+            preset, players, after, size + 1, self.ctx.clock()
+        )
+        records = []
+        for table in listed[:size]:
+            if table.record is None:
+                continue  # gone since it was listed
+            rec = decode_record(table.record)
+            rec.version = table.version
+            rec.connected = connected(rec, table.watchers)
+            records.append(rec)
+        return records, listed[size - 1].entry if len(listed) > size else None
+
+    async def create(self, rec: TableRecord) -> None:
+        """Store a new table's record (its first version)."""
+        self.set_expiry(rec, rec.created_at)
+        await self.ctx.store.create(
+            rec.table_id, encode_record(rec), rec.invite_code, self.lobby_entry(rec),
+            due_at=self.due_at(rec, rec.created_at),
+        )
+
+    async def mutate(
+        self,
+        table_id: str,
+        change: Change[T],
+        *,
+        expect: int | None = None,
+        loaded: TableRecord | None = None,
+    ) -> Committed[T, Response]:
+        """Run ``change`` on the table and commit it; retry lost races (unless ``expect``,
+        the version the caller expects the table at: ABORTED STALE_VERSION when it is not).
+
+        ``loaded``: the record the caller just loaded, used for the first attempt (saves a
+        store round trip; a lost race loads afresh)."""
+        done: Committed[T, Response] | Repeated = await self._run(
+            table_id, change, expect=expect, loaded=loaded, key="", respond=None
+        )
+        assert isinstance(done, Committed)
+        return done
+
+    async def mutate_once(
+        self,
+        table_id: str,
+        key: str,
+        change: Change[T],
+        respond: Respond[R],
+        *,
+        expect: int | None = None,
+        loaded: TableRecord | None = None,
+    ) -> Committed[T, R] | Repeated:
+        """:meth:`mutate` for a request with an idempotency ``key`` ('' for none): the
+        response ``respond`` builds from the committed record and events is stored with the
+        commit, and a repeat of the key gets it back (:class:`Repeated`) without a change."""
+        return await self._run(table_id, change, expect=expect, loaded=loaded, key=key,
+                               respond=respond)
+
+    async def _run(
+        self,
+        table_id: str,
+        change: Change[T],
+        *,
+        expect: int | None,
+        loaded: TableRecord | None,
+        key: str,
+        respond: Respond[R] | None,
+    ) -> Committed[T, R] | Repeated:
+        store = self.ctx.store
+        for _ in range(MAX_RETRIES):
+            rec = loaded if loaded is not None else await self.load(table_id)
+            loaded = None
+            status_before = rec.status
+            try:
+                if expect is not None and rec.version != expect:
+                    raise Aborted(
+                        f"the table is at version {rec.version}, not {expect}",
+                        reason=Reason.STALE_VERSION,
+                        metadata={"current_version": str(rec.version)},
+                    )
+                changed = change(rec)
+            except ServiceError:
+                # A repeat whose first call committed since: the first answer.
+                first = await store.idempotent_response(table_id, key) if key else None
+                if first is not None:
+                    return Repeated(first)
+                raise
+            if not changed.commit:
+                return Committed(rec, changed.result, [], committed=False)
+            done, version = await self._commit(table_id, rec, status_before, changed, key, respond)
+            if done is not None:
+                return done
+            if expect is not None:
+                raise Aborted(
+                    "the table changed during this request",
+                    reason=Reason.STALE_VERSION,
+                    metadata={"current_version": str(version)},
+                )
+        raise Aborted("the table is too busy; try again", reason=Reason.CONTENTION)
+
+    async def _commit(
+        self,
+        table_id: str,
+        rec: TableRecord,
+        status_before: TableStatus,
+        changed: Changed[T],
+        key: str,
+        respond: Respond[R] | None,
+    ) -> tuple[Committed[T, R] | Repeated | None, int]:
+        """Number the change's events and commit it: what to answer (None: the race was lost)
+        and the version the store has."""
+        now = self.ctx.clock()
+        self.set_expiry(rec, now)
+        stored = self.number(rec, changed.events, now)
+        response = respond(rec, changed.events) if respond is not None else None
+        due = self.due_at(rec, now)
+        outcome = await self.ctx.store.commit(
+            table_id,
+            Commit(
+                rec.version - 1,
+                encode_record(rec),
+                stored,
+                status=rec.status,
+                lobby=self.lobby_entry(rec),
+                due_at=due,
+                idempotency_key=key,
+                response=response.SerializeToString() if key and response is not None else b"",
+                bot_seats=rec.bot_seats(),
+            ),
+        )
+        if outcome.duplicate_response is not None:
+            return Repeated(outcome.duplicate_response), outcome.version
+        if not outcome.applied:
+            return None, outcome.version
+        if rec.status == PLAYING and due <= now + DUE_NOW_S:
+            self._wake()
+        if rec.status != status_before:
+            _log_match(rec, status_before)
+        return Committed(rec, changed.result, stored, response), rec.version
+
+    @staticmethod
+    def number(rec: TableRecord, events: list[EventVariants], now: float) -> list[StoredEvent]:
+        """Give the new events their sequence numbers, the new version and the time."""
+        rec.version += 1
+        stored = []
+        for v in events:
+            rec.last_seq += 1
+            stored.append(wire.stamp(v, rec.last_seq, rec.version, now))
+        return stored
+
+    @staticmethod
+    def lobby_entry(rec: TableRecord) -> LobbyEntry | None:
+        """A public waiting table with a free seat is listed in the lobby."""
+        free = len(rec.free_seats())
+        if rec.visibility != PUBLIC or rec.status != WAITING or not free:
+            return None
+        return LobbyEntry(rec.table_id, rec.preset, rec.rules.players, free, rec.created_at)
+
+    def set_expiry(self, rec: TableRecord, now: float) -> None:
+        """A waiting table where no human sits expires ``waiting_ttl_s`` after it came to be
+        so (created, or left by its last human); any other table does not."""
+        ttl = self.ctx.settings.waiting_ttl_s
+        if ttl > 0 and rec.status == WAITING and all(s.occupant != HUMAN for s in rec.seats):
+            if not rec.expires_at:
+                rec.expires_at = now + ttl
+        else:
+            rec.expires_at = 0.0
+
+    def due_at(self, rec: TableRecord, now: float) -> float:
+        """When the scheduler must look at this table next (0: nothing due)."""
+        if rec.status == WAITING:
+            return rec.expires_at
+        if rec.status != PLAYING or rec.state is None:
+            return 0.0
+        settings = self.ctx.settings
+        if rec.seats[rec.state.turn].occupant == BOT:
+            due = now + settings.bot_delay_s
+        else:
+            due = rec.deadline
+        grace = settings.disconnect_forfeit_s
+        if grace > 0 and rec.away:
+            away_due = min(rec.away.values()) + grace
+            due = min(due, away_due) if due else away_due
+        return due
+
+
+def _log_match(rec: TableRecord, status_before: TableStatus) -> None:
+    """The committed change started or ended the table's match: one line about it."""
+    if rec.status == PLAYING:
+        log.info("match_started", table_id=rec.table_id, preset=rec.preset,
+                 players=rec.rules.players)
+    elif rec.status == FINISHED and status_before == PLAYING and rec.state is not None:
+        log.info("match_ended", table_id=rec.table_id, winners=list(rec.state.winners),
+                 end_reason=rec.state.end_reason, games=len(rec.games),
+                 forfeited_seat=rec.forfeited_seat)

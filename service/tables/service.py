@@ -1,0 +1,103 @@
+"""One replica's table service: the parts of :mod:`service.tables` wired together.
+
+- :attr:`TableService.commits` (:mod:`.commit`): reads tables and commits their changes
+  (:mod:`.changes`), the one mutation path;
+- :attr:`TableService.streams` (:mod:`.streams`): WatchTable streams and presence;
+- :attr:`TableService.scheduler` (:mod:`.scheduler`): bots, timeouts, away forfeits, expiries;
+- :attr:`TableService.limits` and :attr:`TableService.callers`: the per-caller limits.
+
+The servicer (:mod:`service.servicer`) turns requests into calls of these parts and their
+results into responses. Stateless but for open streams and the scheduler's work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import engine
+
+from ..bots import BotPool
+from ..callers import CallerResolver
+from ..clock import SYSTEM_CLOCK, Clock
+from ..config import Settings
+from ..limits import Limits
+from ..metrics import Metrics
+from ..store.base import Store
+from .commit import Committer, Context
+from .model import TableRecord
+from .scheduler import Scheduler
+from .streams import Streams
+
+
+class TableService:
+    """All tables, through one store."""
+
+    def __init__(
+        self, store: Store, settings: Settings, metrics: Metrics, *, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
+        self.ctx = Context(store, settings, metrics, clock)
+        wake = asyncio.Event()
+        self.commits = Committer(self.ctx, wake=wake.set)
+        self.limits = Limits(store, settings, metrics, lambda: self.ctx.clock())
+        self.callers = CallerResolver(settings.trusted_proxy_header, settings.trusted_proxies)
+        self.streams = Streams(self.ctx, self.commits, self.limits)
+        self.scheduler = Scheduler(
+            self.ctx, self.commits, self.streams,
+            BotPool(settings.bot_workers, settings.bot_budget_scale), wake,
+        )
+
+    @property
+    def store(self) -> Store:
+        return self.ctx.store
+
+    @property
+    def settings(self) -> Settings:
+        return self.ctx.settings
+
+    @property
+    def metrics(self) -> Metrics:
+        return self.ctx.metrics
+
+    @property
+    def clock(self) -> Clock:
+        """The clock every part reads (settable: a test may drive a running server's)."""
+        return self.ctx.clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self.ctx.clock = clock
+
+    @property
+    def bots(self) -> BotPool:
+        return self.scheduler.bots
+
+    @property
+    def closing(self) -> bool:
+        """True once :meth:`begin_shutdown` was called."""
+        return self.streams.closing
+
+    async def load(self, table_id: str, *, presence: bool = True) -> TableRecord:
+        """The table's record (see :meth:`Committer.load`)."""
+        return await self.commits.load(table_id, presence=presence)
+
+    async def run_scheduler(self) -> None:
+        """The scheduler's loop (see :meth:`Scheduler.run`)."""
+        await self.scheduler.run()
+
+    async def run_due(self, table_id: str) -> None:
+        """Whatever is due at one table (see :meth:`Scheduler.run_due`)."""
+        await self.scheduler.run_due(table_id)
+
+    async def play_bot_move(
+        self, table_id: str, seat: int, seen: engine.View, action: int
+    ) -> bool:
+        """A bot's move, exactly once (see :meth:`Scheduler.play_bot_move`)."""
+        return await self.scheduler.play_bot_move(table_id, seat, seen, action)
+
+    def begin_shutdown(self) -> None:
+        """Refuse new streams and end the open ones with UNAVAILABLE."""
+        self.streams.begin_shutdown()
+
+    def close_bots(self) -> None:
+        """Cancel the bots' moves in flight and stop the worker processes."""
+        self.scheduler.close()

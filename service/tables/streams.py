@@ -1,0 +1,297 @@
+"""Watch streams and presence: who follows a table on this replica, and which seats are here.
+
+A stream (:meth:`Streams.watch`) subscribes to the table's events first and loads the record
+after (so nothing falls in between), starts with a :class:`Snapshot` (or the events missed
+after ``resume_after``) and goes on with the live events, each as the stream's audience sees
+it. A seated stream belongs to the occupancy of the seat its token opened: it gets the seat's
+private copies of that occupancy's events only (of earlier ones, what a spectator gets), and
+it ends with PERMISSION_DENIED SEAT_LOST right after the event that ends the occupancy
+(SeatLeft, PlayerForfeited, another SeatJoined of the seat). Every replica sees the same events
+in the same order, so each ends such a stream at the same point: before any private copy of a
+later occupant.
+
+Presence: a seated stream keeps a presence entry in the store (refreshed by the scheduler's
+loop through :meth:`Streams.refresh_presence`), which views show as ``Seat.connected``; with
+disconnect forfeits on, a seat whose last stream closes is marked away, and back when one
+opens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import secrets
+from collections import Counter
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING
+
+import structlog
+
+from .. import wire
+from ..auth import hash_token
+from ..errors import InvalidArgument, NotFound, ResourceExhausted, Unavailable
+from ..limits import Limits
+from ..reasons import Reason
+from ..store.base import REWOUND, StoredEvent, SubscriptionEnded
+from . import changes
+from .access import check_table_id, seat_lost, seat_of
+from .commit import Committer, Context
+from .model import TableRecord
+
+if TYPE_CHECKING:
+    from ..store.base import Subscription
+
+log = structlog.get_logger("tute.streams")
+
+PRESENCE_TTL_S = 30.0
+"""A seated watcher counts as connected this long after its replica last refreshed it (every
+third of this), so a crashed replica's watchers fade out by themselves."""
+
+ends_occupancy = wire.ends_occupancy
+"""Does an event end a seat's occupancy (module level: a test may replace it)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Snapshot:
+    """The table as ``seat`` (None: a spectator) sees it now: the record to build the view
+    from."""
+
+    record: TableRecord
+    seat: int | None
+
+
+class Streams:
+    """This replica's WatchTable streams and the presence they keep."""
+
+    def __init__(self, ctx: Context, commits: Committer, limits: Limits) -> None:
+        self.ctx = ctx
+        self.commits = commits
+        self.limits = limits
+        self._subs: set[Subscription] = set()
+        self._streams: Counter[tuple[str, int | None, str]] = Counter()
+        """Open streams by (table id, seat, occupancy): a seat's by its occupancy
+        (:meth:`SeatInfo.occupancy`), spectators' as (table id, None, '')."""
+        self._open = 0
+        self._watchers: dict[str, tuple[str, int]] = {}
+        """Seated streams: watcher id -> (table id, seat). A watcher id is
+        ``<occupancy>.<random>``: its presence counts only while that occupancy holds the
+        seat."""
+        self._presence_refreshed = 0.0
+        self._closing = False
+
+    @property
+    def closing(self) -> bool:
+        """True once :meth:`begin_shutdown` was called."""
+        return self._closing
+
+    def begin_shutdown(self) -> None:
+        """Refuse new streams and end the open ones with UNAVAILABLE."""
+        self._closing = True
+        for sub in list(self._subs):
+            sub.interrupt()
+
+    async def watch(
+        self, table_id: str, token: str | None, resume_after: int | None
+    ) -> AsyncGenerator[Snapshot | wire.Event, None]:
+        """A snapshot (or the missed events after ``resume_after``), then live events."""
+        check_table_id(table_id)
+        if self._closing:
+            raise Unavailable("the server is shutting down; reconnect", reason=Reason.SHUTTING_DOWN)
+        rec = await self.commits.load(table_id)
+        seat = seat_of(rec, token)
+        caller = self.limits.stream_caller(token if seat is not None else None)
+        await self.limits.open_stream(caller)
+        occupancy = rec.seats[seat].occupancy() if seat is not None else ""
+        counted = (table_id, seat, occupancy)
+        self._check_room(counted)
+        try:
+            sub = await self.ctx.store.subscribe(table_id)
+        except KeyError:
+            raise NotFound("no such table", reason=Reason.TABLE_NOT_FOUND) from None
+        self._subs.add(sub)
+        self._streams[counted] += 1
+        self._open += 1
+        self.limits.streams[caller] += 1
+        watcher = secrets.token_hex(8)
+        if seat is not None:
+            watcher = f"{occupancy}.{watcher}"
+            self._watchers[watcher] = (table_id, seat)
+            await self.ctx.store.set_presence(
+                table_id, watcher, seat, self.ctx.clock() + PRESENCE_TTL_S
+            )
+            if seat in rec.away:
+                await self.mark_away(table_id, seat, away=False)
+        self.ctx.metrics.watch_streams.inc()
+        follow = _Follow(self, table_id, token, seat, occupancy,
+                         since=rec.seats[seat].since_seq if seat is not None else 0)
+        try:
+            async with contextlib.aclosing(follow.items(sub, resume_after)) as items:
+                async for item in items:
+                    yield item
+        except SubscriptionEnded as exc:
+            raise _ended(exc, self.ctx) from None
+        finally:
+            await self._close(sub, counted, caller, watcher, lost=follow.lost)
+
+    async def _close(
+        self, sub: Subscription, counted: tuple[str, int | None, str], caller: str,
+        watcher: str, *, lost: bool,
+    ) -> None:
+        self._subs.discard(sub)
+        self._open -= 1
+        self._streams[counted] -= 1
+        if not self._streams[counted]:
+            del self._streams[counted]
+        self.limits.stream_closed(caller)
+        table_id = counted[0]
+        if (seated := self._watchers.pop(watcher, None)) is not None:
+            with contextlib.suppress(Exception):
+                await self.ctx.store.clear_presence(table_id, watcher)
+                if self.ctx.settings.disconnect_forfeit_s > 0 and not self._closing and not lost:
+                    # On shutdown the players resume on another replica; if they do not,
+                    # their next turn's timeout marks them away (run_due). A stream whose
+                    # seat was lost marks nobody: the seat is no longer its player's.
+                    await self.mark_away(table_id, seated[1], away=True)
+        self.ctx.metrics.watch_streams.dec()
+        with contextlib.suppress(Exception):
+            await sub.close()
+
+    def _check_room(self, counted: tuple[str, int | None, str]) -> None:
+        """RESOURCE_EXHAUSTED when this replica has no room for one more stream: a seat's
+        streams are bounded per occupancy of the seat only (an earlier occupant's streams
+        never take the next one's room), so spectators never lock a player out."""
+        settings = self.ctx.settings
+        if counted[1] is not None:
+            if self._streams[counted] >= settings.max_streams_per_seat:
+                raise ResourceExhausted(
+                    "this seat has too many open streams on this server; close one",
+                    reason=Reason.TOO_MANY_STREAMS,
+                )
+            return
+        if self._open >= settings.max_streams:
+            raise ResourceExhausted("too many open streams on this server",
+                                    reason=Reason.TOO_MANY_STREAMS)
+        if self._streams[counted] >= settings.max_spectator_streams_per_table:
+            raise ResourceExhausted("too many spectator streams on this table",
+                                    reason=Reason.TOO_MANY_STREAMS)
+
+    async def mark_away(self, table_id: str, seat: int, *, away: bool) -> None:
+        """Record that a seat has no stream (``away``) or has one again (see
+        :func:`changes.mark_away`)."""
+        now = self.ctx.clock()
+        done = await self.commits.mutate(
+            table_id, lambda r: changes.mark_away(r, seat, away=away, now=now)
+        )
+        if done.committed:
+            log.info("seat_away" if away else "seat_back", table_id=table_id, seat=seat)
+
+    async def refresh_presence(self, now: float) -> None:
+        """Refresh the presence of this replica's seated streams, once a third of its time to
+        live passed since the last refresh."""
+        if now - self._presence_refreshed <= PRESENCE_TTL_S / 3:
+            return
+        self._presence_refreshed = now
+        for watcher, (table_id, seat) in list(self._watchers.items()):
+            await self.ctx.store.set_presence(table_id, watcher, seat, now + PRESENCE_TTL_S)
+
+
+class _Follow:
+    """One stream's reading of its table: what it has sent and whether its seat was lost."""
+
+    def __init__(
+        self, streams: Streams, table_id: str, token: str | None, seat: int | None,
+        occupancy: str, *, since: int,
+    ) -> None:
+        self.streams = streams
+        self.table_id = table_id
+        self.token = token
+        self.seat = seat
+        self.occupancy = occupancy
+        self.since = since
+        """The sequence number of the SeatJoined that began the stream's occupancy."""
+        self.lost = False
+        """The stream ended because its seat is no longer its player's."""
+
+    def _event(self, ev: StoredEvent) -> wire.Event:
+        seat = self.seat
+        return wire.parse(ev.for_seat(seat if seat is not None and ev.seq >= self.since else None))
+
+    async def _resync(self, sent: int) -> TableRecord:
+        """The table afresh, for a snapshot that replaces what the stream sent; SEAT_LOST when
+        in the table's history now the seat is not this player's."""
+        rec = await self.streams.commits.load(self.table_id)
+        log.warning("watch_resynced", table_id=self.table_id, sent=sent, last_seq=rec.last_seq)
+        seat = self.seat
+        if seat is not None and (
+            rec.seat_of_token_hash(hash_token(self.token or "")) != seat
+            or rec.seats[seat].occupancy() != self.occupancy
+        ):
+            self.lost = True
+            raise seat_lost(seat)
+        return rec
+
+    async def items(
+        self, sub: Subscription, resume_after: int | None
+    ) -> AsyncGenerator[Snapshot | wire.Event, None]:
+        commits, seat, table_id = self.streams.commits, self.seat, self.table_id
+        rec = await commits.load(table_id)  # after subscribing: nothing falls in between
+        loaded_last = rec.last_seq
+        if seat is not None:
+            seat_of(rec, self.token)  # NOT_SEATED if the seat was lost in between
+        if resume_after is None:
+            last = rec.last_seq
+            yield Snapshot(rec, seat)
+        else:
+            if resume_after > rec.last_seq:
+                raise InvalidArgument(
+                    f"resume_after is past the last event ({rec.last_seq})",
+                    field="resume_after",
+                )
+            missed = await self.streams.ctx.store.events_after(table_id, resume_after)
+            if missed is None:
+                last = rec.last_seq
+                yield Snapshot(rec, seat)
+            else:
+                last = resume_after
+                for ev in missed:
+                    if ev.seq > rec.last_seq:
+                        break
+                    yield self._event(ev)
+                    last = ev.seq
+        clock, publish = self.streams.ctx.clock, self.streams.ctx.metrics.publish
+        async for ev in sub:
+            if ev is REWOUND or loaded_last < ev.seq <= last or ev.seq > last + 1:
+                # The table's history went back or changed under the stream (a store restored
+                # from an older snapshot), or does not continue what it sent: a fresh snapshot
+                # replaces what the client holds, as at the start.
+                rec = await self._resync(last)
+                last = loaded_last = rec.last_seq
+                yield Snapshot(rec, seat)
+                continue
+            if ev.seq <= last:
+                continue
+            out = self._event(ev)
+            publish.observe(max(0.0, clock() - wire.event_time(out)))
+            yield out
+            last = ev.seq
+            if seat is not None and out.sequence > loaded_last and ends_occupancy(out, seat):
+                self.lost = True
+                raise seat_lost(seat)
+
+
+def _ended(exc: SubscriptionEnded, ctx: Context) -> Unavailable:
+    """The error a stream whose subscription ended is closed with."""
+    if exc.reason == "shutdown":
+        return Unavailable(
+            "the server is shutting down; resume on another replica with resume_after",
+            reason=Reason.SHUTTING_DOWN,
+        )
+    if exc.reason == "unavailable":
+        ctx.metrics.store_errors.inc()
+        return Unavailable(
+            "the table store is unreachable; resume with resume_after when it is back",
+            reason=Reason.STORE_UNAVAILABLE,
+        )
+    return Unavailable(
+        "this stream fell behind; reconnect with resume_after", reason=Reason.STREAM_BEHIND
+    )

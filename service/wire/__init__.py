@@ -1,0 +1,75 @@
+"""The wire: the only package that knows both the engine's values and the ``tute.v1`` messages.
+
+- :mod:`.cards`: suits, cards, actions and rules, in (requests, :class:`BadField` on malformed
+  content) and out;
+- :mod:`.scores`: cantes, tutes, hand and match results, the standing per side;
+- :mod:`.events`: engine events to per-audience messages (:class:`EventVariants`), numbered and
+  stamped into the bytes the store keeps;
+- :mod:`.views`: the lobby ``Table``, a seat's ``TableView`` and the service's own events.
+
+Everything the rest of the service needs is re-exported here.
+"""
+
+from .cards import (
+    BadField,
+    action_from_proto,
+    action_to_proto,
+    card_from_proto,
+    card_to_proto,
+    rules_from_proto,
+    rules_to_proto,
+    side_of,
+    suit_from_proto,
+    suit_to_proto,
+)
+from .events import (
+    FORFEIT_DISCONNECTED,
+    FORFEIT_LEFT,
+    Event,
+    EventVariants,
+    ForfeitReason,
+    ends_occupancy,
+    engine_events_to_proto,
+    event_time,
+    parse,
+    stamp,
+)
+from .views import (
+    match_started_event,
+    seat_joined_event,
+    seat_left_event,
+    table_to_proto,
+    turn_started_event,
+    turn_started_variants,
+    view_to_proto,
+)
+
+__all__ = [
+    "FORFEIT_DISCONNECTED",
+    "FORFEIT_LEFT",
+    "BadField",
+    "Event",
+    "EventVariants",
+    "ForfeitReason",
+    "action_from_proto",
+    "action_to_proto",
+    "card_from_proto",
+    "card_to_proto",
+    "ends_occupancy",
+    "engine_events_to_proto",
+    "event_time",
+    "match_started_event",
+    "parse",
+    "rules_from_proto",
+    "rules_to_proto",
+    "seat_joined_event",
+    "seat_left_event",
+    "side_of",
+    "stamp",
+    "suit_from_proto",
+    "suit_to_proto",
+    "table_to_proto",
+    "turn_started_event",
+    "turn_started_variants",
+    "view_to_proto",
+]
