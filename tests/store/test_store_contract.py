@@ -87,8 +87,10 @@ async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
         ports: tuple[int, ...] = (request.getfixturevalue("redis_proc").port,)
     else:
         ports = tuple(request.getfixturevalue("redis_cluster").ports)
-    a = RedisStore.from_url(url, RedisOptions(finished_ttl_s=REDIS_FINISHED_TTL_S), clock=clock)
-    b = RedisStore.from_url(url, RedisOptions(finished_ttl_s=REDIS_FINISHED_TTL_S), clock=clock)
+    # a busy machine may take more than the default second to connect
+    options = RedisOptions(finished_ttl_s=REDIS_FINISHED_TTL_S, timeout_s=10.0)
+    a = RedisStore.from_url(url, options, clock=clock)
+    b = RedisStore.from_url(url, options, clock=clock)
     assert a.cluster == b.cluster == (request.param == "cluster")
     try:
         yield Stores(a, b, request.param, url, ports, clock)
