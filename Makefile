@@ -20,6 +20,12 @@ LINT_DIRS := $(wildcard engine service clients tests benchmarks deploy)
 
 # Extra arguments for pytest, e.g. `make test PYTEST_ARGS="-k protos -x"`.
 PYTEST_ARGS ?=
+# pytest-xdist workers for `make test`, `test-compiled` and `test-all` (0: no workers, one
+# process). More workers than the 2 cores a machine may have, since most tests wait on servers,
+# Redis and subprocesses rather than compute; tests sharing a Redis Cluster run on one worker
+# (--dist loadgroup, tests/conftest.py).
+PYTEST_WORKERS ?= 4
+XDIST := -n $(PYTEST_WORKERS) --dist loadgroup
 
 PROTO_SRC := $(wildcard protos/tute/v1/*.proto)
 PROTOC := $(PY) -m grpc_tools.protoc -Iprotos --python_out=protos --pyi_out=protos \
@@ -107,7 +113,7 @@ web: web-build $(STAMP) ## build the browser client and serve it: open http://lo
 		--metrics-port 9464 --store memory
 
 test: lint system-deps web-build ## lint, then every test not marked slow, the engine's doctests (and its tests, compiled)
-	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
 	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules engine
 	$(MAKE) --no-print-directory test-compiled
 
@@ -115,14 +121,17 @@ test-compiled: $(MYPYC_STAMP) ## the engine's tests against the mypyc-compiled e
 	cd $(MYPYC_DIR) && export PYTHONPATH=$(abspath $(MYPYC_DIR)):$(CURDIR) && \
 	$(abspath $(PY)) -c 'import engine.game as g; assert not g.__file__.endswith(".py"), g.__file__' && \
 	$(abspath $(PY)) -m pytest -q $(CURDIR)/tests/engine --import-mode=importlib \
-		-p no:cacheprovider -c $(CURDIR)/pyproject.toml --rootdir=$(CURDIR) -m "not slow"
+		-p no:cacheprovider -c $(CURDIR)/pyproject.toml --rootdir=$(CURDIR) -m "not slow" $(XDIST)
 
 test-all: lint system-deps web-build ## lint, then every test including the slow ones
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
-lint: $(STAMP) ## ruff, mypy --strict on engine/, service/ and clients/, buf lint and buf breaking
+lint: $(STAMP) ## ruff, mypy --strict on engine/, service/ and clients/, mypy on tests/, buf lint and buf breaking
 	$(BIN)/ruff check $(LINT_DIRS)
-	$(BIN)/mypy --strict engine service clients
+	@# Each run keeps a cache of its own: the two option sets would otherwise recheck every
+	@# module the other one checked.
+	$(BIN)/mypy --strict --cache-dir .mypy_cache/strict engine service clients
+	$(BIN)/mypy --follow-imports=silent --cache-dir .mypy_cache/tests tests
 	$(BIN)/buf lint
 	$(BIN)/hadolint deploy/Dockerfile
 	@# The contract changes only compatibly: the working tree against main's last commit.

@@ -680,9 +680,10 @@ class PlayApp(App[None]):
         self.changed.set()
 
     def tick(self) -> None:
-        """Count the turn clock down (every ``tick_s``)."""
+        """Count the turn clock down (every ``tick_s``), while the table is on screen."""
         if self.table is not None and self.table.deadline is not None:
-            _set(self.query_one("#turn", Static), turn_line(self.table, self.clock()))
+            for turn in self.query("#turn").results(Static):
+                _set(turn, turn_line(self.table, self.clock()))
 
     def say(self, line: str, style: str = "") -> None:
         """Add a line to the log."""

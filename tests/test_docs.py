@@ -14,6 +14,7 @@ import json
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -61,13 +62,13 @@ def _wire(rules: engine.Rules, name: str, preset: str = "") -> str | None:
         return None
     value = getattr(options, name)
     if field.type == descriptor.FieldDescriptor.TYPE_ENUM:
-        return field.enum_type.values_by_number[value].name
+        return field.enum_type.values_by_number[value].name  # type: ignore[union-attr]
     if field.type == descriptor.FieldDescriptor.TYPE_BOOL:
         return "true" if value else "false"
     return str(value)
 
 
-def _accepted(name: str, value: object) -> bool:
+def _accepted(name: str, value: Any) -> bool:
     """Whether CreateTable would accept ``rules.options.<name> = value`` (no preset)."""
     msg = rules_pb2.Rules(options=rules_pb2.RuleOptions(**{name: value}))
     try:
@@ -111,10 +112,12 @@ def test_option_values_are_those_accepted(name: str) -> None:
     listed = _code(values_cell)
     field = OPTION_FIELDS[name]
     if field.type == descriptor.FieldDescriptor.TYPE_ENUM:
-        wire = [v.name for v in field.enum_type.values if v.number != 0]
+        enum = field.enum_type
+        assert enum is not None
+        wire = [v.name for v in enum.values if v.number != 0]
         assert listed == wire, f"{name}: values {wire}, doc lists {listed}"
-        assert all(_accepted(name, v.number) for v in field.enum_type.values)  # 0 = unset
-        assert not _accepted(name, max(v.number for v in field.enum_type.values) + 1)
+        assert all(_accepted(name, v.number) for v in enum.values)  # 0 = unset
+        assert not _accepted(name, max(v.number for v in enum.values) + 1)
     elif field.type == descriptor.FieldDescriptor.TYPE_BOOL:
         assert listed == ["true", "false"], f"{name}: doc lists {listed}"
     elif name == "first_dealer":

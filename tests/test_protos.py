@@ -267,10 +267,10 @@ def test_service_comments_name_registered_reasons_under_their_codes(
         text = comments[(_FILE_SERVICE, 0, _SERVICE_METHOD, j)]
         assert "Errors:" in text, f"{method.name} lists no errors"
         for code, reasons in _reason_groups(text):
-            for reason in reasons:
+            for name in reasons:
                 named += 1
-                assert reason in Reason.__members__, f"{method.name}: unknown reason {reason}"
-                assert STATUS[Reason(reason)].name == code, f"{method.name}: {reason} under {code}"
+                assert name in Reason.__members__, f"{method.name}: unknown reason {name}"
+                assert STATUS[Reason(name)].name == code, f"{method.name}: {name} under {code}"
     assert named > 30
 
 

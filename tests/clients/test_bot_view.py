@@ -12,13 +12,13 @@ import pytest
 import engine
 from clients.bot import engine_action, engine_rules, engine_view, wire_action
 from service import wire
-from service.tables.model import FINISHED, HUMAN, PLAYING, SeatInfo, TableRecord
+from service.tables.model import FINISHED, HUMAN, PLAYING, SeatInfo, TableRecord, Visibility
 
 
 def _record(state: engine.State) -> TableRecord:
     n = state.rules.players
     return TableRecord(
-        table_id="t", preset="", rules=state.rules, visibility="public", invite_code="",
+        table_id="t", preset="", rules=state.rules, visibility=Visibility.PUBLIC, invite_code="",
         created_at=0.0, seats=[SeatInfo(HUMAN, f"p{i}", f"h{i}") for i in range(n)],
         status=FINISHED if state.over else PLAYING, state=state,
     )

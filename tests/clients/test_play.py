@@ -23,7 +23,7 @@ from clients.play import JoinTable, NewTable, PlayApp
 from tests.support.redis import RedisProcess, running_redis
 from tute.v1 import action_pb2
 
-from ..replicas.cluster import Replica
+from ..support.replicas import Replica
 from .helpers import Gate, until
 
 SIZE = (100, 46)

@@ -15,7 +15,7 @@ from clients.cards import SUIT_NAMES
 from clients.play import JoinTable, PlayApp, Spectate
 from service import wire
 
-from ..replicas.cluster import Replica
+from ..support.replicas import Replica
 from .helpers import until
 from .test_snapshot import DECLARE_RULES, _declare, _position, _record
 

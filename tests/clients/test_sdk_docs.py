@@ -10,7 +10,7 @@ from pathlib import Path
 import clients.cards
 import clients.sdk
 
-from ..replicas.cluster import start_replicas
+from ..support.replicas import start_replicas
 
 
 def _run(module: types.ModuleType, address: str | None = None) -> tuple[doctest.TestResults, str]:

@@ -219,7 +219,7 @@ def _rpc_error(code: grpc.StatusCode, *details: object) -> grpc.aio.AioRpcError:
         packed.Pack(d)  # type: ignore[arg-type]
         status.details.append(packed)
     trailer = grpc.aio.Metadata(("grpc-status-details-bin", status.SerializeToString()))
-    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), trailer, details="refused")
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), trailer, details="refused")  # type: ignore[call-arg]
 
 
 def test_reasons_of_other_branches_map_to_their_classes() -> None:

@@ -18,7 +18,7 @@ from service.server import Server, create_server
 from tests.support.redis import RedisProcess, running_redis
 from tute.v1 import table_pb2, view_pb2
 
-from ..replicas.cluster import start_replicas
+from ..support.replicas import start_replicas
 from .conftest import QUICK
 from .helpers import Gate, comparable
 

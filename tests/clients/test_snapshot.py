@@ -21,7 +21,7 @@ import engine
 from clients import Table, TuteClient
 from clients.play import PlayApp
 from service import wire
-from service.tables.model import BOT, HUMAN, PLAYING, SeatInfo, TableRecord
+from service.tables.model import BOT, HUMAN, PLAYING, SeatInfo, TableRecord, Visibility
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 DECLARE_RULES = engine.Rules(players=2, hand_size_2p=6, turn_time_s=0)
@@ -60,9 +60,9 @@ def _record(state: engine.State, bots: bool) -> TableRecord:
         for i in range(1, n)
     ]
     return TableRecord(table_id="0123456789abcdef", preset="parejas" if n == 4 else
-                       "corriente-6", rules=state.rules, visibility="public", invite_code="",
-                       created_at=0.0, seats=seats, status=PLAYING, state=state, last_seq=42,
-                       version=17)
+                       "corriente-6", rules=state.rules, visibility=Visibility.PUBLIC,
+                       invite_code="", created_at=0.0, seats=seats, status=PLAYING, state=state,
+                       last_seq=42, version=17)
 
 
 @pytest.mark.parametrize(

@@ -106,7 +106,8 @@ def pip_call(cmd: list[str]) -> tuple[str, list[str], list[str]] | None:
 
 
 def port_settings() -> dict[str, int]:
-    return {f.name: int(f.default) for f in dataclasses.fields(Settings)  # type: ignore[call-overload]
+    return {f.name: int(f.default)  # type: ignore[arg-type]  # every port has a default
+            for f in dataclasses.fields(Settings)
             if (f.name == "port" or f.name.endswith("_port")) and f.default}
 
 

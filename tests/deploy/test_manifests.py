@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-import kubernetes_validate
+import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 
 from service.config import Settings

@@ -20,7 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from deploy import sync
 from tute.v1 import rules_pb2, service_pb2
 
-from ..replicas.cluster import Replica
+from ..support.replicas import Replica
 from .manifests import DEPLOY, tool
 from .promql import metric_names
 

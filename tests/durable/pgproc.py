@@ -74,8 +74,8 @@ class PostgresProcess:
         deadline = time.monotonic() + 60.0
         while time.monotonic() < deadline:  # until it accepts connections (bounded)
             if self.proc.poll() is not None:
-                log = (self.directory / "postgres.log").read_text(errors="replace")
-                raise RuntimeError(f"postgres exited at start:\n{log}")
+                text = (self.directory / "postgres.log").read_text(errors="replace")
+                raise RuntimeError(f"postgres exited at start:\n{text}")
             probe = subprocess.run(
                 [ready, "-h", "127.0.0.1", "-p", str(self.port), "-t", "1", "-q"], check=False
             )

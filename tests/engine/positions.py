@@ -163,7 +163,7 @@ def position(
     pub = engine.parse_cards(public)
     for cante in cantes:
         seat, letter = cante[0], cante[1]
-        when = cante[2] if len(cante) == 3 else max(trick_no - 1, 2)  # type: ignore[misc]
+        when = cante[2] if len(cante) == 3 else max(trick_no - 1, 2)
         s = _suit(letter)
         pts = 40 if s == trump_suit else 20
         cante_t.append((seat, s, pts, when))

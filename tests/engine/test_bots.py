@@ -19,6 +19,7 @@ from engine.bots import (
     MEDIUM,
     RATINGS,
     RATINGS_CI95,
+    Bot,
     SearchBot,
     declaration,
     easy_bot,
@@ -31,7 +32,7 @@ from engine.state import PLAYING
 
 from .positions import legal, position, texts
 
-FAST = {
+FAST: dict[str, Bot] = {
     "random": BOTS["random"],
     "easy": BOTS["easy"],
     "medium": SearchBot(MEDIUM._replace(samples=3, time_s=600.0)),
@@ -174,7 +175,9 @@ def test_a_rollout_plays_legal_cards_and_scores_as_the_engine(preset: str, left:
             assert card in legal_actions(s, s.turn), (preset, seed, card)
             s, _ = apply(s, s.turn, card)
         assert s.hand_no != HAND_NO[0] or s.status != PLAYING
-        assert _margin_now(endgame(rules, seed, left), side) + margin == brute(s, side)
+        start = endgame(rules, seed, left)
+        assert start is not None
+        assert _margin_now(start, side) + margin == brute(s, side)
         checked += 1
     assert checked >= 6
 

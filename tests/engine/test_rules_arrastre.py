@@ -142,7 +142,7 @@ STOCK = "5E 5B 6E 6B 4O"  # turned card 4O: trump oros
 def test_two_player_stock_phase(
     phase_rules: str, led: str, hand: str, expected: set[str]
 ) -> None:
-    rules = Rules(players=2, stock_phase_rules=phase_rules)  # type: ignore[arg-type]
+    rules = Rules(players=2, stock_phase_rules=phase_rules)
     s = position(rules, {1: hand}, trick=led, leader=0, stock=STOCK)
     assert legal(s) == expected
 
@@ -162,7 +162,7 @@ def test_two_player_stock_phase(
 def test_two_player_final_phase_is_strict(
     phase_rules: str, led: str, hand: str, expected: set[str]
 ) -> None:
-    rules = Rules(players=2, stock_phase_rules=phase_rules)  # type: ignore[arg-type]
+    rules = Rules(players=2, stock_phase_rules=phase_rules)
     s = position(rules, {1: hand}, trump="O", trick=led, leader=0)
     assert s.stock == () and legal(s) == expected
 

@@ -135,7 +135,7 @@ def test_two_player_draw_winner_first_then_loser() -> None:
     assert texts(s.hands[0]) == {"2E", "5E"} and texts(s.hands[1]) == {"2B", "5B"}
     assert s.stock == cards("6E 6B 4O") and s.leader == 0
     # The other seat does not see the drawn card.
-    assert engine.redact(draws[0], 1).card is None
+    assert engine.redact(draws[0], 1).card is None  # type: ignore[union-attr]
 
 
 def test_final_draw_loser_takes_the_turned_card_which_becomes_public() -> None:

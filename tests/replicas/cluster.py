@@ -1,7 +1,7 @@
 """Server replicas as subprocesses on one Redis, and clients that survive losing a replica.
 
-- :class:`Replica` runs ``python -m service.main`` (port 0) and reads its port from the
-  JSON ``listening`` line (``"grpc": "HOST:PORT"``).
+- :class:`Replica` and :func:`start_replicas` (tests/support/replicas.py) run
+  ``python -m service.main`` subprocesses.
 - :class:`Failover` holds one channel per replica; a call that fails with UNAVAILABLE is sent
   again to the next replica (with the same ``request_id``, so a submission applies once).
 - :class:`ResumingWatcher` is one WatchTable stream that moves to the next replica when its
@@ -15,25 +15,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import random
-import re
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from tests.support.redis import free_port
 from tute.v1 import event_pb2, rules_pb2, service_pb2, service_pb2_grpc, view_pb2
 
-REPO = Path(__file__).resolve().parents[2]
-LISTENING = re.compile(r'"grpc": "([\d.]+):(\d+)"')
+from ..support.replicas import Replica
+
 FINISHED = 3  # TABLE_STATUS_FINISHED
 
 
@@ -43,105 +35,6 @@ def kind(ev: event_pb2.Event) -> str:
 
 def auth(token: str | None) -> tuple[tuple[str, str], ...] | None:
     return (("authorization", f"Bearer {token}"),) if token else None
-
-
-class Replica:
-    """One ``tute-server`` subprocess; its log (stdout and stderr) goes to ``log_path``."""
-
-    def __init__(self, name: str, store_url: str, log_dir: Path, *extra: str) -> None:
-        self.name = name
-        self.log_path = log_dir / f"{name}.log"
-        self.metrics_port = free_port()
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(REPO), str(REPO / "protos"), *filter(None, [env.get("PYTHONPATH")])]
-        )
-        for key in [k for k in env if k.startswith("TUTE_")]:
-            del env[key]
-        args = [
-            sys.executable, "-m", "service.main", "--host", "127.0.0.1", "--port", "0",
-            "--metrics-port", str(self.metrics_port), "--http-port", "-1", "--store", store_url,
-            "--bot-delay-s", "0", "--scheduler-poll-s", "0.02", "--grace-s", "1",
-            "--log-format", "json", "--log-level", "warning",
-            # every test client calls from 127.0.0.1: no per-caller limits
-            "--create-rate-per-s", "0", "--watch-rate-per-s", "0", "--bot-rate-per-s", "0",
-            "--invite-rate-per-s", "0", "--max-streams-per-caller", "0", *extra,
-        ]
-        self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env,
-                                     cwd=REPO)
-        self.port = 0
-        self.channel: grpc.aio.Channel | None = None
-
-    async def wait_ready(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = LISTENING.search(self.log_path.read_text(errors="replace"))
-            if found:
-                self.port = int(found.group(2))
-                self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{self.port}")
-                return
-            if self.proc.poll() is not None:
-                break
-            await asyncio.sleep(0.05)
-        raise RuntimeError(f"replica {self.name} did not start:\n{self.tail()}")
-
-    def tail(self, n: int = 40) -> str:
-        lines = self.log_path.read_text(errors="replace").splitlines()
-        return "\n".join(lines[-n:])
-
-    @property
-    def stub(self) -> service_pb2_grpc.TuteServiceStub:
-        assert self.channel is not None
-        return service_pb2_grpc.TuteServiceStub(self.channel)
-
-    async def health(self) -> int:
-        assert self.channel is not None
-        stub = health_pb2_grpc.HealthStub(self.channel)
-        resp = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=2)
-        status: int = resp.status
-        return status
-
-    def metric(self, name: str) -> float:
-        """The sum of a metric's samples on the replica's /metrics page."""
-        import urllib.request
-
-        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
-        with urllib.request.urlopen(url, timeout=5) as page:
-            text = page.read().decode()
-        total = 0.0
-        for line in text.splitlines():
-            if line.startswith(name) and not line.startswith("#"):
-                total += float(line.rsplit(" ", 1)[1])
-        return total
-
-    def kill9(self) -> None:
-        if self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(10)
-
-    async def stop(self) -> None:
-        if self.channel is not None:
-            await self.channel.close(None)
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.to_thread(self.proc.wait, 10)
-            except subprocess.TimeoutExpired:
-                self.kill9()
-        self.log.close()
-
-
-async def start_replicas(store_url: str, log_dir: Path, n: int = 2,
-                         *extra: str) -> list[Replica]:
-    replicas = [Replica(f"replica-{i}", store_url, log_dir, *extra) for i in range(n)]
-    try:
-        await asyncio.gather(*(r.wait_ready() for r in replicas))
-    except BaseException:
-        for r in replicas:
-            await r.stop()
-        raise
-    return replicas
 
 
 class Failover:

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.redis import RedisClusterProcess, RedisProcess, running_cluster, running_redis
-
-from .cluster import Replica, start_replicas
+from ..support.redis import RedisClusterProcess, RedisProcess, running_cluster, running_redis
+from ..support.replicas import Replica, start_replicas
 
 
 @pytest.fixture

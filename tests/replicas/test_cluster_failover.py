@@ -33,7 +33,8 @@ from service.store.redis.keys import Keys
 from tute.v1 import rules_pb2, service_pb2
 
 from ..support.redis_cluster import ClusterNode, ReplicatedCluster
-from .cluster import Failover, Replica, ResumingWatcher, kind, start_replicas
+from ..support.replicas import Replica, start_replicas
+from .cluster import Failover, ResumingWatcher, kind
 from .test_two_replicas import PRESET, Match
 
 NODE_TIMEOUT_MS = 1000
@@ -194,7 +195,8 @@ async def start_load(servers: list[Replica], humans: int, seed: int) -> Load:
         await add_match(load, servers, rng)
     fo = Failover(servers)
     tables: dict[str, int | None] = {}
-    for bots, options in ((4, {}), (3, {"turn_time_s": 1})):
+    cases: tuple[tuple[int, dict[str, Any]], ...] = ((4, {}), (3, {"turn_time_s": 1}))
+    for bots, options in cases:
         req = service_pb2.CreateTableRequest(
             rules=rules_pb2.Rules(preset=PRESET, options=rules_pb2.RuleOptions(
                 target_match_points=1, **options)),

@@ -5,27 +5,31 @@ claimed due items.
   grace: every open WatchTable stream, on either replica, gets a fresh snapshot of the
   restored table (then its new history), or ends with a documented status; none goes on
   silently with events of the new history as if they continued the old.
-- A replica killed (-9) while it holds claimed turn deadlines: the other replica plays those
-  timeouts once the short claim lease lapses, each exactly once.
+- A replica gone while it holds claimed turn deadlines: the other replica plays those
+  timeouts once the short claim lease lapses, each exactly once (in this process, on a fake
+  clock).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import random
-import signal
-import time
 from pathlib import Path
 from typing import Any
 
 import grpc
 import redis
 
+from service.store.redis import RedisStore
+from tests.support.clock import FakeClock
 from tests.support.redis import RedisProcess
+from tests.support.replicas import inprocess_stubs
+from tests.support.wait import eventually
 from tute.v1 import event_pb2, service_pb2, view_pb2
 
-from .cluster import Failover, Replica, auth, create_seated_table, kind, start_replicas
+from ..service.helpers import Stub, table_with_humans
+from ..support.replicas import Replica, start_replicas
+from .cluster import Failover, auth, create_seated_table, kind
 
 PRESET = "corriente-8"
 
@@ -183,24 +187,10 @@ async def test_a_redis_restored_from_an_older_snapshot_resyncs_every_watcher(
         proc.stop()
 
 
-def claimed(client: redis.Redis, table_ids: list[str]) -> list[str]:
-    """Tables whose due-item is claimed and not yet acted on: its score in the due set is a
-    claim's lease end, not the due time the table's last commit recorded."""
-    pipe = client.pipeline(transaction=False)
-    for t in table_ids:
-        pipe.zscore("{tute:g}:due", t)
-        pipe.hget(f"tute:{{{t}}}", "d")
-    got = pipe.execute()
-    return [t for i, t in enumerate(table_ids)
-            if got[2 * i] is not None and got[2 * i + 1] is not None
-            and float(got[2 * i]) != float(got[2 * i + 1])]
-
-
-async def first_timeout(replica: Replica, table_id: str) -> tuple[float, float, int]:
+async def first_timeout(stub: Stub, table_id: str) -> tuple[float, float, int]:
     """(deadline of the first turn, time of its TurnTimedOut, how many TurnTimedOut that turn
     had), read from the table's events up to the next turn."""
-    call = replica.stub.WatchTable(service_pb2.WatchTableRequest(
-        table_id=table_id, resume_after=0))
+    call = stub.WatchTable(service_pb2.WatchTableRequest(table_id=table_id, resume_after=0))
     deadline, fired, count = 0.0, 0.0, 0
     async for msg in call:
         ev: event_pb2.Event = msg.event
@@ -215,60 +205,52 @@ async def first_timeout(replica: Replica, table_id: str) -> tuple[float, float, 
     return deadline, fired, count
 
 
-async def test_turn_timeouts_held_by_a_killed_replica_fire_within_the_lease(
-    tmp_path: Path,
+async def version(stub: Stub, table_id: str) -> int:
+    view = (await stub.GetTable(service_pb2.GetTableRequest(table_id=table_id))).view
+    return int(view.version)
+
+
+async def test_turn_timeouts_held_by_a_crashed_replica_fire_after_the_lease(
+    redis_proc: RedisProcess,
 ) -> None:
-    """Replica A claims the first due turn deadlines (B is stopped meanwhile) and is killed
-    -9 holding them: B plays every timeout (those A held, and those due later) within 1.5 s
-    of its deadline (a 0.5 s lease), each once. Lateness is measured from the events' own
-    deadlines and timestamps."""
-    proc = RedisProcess(tmp_path / "redis").start()
-    a, b = replicas = await start_replicas(proc.url, tmp_path, 2, "--claim-lease-s", "0.5")
-    stopped: list[Replica] = []
+    """Replica A claims half of the due turn deadlines and dies holding them (it never acts
+    on them nor renews them): replica B plays the others at once and A's when the 0.5 s lease
+    lapses, each exactly once. Everything runs on one fake clock, so the lateness of each
+    timeout is exactly what the clock was moved by."""
+    clock = FakeClock()
+    lease, turn_time, tick = 0.5, 4, 0.05
+    async with inprocess_stubs(1, clock=clock, store_url=redis_proc.url) as (maker,):
+        made = await asyncio.gather(*(
+            table_with_humans(maker, PRESET, turn_time_s=turn_time) for _ in range(16)))
+        tables = [m.table_id for m in made]
+        first_turn = {t: await version(maker, t) for t in tables}
+    deadline = clock.now() + turn_time
+    clock.advance(turn_time + tick)
+    # replica A: its scheduler claims 8 due items, then the process is gone
+    a = RedisStore.from_url(redis_proc.url, clock=clock)
     try:
-        failover = Failover(replicas)
-        turn_time = 4
-        # made at once, so that their deadlines are close together
-        made = await asyncio.gather(*(create_seated_table(
-            Failover(replicas, i), PRESET, turn_time_s=turn_time) for i in range(16)))
-        tables = [t for t, _ in made]
-        views = [(await failover.call("GetTable", service_pb2.GetTableRequest(
-            table_id=t))).view for t in tables]
-        deadlines = [v.turn_deadline.ToNanoseconds() / 1e9 for v in views]
-        for r in replicas:
-            os.kill(r.proc.pid, signal.SIGSTOP)
-            stopped.append(r)
-        assert time.time() < min(deadlines), "the tables took longer than a turn to set up"
-        # the first deadlines pass while neither replica runs; then A alone claims them
-        await asyncio.sleep(min(deadlines) + 0.05 - time.time())
-        os.kill(a.proc.pid, signal.SIGCONT)
-        stopped.remove(a)
-        with redis.Redis.from_url(proc.url) as client:
-            async with asyncio.timeout(10):
-                while not claimed(client, tables):
-                    await asyncio.sleep(0)
-            a.kill9()
-            held = claimed(client, tables)
-        assert held, "A acted on every deadline before it was killed"
-        os.kill(b.proc.pid, signal.SIGCONT)
-        stopped.remove(b)
-        results = await asyncio.wait_for(
-            asyncio.gather(*(first_timeout(b, t) for t in tables)), 30)
-        late = sorted(fired - deadline for deadline, fired, _ in results)
-        assert [count for *_, count in results] == [1] * len(tables)  # each exactly once
-        held_late = sorted(results[tables.index(t)][1] - results[tables.index(t)][0]
-                           for t in held)
-        p99 = late[min(len(late) - 1, int(0.99 * len(late)))]
-        print(f"deadlines spread {max(deadlines) - min(deadlines):.3f} s; lateness min "
-              f"{late[0]:.3f} s")
-        print(f"timeouts after kill -9: {len(held)} of {len(tables)} held by the killed "
-              f"replica; lateness p99 {p99:.3f} s, max {late[-1]:.3f} s (held: max "
-              f"{held_late[-1]:.3f} s)")
-        assert all(x >= 0 for x in late)
-        assert late[-1] < 1.5
+        held = {item.table_id for item in await a.claim_due(clock.now(), lease, 8)}
     finally:
-        for r in stopped:
-            os.kill(r.proc.pid, signal.SIGCONT)
-        for r in replicas:
-            await r.stop()
-        proc.stop()
+        await a.close()
+    assert len(held) == 8 and held <= set(tables)
+    async with inprocess_stubs(
+        1, clock=clock, store_url=redis_proc.url, claim_lease_s=lease
+    ) as (b,):
+        free = [t for t in tables if t not in held]
+
+        async def timed_out(ids: list[str]) -> list[bool]:
+            return [await version(b, t) > first_turn[t] for t in ids]
+
+        async def all_timed_out(ids: list[str]) -> bool:
+            return all(await timed_out(ids))
+
+        await eventually(lambda: all_timed_out(free), what="B playing the unclaimed timeouts")
+        assert not any(await timed_out(sorted(held))), "a claim was taken before its lease"
+        clock.advance(lease)
+        await eventually(lambda: all_timed_out(sorted(held)), what="B playing A's timeouts")
+        results = {t: await first_timeout(b, t) for t in tables}
+    assert [count for *_, count in results.values()] == [1] * len(tables)  # each exactly once
+    assert {t: d for t, (d, _, _) in results.items()} == dict.fromkeys(tables, deadline)
+    late = {t: fired - d for t, (d, fired, _) in results.items()}
+    assert all(abs(late[t] - tick) < 1e-6 for t in free), late
+    assert all(abs(late[t] - (tick + lease)) < 1e-6 for t in held), late

@@ -2,73 +2,19 @@
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import random
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from service.clock import SYSTEM_CLOCK, Clock
-from service.config import Settings
 from service.reasons import STATUS, Reason
-from service.server import Server, create_server
-from service.store.memory import MemoryStore
 from tute.v1 import errors_pb2, rules_pb2, service_pb2, service_pb2_grpc, view_pb2
-
-from .conftest import FAST
 
 Stub = service_pb2_grpc.TuteServiceStub
 FINISHED = 3  # TABLE_STATUS_FINISHED
-
-
-@dataclass
-class Replicas:
-    """In-process servers on one store, their stubs, and the clock they all run on."""
-
-    servers: list[Server]
-    stubs: list[Stub]
-    clock: Clock
-
-    async def scheduler_pass(self, table_id: str) -> None:
-        """What every replica's scheduler does for the table at the clock's time, done now
-        (so a test knows the pass happened instead of waiting for a poll)."""
-        for srv in self.servers:
-            await srv.app.run_due(table_id)
-
-
-@contextlib.asynccontextmanager
-async def replica_servers(
-    n: int, *, clock: Clock = SYSTEM_CLOCK, **settings: object
-) -> AsyncIterator[Replicas]:
-    """``n`` servers on one shared memory store (their schedulers compete for due items),
-    with ``settings`` over FAST, the store and the servers on ``clock``."""
-    conf: Settings = dataclasses.replace(FAST, **settings)  # type: ignore[arg-type]
-    store = MemoryStore(clock=clock)
-    servers: list[Server] = []
-    channels: list[grpc.aio.Channel] = []
-    try:
-        for _ in range(n):
-            servers.append(await create_server(conf, store=store, clock=clock))
-            channels.append(grpc.aio.insecure_channel(f"127.0.0.1:{servers[-1].port}"))
-        yield Replicas(servers, [service_pb2_grpc.TuteServiceStub(ch) for ch in channels], clock)
-    finally:
-        for ch in channels:
-            await ch.close()
-        for srv in servers:
-            await srv.shutdown()
-
-
-@contextlib.asynccontextmanager
-async def replicas(
-    n: int, *, clock: Clock = SYSTEM_CLOCK, **settings: object
-) -> AsyncIterator[list[Stub]]:
-    """The stubs of :func:`replica_servers`."""
-    async with replica_servers(n, clock=clock, **settings) as r:
-        yield r.stubs
 
 
 def auth(token: str) -> tuple[tuple[str, str], ...]:
@@ -82,7 +28,7 @@ class Seated:
     tokens: dict[int, str]
 
 
-async def table_with_humans(stub: Stub, preset: str = "parejas", **options: object) -> Seated:
+async def table_with_humans(stub: Stub, preset: str = "parejas", **options: Any) -> Seated:
     """A public table of ``preset`` with every seat taken by a test player (the match starts)."""
     rules = rules_pb2.Rules(preset=preset, options=rules_pb2.RuleOptions(**options))
     created = await stub.CreateTable(

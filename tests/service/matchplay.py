@@ -93,7 +93,7 @@ class Watcher:
             return self.events[-1].sequence
         return self.snapshots[-1].last_event_sequence if self.snapshots else -1
 
-    async def wait_until(self, predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    async def wait_until(self, predicate, timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout
         while not predicate(self):
             if self.done:
@@ -281,7 +281,7 @@ def build_decks(rules: engine.Rules, seat_events: dict[int, list[event_pb2.Event
                 assert ev.card_drawn.HasField("card"), "the drawer sees its card"
                 if not ev.card_drawn.turned_card:
                     current.draws[ev.sequence] = card(ev.card_drawn.card)
-    decks = []
+    decks: list[tuple[int, ...]] = []
     for number in sorted(hands):
         h = hands[number]
         assert number == len(decks) + 1, "hands are numbered 1, 2, ..."
@@ -390,8 +390,8 @@ def replay(
         elif k == "player_forfeited":
             apply(ev.player_forfeited.seat, engine.FORFEIT)
         elif k == "trick_taken":
-            t = ev.trick_taken.trick
-            out.server_tricks.append((t.number, t.winner))
+            trick = ev.trick_taken.trick
+            out.server_tricks.append((trick.number, trick.winner))
         elif k == "hand_scored":
             out.server_hands.append(_hand_key(rules.players, ev.hand_scored.result))
     return out

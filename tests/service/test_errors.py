@@ -3,16 +3,17 @@ each rejected request leaves the table as it was (version and every view unchang
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import random
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 import pytest
 
 from service.server import Server, create_server
+from tests.support.wait import eventually
 from tute.v1 import action_pb2, card_pb2, rules_pb2, service_pb2, service_pb2_grpc, table_pb2
 
 from .conftest import FAST
@@ -32,7 +33,7 @@ PLAY = action_pb2.Action
 
 
 async def expect(
-    call,  # type: ignore[no-untyped-def]
+    call,
     code: grpc.StatusCode,
     *,
     reason: str | None = None,
@@ -54,13 +55,13 @@ async def expect(
     return err
 
 
-async def expect_stream(call, code: grpc.StatusCode, **kw: str) -> grpc.aio.AioRpcError:  # type: ignore[no-untyped-def]
+async def expect_stream(call, code: grpc.StatusCode, **kw: str) -> grpc.aio.AioRpcError:
     """The first read of a WatchTable stream fails with ``code``."""
     return await expect(call.read(), code, **kw)
 
 
 @contextlib.asynccontextmanager
-async def unchanged(stub, table_id: str, tokens: dict[int, str]) -> AsyncIterator[None]:  # type: ignore[no-untyped-def]
+async def unchanged(stub, table_id: str, tokens: dict[int, str]) -> AsyncIterator[None]:
     """Every view of the table (each seat's and a spectator's) is the same after the block."""
 
     async def views() -> list[object]:
@@ -76,14 +77,14 @@ async def unchanged(stub, table_id: str, tokens: dict[int, str]) -> AsyncIterato
     assert after == before
 
 
-def join(**fields: object) -> service_pb2.JoinTableRequest:
+def join(**fields: Any) -> service_pb2.JoinTableRequest:
     """A JoinTableRequest with a display name (unless one is given)."""
     fields.setdefault("display_name", "p")
-    return service_pb2.JoinTableRequest(**fields)  # type: ignore[arg-type]
+    return service_pb2.JoinTableRequest(**fields)
 
 
 async def new_table(
-    stub,  # type: ignore[no-untyped-def]
+    stub,
     preset: str = "parejas",
     *,
     private: bool = False,
@@ -181,8 +182,8 @@ BAD_CREATES = [
 
 
 @pytest.mark.parametrize(("fields", "field"), BAD_CREATES)
-async def test_create_table_rejects_malformed_requests(  # type: ignore[no-untyped-def]
-    server, stub, fields: dict[str, object], field: str
+async def test_create_table_rejects_malformed_requests(
+    server, stub, fields: dict[str, Any], field: str
 ) -> None:
     counts = await table_counts(server)
     await expect(
@@ -207,7 +208,7 @@ BLANK_NAMES = [
 
 
 @pytest.mark.parametrize("name", BLANK_NAMES)
-async def test_a_blank_display_name_is_refused(server, stub, name: str) -> None:  # type: ignore[no-untyped-def]
+async def test_a_blank_display_name_is_refused(server, stub, name: str) -> None:
     """The contract: 1..32 characters after trimming, at least one visible; an omitted name
     is the empty string, refused like the others."""
     counts = await table_counts(server)
@@ -233,7 +234,7 @@ async def test_a_blank_display_name_is_refused(server, stub, name: str) -> None:
     ("\u0301x", "\u0301x"),  # a visible character is enough
     ("\u00a0" * 40 + "y" * 32 + "\u3000" * 40, "y" * 32),  # the limit counts after trimming
 ])
-async def test_display_names_are_trimmed_the_unicode_way(  # type: ignore[no-untyped-def]
+async def test_display_names_are_trimmed_the_unicode_way(
     stub, given: str, shown: str
 ) -> None:
     created = await stub.CreateTable(service_pb2.CreateTableRequest(
@@ -244,7 +245,7 @@ async def test_display_names_are_trimmed_the_unicode_way(  # type: ignore[no-unt
     assert joined.view.seats[joined.seat].display_name == shown
 
 
-async def test_create_table_accepts_the_limits(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_create_table_accepts_the_limits(stub) -> None:
     created = await stub.CreateTable(
         service_pb2.CreateTableRequest(
             rules=rules_pb2.Rules(preset="tres"), take_seat=True, seat=2, display_name="y" * 32
@@ -278,8 +279,8 @@ BAD_LISTS = [
 
 
 @pytest.mark.parametrize(("fields", "field"), BAD_LISTS)
-async def test_list_tables_rejects_malformed_requests(  # type: ignore[no-untyped-def]
-    stub, fields: dict[str, object], field: str
+async def test_list_tables_rejects_malformed_requests(
+    stub, fields: dict[str, Any], field: str
 ) -> None:
     await new_table(stub)
     await expect(
@@ -293,7 +294,7 @@ def flat(pages: list[list[str]]) -> list[str]:
     return [table_id for page in pages for table_id in page]
 
 
-async def list_all(stub, page_size: int, **filters: object) -> list[list[str]]:  # type: ignore[no-untyped-def]
+async def list_all(stub, page_size: int, **filters: Any) -> list[list[str]]:
     """Every page of the lobby, as lists of table ids."""
     pages: list[list[str]] = []
     token = ""
@@ -308,7 +309,7 @@ async def list_all(stub, page_size: int, **filters: object) -> list[list[str]]: 
         token = resp.next_page_token
 
 
-async def test_list_tables_paginates_with_filters(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_list_tables_paginates_with_filters(stub) -> None:
     made: dict[str, list[str]] = {"corriente-6": [], "parejas": [], "tres": []}
     for i in range(12):
         preset = ("corriente-6", "parejas", "tres", "corriente-6")[i % 4]
@@ -347,7 +348,7 @@ async def test_list_tables_paginates_with_filters(stub) -> None:  # type: ignore
     assert full not in ids and len(ids) == 2
 
 
-async def test_list_tables_page_token_survives_its_table_leaving_the_lobby(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_list_tables_page_token_survives_its_table_leaving_the_lobby(stub) -> None:
     """A page token keeps its place even when the last table of the page fills up."""
     ids = [(await new_table(stub, "corriente-6")).table_id for _ in range(5)]
     first = await stub.ListTables(service_pb2.ListTablesRequest(page_size=2))
@@ -358,7 +359,7 @@ async def test_list_tables_page_token_survives_its_table_leaving_the_lobby(stub)
     assert rest == ids[::-1][2:]
 
 
-async def test_list_tables_rejects_an_unknown_page_token(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_list_tables_rejects_an_unknown_page_token(stub) -> None:
     await new_table(stub)
     await expect(
         stub.ListTables(service_pb2.ListTablesRequest(page_token="0123456789abcdef")),
@@ -367,7 +368,7 @@ async def test_list_tables_rejects_an_unknown_page_token(stub) -> None:  # type:
     )
 
 
-async def test_list_tables_default_page_size(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_list_tables_default_page_size(stub) -> None:
     ids = [(await new_table(stub, "tres")).table_id for _ in range(3)]
     resp = await stub.ListTables(service_pb2.ListTablesRequest())
     assert [t.table_id for t in resp.tables] == ids[::-1] and not resp.next_page_token
@@ -378,7 +379,7 @@ async def test_list_tables_default_page_size(stub) -> None:  # type: ignore[no-u
 # ---------------------------------------------------------------------------------------------
 
 
-async def test_join_table_errors(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_join_table_errors(stub) -> None:
     created = await new_table(stub)
     tid = created.table_id
     tokens = {0: created.seat_token}
@@ -411,7 +412,7 @@ async def test_join_table_errors(stub) -> None:  # type: ignore[no-untyped-def]
                      Code.INVALID_ARGUMENT, field="table_id")
 
 
-async def test_private_tables_are_joined_by_invite_code_only(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_private_tables_are_joined_by_invite_code_only(stub) -> None:
     created = await new_table(stub, private=True)
     tid = created.table_id
     async with unchanged(stub, tid, {0: created.seat_token}):
@@ -426,7 +427,7 @@ async def test_private_tables_are_joined_by_invite_code_only(stub) -> None:  # t
     assert spectator.invite_code == "" and not spectator.HasField("my_seat")
 
 
-async def test_joining_a_full_or_finished_table_fails(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_joining_a_full_or_finished_table_fails(stub) -> None:
     seated = await table_with_humans(stub, "corriente-8")  # full: the match has started
     tid = seated.table_id
     async with unchanged(stub, tid, seated.tokens):
@@ -453,7 +454,7 @@ async def test_joining_a_full_or_finished_table_fails(stub) -> None:  # type: ig
 # ---------------------------------------------------------------------------------------------
 
 
-async def test_leave_table_needs_the_seat_token(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_leave_table_needs_the_seat_token(stub) -> None:
     created = await new_table(stub)
     other = await new_table(stub)
     tid = created.table_id
@@ -469,7 +470,7 @@ async def test_leave_table_needs_the_seat_token(stub) -> None:  # type: ignore[n
                      Code.NOT_FOUND, reason="TABLE_NOT_FOUND")
 
 
-async def test_leaving_before_the_start_frees_the_seat(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_leaving_before_the_start_frees_the_seat(stub) -> None:
     created = await new_table(stub)
     tid = created.table_id
     joined = await stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid, display_name="b"))
@@ -503,7 +504,7 @@ async def test_leaving_before_the_start_frees_the_seat(stub) -> None:  # type: i
     ("preset", "leaver", "winners", "winner_seats"),
     [("parejas", 1, [0], [0, 2]), ("tres", 0, [1, 2], [1, 2]), ("corriente-6", 1, [0], [0])],
 )
-async def test_leaving_after_the_start_forfeits_the_match(  # type: ignore[no-untyped-def]
+async def test_leaving_after_the_start_forfeits_the_match(
     stub, preset: str, leaver: int, winners: list[int], winner_seats: list[int]
 ) -> None:
     seated = await table_with_humans(stub, preset)
@@ -544,7 +545,7 @@ async def test_leaving_after_the_start_forfeits_the_match(  # type: ignore[no-un
 # ---------------------------------------------------------------------------------------------
 
 
-async def test_get_table_errors_and_the_spectator_view(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_get_table_errors_and_the_spectator_view(stub) -> None:
     seated = await table_with_humans(stub, "parejas")
     other = await table_with_humans(stub, "tres")
     tid = seated.table_id
@@ -579,7 +580,7 @@ async def test_get_table_errors_and_the_spectator_view(stub) -> None:  # type: i
 # ---------------------------------------------------------------------------------------------
 
 
-def submit(tid: str, action: action_pb2.Action | None = None, **kw: object
+def submit(tid: str, action: action_pb2.Action | None = None, **kw: Any
            ) -> service_pb2.SubmitActionRequest:
     req = service_pb2.SubmitActionRequest(table_id=tid, **kw)
     if action is not None:
@@ -591,7 +592,7 @@ def play(suit: int, rank: int) -> action_pb2.Action:
     return PLAY(play_card=card_pb2.Card(suit=suit, rank=rank))  # type: ignore[arg-type]
 
 
-async def test_submit_action_request_errors(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_submit_action_request_errors(stub) -> None:
     seated = await table_with_humans(stub, "parejas")
     other = await table_with_humans(stub, "parejas")
     tid = seated.table_id
@@ -645,7 +646,7 @@ async def test_submit_action_request_errors(stub) -> None:  # type: ignore[no-un
     assert ok.table_version == view.version + 1
 
 
-async def test_submit_action_before_the_start_and_after_the_end(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_submit_action_before_the_start_and_after_the_end(stub) -> None:
     created = await new_table(stub)
     tid = created.table_id
     async with unchanged(stub, tid, {0: created.seat_token}):
@@ -666,7 +667,7 @@ async def test_submit_action_before_the_start_and_after_the_end(stub) -> None:  
                      Code.PERMISSION_DENIED, reason="NOT_SEATED")
 
 
-async def test_not_your_turn_and_wrong_declarations(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_not_your_turn_and_wrong_declarations(stub) -> None:
     seated = await table_with_humans(stub, "parejas")
     tid = seated.table_id
     turn = (await view_of(stub, tid, None)).turn_seat
@@ -701,7 +702,7 @@ async def test_not_your_turn_and_wrong_declarations(stub) -> None:  # type: igno
 STRENGTH_ORDER = (2, 4, 5, 6, 7, 10, 11, 12, 3, 1)
 
 
-def expected_rule(view, c: card_pb2.Card) -> str:  # type: ignore[no-untyped-def]
+def expected_rule(view, c: card_pb2.Card) -> str:
     """The rule that forbids following with ``c`` (RULES.md §5, default options, 4p)."""
     trick = [p.card for p in view.current_trick.cards]
     led = trick[0].suit
@@ -717,7 +718,7 @@ def expected_rule(view, c: card_pb2.Card) -> str:  # type: ignore[no-untyped-def
     return "MUST_OVERTRUMP"
 
 
-async def test_illegal_cards_name_the_rule(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_illegal_cards_name_the_rule(stub) -> None:
     """Follow with every card the arrastre forbids: FAILED_PRECONDITION naming the rule."""
     rng = random.Random(3)
     wanted = {"MUST_FOLLOW_SUIT", "MUST_BEAT", "MUST_TRUMP", "MUST_OVERTRUMP"}
@@ -746,7 +747,8 @@ async def test_illegal_cards_name_the_rule(stub) -> None:  # type: ignore[no-unt
                         )
                         seen[rule] = seen.get(rule, 0) + 1
                         # The message names the rule and no card of the hand.
-                        assert err.details() and "must" in err.details()
+                        details = err.details()
+                        assert details and "must" in details
             await stub.SubmitAction(submit(tid, PLAY(play_card=rng.choice(legal))),
                                     metadata=auth(token))
         if not wanted - set(seen):
@@ -760,7 +762,7 @@ async def test_illegal_cards_name_the_rule(stub) -> None:  # type: ignore[no-unt
 # ---------------------------------------------------------------------------------------------
 
 
-async def test_watch_table_errors(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_watch_table_errors(server: Server, stub) -> None:
     seated = await table_with_humans(stub, "tres")
     tid = seated.table_id
     last = (await view_of(stub, tid, None)).last_event_sequence
@@ -785,10 +787,24 @@ async def test_watch_table_errors(stub) -> None:  # type: ignore[no-untyped-def]
                             metadata=(("authorization", "Bearer"),)),
             Code.UNAUTHENTICATED,
         )
-    # resume_after = the last event is fine: nothing is replayed, the stream waits.
+    # resume_after = the last event is fine: nothing is replayed, the stream waits; its first
+    # message is the next event.
     w = Watcher(stub, tid, seated.tokens[0], resume_after=last)
-    await asyncio.sleep(0.2)
+    await eventually(
+        lambda: server.metrics.registry.get_sample_value("tute_watch_streams") == 1,
+        what="the stream to be open",
+    )
     assert not w.done and not w.events and not w.snapshots
+    for token in seated.tokens.values():
+        view = await view_of(stub, tid, token)
+        if view.legal_actions:
+            await stub.SubmitAction(
+                service_pb2.SubmitActionRequest(table_id=tid, action=view.legal_actions[0]),
+                metadata=auth(token),
+            )
+            break
+    await w.wait_until(lambda w: bool(w.events))
+    assert w.events[0].sequence == last + 1 and not w.snapshots
     await w.close()
     assert w.error is None
 
@@ -799,8 +815,8 @@ async def test_watch_table_errors(stub) -> None:  # type: ignore[no-untyped-def]
 
 
 @contextlib.asynccontextmanager
-async def limited_server(**limits: object) -> AsyncIterator[service_pb2_grpc.TuteServiceStub]:
-    srv = await create_server(dataclasses.replace(FAST, **limits))  # type: ignore[arg-type]
+async def limited_server(**limits: Any) -> AsyncIterator[service_pb2_grpc.TuteServiceStub]:
+    srv = await create_server(dataclasses.replace(FAST, **limits))
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{srv.port}") as ch:
             yield service_pb2_grpc.TuteServiceStub(ch)
@@ -808,7 +824,7 @@ async def limited_server(**limits: object) -> AsyncIterator[service_pb2_grpc.Tut
         await srv.shutdown()
 
 
-async def test_too_many_tables(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_too_many_tables(stub) -> None:
     async with limited_server(max_tables=2) as limited:
         first = await new_table(limited, "corriente-6")
         await new_table(limited)
@@ -851,16 +867,19 @@ async def test_too_many_streams() -> None:
         await mine.close()  # (it counts in the server's total, which it took past the cap)
         # Closing a stream frees its place.
         await watchers[0].close()
-        for _ in range(100):
+        opened: list[Watcher] = []
+
+        async def place_freed() -> bool:
             again = Watcher(limited, a.table_id)
             await again.wait_until(lambda w: bool(w.snapshots) or w.done)
             if again.snapshots:
-                break
+                opened.append(again)
+                return True
             assert again.error is not None
             assert again.error.code() == Code.RESOURCE_EXHAUSTED
-            await asyncio.sleep(0.02)
-        else:
-            raise AssertionError("the closed stream's place was never freed")
-        for w in (watchers[1], third, again, mine):
+            return False
+
+        await eventually(place_freed, what="the closed stream's place to be freed")
+        for w in (watchers[1], third, *opened, mine):
             await w.close()
             assert w.error is None

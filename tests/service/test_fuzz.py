@@ -34,6 +34,7 @@ from engine.codec import decode_state, encode_state
 from engine.game import pack_for
 from service.server import Server
 from service.tables.model import FINISHED, PLAYING, WAITING
+from tests.support.wait import eventually
 from tute.v1 import (
     action_pb2,
     card_pb2,
@@ -199,7 +200,7 @@ async def world(
         ).SerializeToString(),
         service_pb2.SubmitActionRequest(
             table_id=tid,
-            action=action_pb2.Action(play_card=card_pb2.Card(suit=1, rank=12)),
+            action=action_pb2.Action(play_card=card_pb2.Card(suit=1, rank=12)),  # type: ignore[arg-type]
             expected_version=view.version,
             request_id="abc",
         ).SerializeToString(),
@@ -319,17 +320,17 @@ def random_rules(data: st.DataObject) -> rules_pb2.Rules | None:
 def random_action(data: st.DataObject) -> action_pb2.Action:
     kind = data.draw(st.sampled_from(["card", "card-ok", "sing", "tute", "exchange", "none"]))
     if kind == "card":
-        return action_pb2.Action(play_card=card_pb2.Card(suit=data.draw(ENUM),
+        return action_pb2.Action(play_card=card_pb2.Card(suit=data.draw(ENUM),  # type: ignore[arg-type]
                                                          rank=data.draw(U32)))
     if kind == "card-ok":
         return action_pb2.Action(
             play_card=card_pb2.Card(
-                suit=data.draw(st.integers(1, 4)),
+                suit=data.draw(st.integers(1, 4)),  # type: ignore[arg-type]
                 rank=data.draw(st.sampled_from([1, 2, 3, 4, 5, 6, 7, 10, 11, 12])),
             )
         )
     if kind == "sing":
-        return action_pb2.Action(sing=data.draw(ENUM))
+        return action_pb2.Action(sing=data.draw(ENUM))  # type: ignore[arg-type]
     if kind == "tute":
         return action_pb2.Action(declare_tute=action_pb2.DeclareTute(
             rank=data.draw(st.one_of(st.sampled_from([11, 12]), U32))))
@@ -375,7 +376,7 @@ async def watch(w: World, request: service_pb2.WatchTableRequest, md: Any) -> No
     call = w.stub.WatchTable(request, metadata=md)
     try:
         msg = await asyncio.wait_for(call.read(), 0.5)
-        if msg is not grpc.aio.EOF:
+        if msg is not grpc.aio.EOF:  # type: ignore[attr-defined]
             assert msg.HasField("snapshot") or msg.event.sequence == request.resume_after + 1
         judge(w, None)
     except TimeoutError:
@@ -399,7 +400,7 @@ async def test_fuzz_create_table(world: World, data: st.DataObject) -> None:
     if rules is not None:
         req.rules.CopyFrom(rules)
     if maybe(data, 0.5):
-        req.visibility = data.draw(ENUM)
+        req.visibility = data.draw(ENUM)  # type: ignore[assignment]
     if maybe(data, 0.5):
         req.take_seat = data.draw(st.booleans())
     if maybe(data, 0.3):
@@ -537,6 +538,7 @@ RAW_METHODS = [
 @given(data=st.data())
 async def test_fuzz_raw_request_bodies(world: World, data: st.DataObject) -> None:
     """Bodies that are random bytes, or valid requests with bytes flipped, cut or inserted."""
+    body: bytes | bytearray
     if data.draw(st.booleans()):
         body = data.draw(st.binary(max_size=200))
     else:
@@ -659,11 +661,10 @@ async def healthy_and_valid_afterwards(
     health = health_pb2_grpc.HealthStub(channel)
     check = await health.Check(health_pb2.HealthCheckRequest(service=""))
     assert check.status == health_pb2.HealthCheckResponse.SERVING
-    loop = asyncio.get_running_loop()
-    end = loop.time() + 5
-    while server.metrics.registry.get_sample_value("tute_watch_streams") != 0:
-        assert loop.time() < end, "WatchTable streams were left open"
-        await asyncio.sleep(0.02)
+    await eventually(
+        lambda: server.metrics.registry.get_sample_value("tute_watch_streams") == 0,
+        what="every WatchTable stream closed",
+    )
     for table_id in world.table_ids + world.created:
         await check_table(server, world.stub, table_id)
     # the server still plays: a fresh match with bots runs to its end
@@ -676,6 +677,8 @@ async def healthy_and_valid_afterwards(
     for _ in range(2):
         await world.stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id),
                                 metadata=auth(created.owner_token))
-    while (await server.app.load(created.table_id)).status != FINISHED:
-        assert loop.time() < end + 10, "a bots' match did not finish"
-        await asyncio.sleep(0.02)
+
+    async def finished() -> bool:
+        return (await server.app.load(created.table_id)).status == FINISHED
+
+    await eventually(finished, timeout=15, what="the bots' match finishing")

@@ -125,13 +125,13 @@ async def test_sigterm_ends_streams_with_unavailable_and_exits_zero() -> None:
         ]
         for call in streams:
             first = await call.read()
-            assert first is not grpc.aio.EOF
+            assert first is not grpc.aio.EOF  # type: ignore[attr-defined]
         health_watch = health.Watch(health_pb2.HealthCheckRequest(service=""))
         assert (await health_watch.read()).status == health_pb2.HealthCheckResponse.SERVING
 
         async def drain(call: grpc.aio.UnaryStreamCall) -> grpc.StatusCode:
             with contextlib.suppress(grpc.aio.AioRpcError):
-                while await call.read() is not grpc.aio.EOF:
+                while await call.read() is not grpc.aio.EOF:  # type: ignore[attr-defined]
                     pass
             return await call.code()
 
@@ -143,7 +143,7 @@ async def test_sigterm_ends_streams_with_unavailable_and_exits_zero() -> None:
         statuses = []
         with contextlib.suppress(grpc.aio.AioRpcError):
             while (msg := await asyncio.wait_for(health_watch.read(), GRACE_S + 3)) is not (
-                grpc.aio.EOF
+                grpc.aio.EOF  # type: ignore[attr-defined]
             ):
                 statuses.append(msg.status)
                 if msg.status != health_pb2.HealthCheckResponse.SERVING:
@@ -270,7 +270,7 @@ def test_flags_override_the_environment() -> None:
 def test_every_setting_has_a_variable_and_a_flag() -> None:
     for f in dataclasses.fields(Settings):
         text = "3" if isinstance(f.default, int | float) else "x"
-        want = type(f.default)(text)
+        want = type(f.default)(text)  # type: ignore[misc]  # every setting has a default
         if isinstance(f.default, bool):  # the opposite of the default
             text, want = ("off" if f.default else "on"), not f.default
         from_env = load_settings([], {f"TUTE_{f.name.upper()}": text})

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import dataclasses
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 from google.rpc import error_details_pb2
@@ -20,6 +21,7 @@ from grpc_status import rpc_status
 from service.server import Server, create_server
 from service.store.memory import MemoryStore
 from tests.support.clock import FakeClock
+from tests.support.wait import eventually
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc, table_pb2
 
 from .conftest import FAST
@@ -45,9 +47,9 @@ class Limited:
 
 
 @contextlib.asynccontextmanager
-async def limited(replicas: int = 1, **settings: object) -> AsyncIterator[Limited]:
+async def limited(replicas: int = 1, **settings: Any) -> AsyncIterator[Limited]:
     """``replicas`` servers on one store, with ``settings`` over FAST and one test clock."""
-    conf = dataclasses.replace(FAST, **settings)  # type: ignore[arg-type]
+    conf = dataclasses.replace(FAST, **settings)
     store = MemoryStore()
     clock = FakeClock()
     servers: list[Server] = []
@@ -61,7 +63,7 @@ async def limited(replicas: int = 1, **settings: object) -> AsyncIterator[Limite
         yield Limited(servers, [service_pb2_grpc.TuteServiceStub(c) for c in channels], clock)
     finally:
         for ch in channels:
-            await ch.close()
+            await ch.close()  # type: ignore[call-arg]
         for srv in servers:
             await srv.shutdown()
 
@@ -77,7 +79,7 @@ def retry_delay(err: grpc.aio.AioRpcError) -> float | None:
     return None
 
 
-async def rate_limited(call, limit: str, delay: float) -> None:  # type: ignore[no-untyped-def]
+async def rate_limited(call, limit: str, delay: float) -> None:
     """The call fails with RESOURCE_EXHAUSTED / RATE_LIMITED of ``limit``, retry in ``delay``."""
     err = await expect(call, Code.RESOURCE_EXHAUSTED, reason="RATE_LIMITED")
     info = error_info(err)
@@ -87,8 +89,8 @@ async def rate_limited(call, limit: str, delay: float) -> None:  # type: ignore[
     assert abs(got - delay) < 0.002, (got, delay)
 
 
-def join(**fields: object) -> service_pb2.JoinTableRequest:
-    return service_pb2.JoinTableRequest(display_name="p", **fields)  # type: ignore[arg-type]
+def join(**fields: Any) -> service_pb2.JoinTableRequest:
+    return service_pb2.JoinTableRequest(display_name="p", **fields)
 
 
 def create(take_seat: bool = False, private: bool = False, preset: str = "parejas"
@@ -302,16 +304,9 @@ async def test_unknown_invite_codes_use_the_bucket_up_and_known_ones_do_not() ->
 # ---------------------------------------------------------------------------------------------
 
 
-async def opened(call) -> None:  # type: ignore[no-untyped-def]
+async def opened(call) -> None:
     msg = await asyncio.wait_for(call.read(), 10)
     assert msg.HasField("snapshot")
-
-
-async def until(condition, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    """Wait (bounded) for the server to have done something."""
-    async with asyncio.timeout(timeout):
-        while not condition():
-            await asyncio.sleep(0.005)
 
 
 async def test_stream_opens_are_limited_per_caller_and_a_seat_keeps_its_own_room() -> None:
@@ -330,11 +325,11 @@ async def test_stream_opens_are_limited_per_caller_and_a_seat_keeps_its_own_room
         assert (await view_of(stub, t.table_id, None)).seats[0].connected
         # a closed stream makes room; the bucket (3 opens, one per 2 s) then says no
         spectators.pop().cancel()
-        await until(lambda: sum(limits.streams.values()) == 2)
+        await eventually(lambda: sum(limits.streams.values()) == 2)
         spectators.append(stub.WatchTable(watch))
         await opened(spectators[-1])
         spectators.pop().cancel()
-        await until(lambda: sum(limits.streams.values()) == 2)
+        await eventually(lambda: sum(limits.streams.values()) == 2)
         err = await expect(stub.WatchTable(watch).read(), Code.RESOURCE_EXHAUSTED,
                            reason="RATE_LIMITED")
         assert retry_delay(err) == 2.0
@@ -343,4 +338,4 @@ async def test_stream_opens_are_limited_per_caller_and_a_seat_keeps_its_own_room
         await opened(spectators[-1])
         for call in [*spectators, seat]:
             call.cancel()
-        await until(lambda: not limits.streams)
+        await eventually(lambda: not limits.streams)

@@ -5,7 +5,6 @@ access line per call (method, code, duration_ms, peer; a stream's when it ends) 
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 from collections.abc import AsyncIterator
@@ -15,6 +14,7 @@ import grpc
 import pytest
 
 from service.server import Server, create_server
+from tests.support.wait import eventually
 from tute.v1 import service_pb2, service_pb2_grpc
 
 from .conftest import FAST
@@ -32,19 +32,6 @@ def lines_of(buf: LogBuffer) -> list[dict[str, Any]]:
         assert isinstance(obj, dict), line
         out.append(obj)
     return out
-
-
-async def eventually(check, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while True:
-        try:
-            check()
-            return
-        except AssertionError:
-            if loop.time() > end:
-                raise
-            await asyncio.sleep(0.02)
 
 
 @pytest.fixture
@@ -102,9 +89,11 @@ async def test_every_line_is_json_and_table_calls_name_their_table(
         stream.cancel()
 
         def stream_ended() -> None:
-            watch = [ln for ln in lines_of(buf)
-                     if ln["event"] == "rpc" and ln["method"] == "WatchTable"]
+            access = [ln for ln in lines_of(buf) if ln["event"] == "rpc"]
+            watch = [ln for ln in access if ln["method"] == "WatchTable"]
             assert len(watch) == 2, watch  # the unknown table's, and this one
+            # (each access line is written once its call is over)
+            assert any(ln["method"] == "LeaveTable" for ln in access)
 
         await eventually(stream_ended)
     lines = lines_of(buf)
@@ -179,6 +168,8 @@ async def test_a_malformed_table_id_is_not_logged(server: Server, stub: Stub) ->
         with pytest.raises(grpc.aio.AioRpcError) as err:
             await stub.GetTable(service_pb2.GetTableRequest(table_id=junk))
         assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        # the access line is written once the call is over, maybe after the client saw it end
+        await eventually(lambda: len(lines_of(buf)) >= 2, what="the access line")
     lines = lines_of(buf)
     assert [ln["event"] for ln in lines] == ["rpc_error", "rpc"], lines
     assert all("table_id" not in ln for ln in lines), lines

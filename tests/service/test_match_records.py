@@ -15,6 +15,7 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -44,13 +45,13 @@ SHORT = {  # options that keep each preset's match short
 
 
 async def _seated(
-    stub: Stub, preset: str, client_seeds: dict[int, str], **options: int
+    stub: Stub, preset: str, client_seeds: dict[int, str], **options: Any
 ) -> Seated:
     """A table of ``preset`` (a short match unless ``options`` say otherwise), every seat a
     test player, with these client seeds."""
-    options = rules_pb2.RuleOptions(turn_time_s=0, **(options or SHORT.get(preset, {})))
+    rule_options = rules_pb2.RuleOptions(turn_time_s=0, **(options or SHORT.get(preset, {})))
     created = await stub.CreateTable(service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(preset=preset, options=options), take_seat=True,
+        rules=rules_pb2.Rules(preset=preset, options=rule_options), take_seat=True,
         display_name="p0", client_seed=client_seeds.get(0, "")))
     tokens = {created.seat: created.seat_token}
     for i in range(1, len(created.table.seats)):
@@ -88,7 +89,7 @@ def _assert_dealt_from(
         assert drawn == list(pack[dealt + 1 : dealt + 1 + len(drawn)])
 
 
-async def _record(stub: Stub, table_id: str):  # type: ignore[no-untyped-def]
+async def _record(stub: Stub, table_id: str):
     resp = await stub.GetMatchRecord(service_pb2.GetMatchRecordRequest(table_id=table_id))
     return resp.record
 

@@ -11,6 +11,7 @@ winners must be the server's.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import grpc
 import pytest
@@ -31,7 +32,7 @@ from .matchplay import (
 
 
 async def seat_and_watch(
-    stub, preset: str, options: dict[str, object]  # type: ignore[no-untyped-def]
+    stub, preset: str, options: dict[str, Any]
 ) -> tuple[Seated, dict[int, Watcher], Watcher]:
     """A table with every seat taken by a test client; a spectator watching from before the
     match starts (snapshot first) and one stream per seat from the first event."""
@@ -54,10 +55,10 @@ async def seat_and_watch(
 
 
 async def play_and_replay(
-    stub,  # type: ignore[no-untyped-def]
+    stub,
     preset: str,
-    options: dict[str, object],
-    engine_options: dict[str, object],
+    options: dict[str, Any],
+    engine_options: dict[str, Any],
     seed: int,
     *,
     prefer_declarations: bool = False,
@@ -128,7 +129,7 @@ async def play_and_replay(
 
 
 @pytest.mark.parametrize("preset", sorted(engine.PRESETS))
-async def test_a_match_of_every_preset_replays_on_the_engine(stub, preset: str) -> None:  # type: ignore[no-untyped-def]
+async def test_a_match_of_every_preset_replays_on_the_engine(stub, preset: str) -> None:
     counts = await play_and_replay(stub, preset, {}, {}, seed=sorted(engine.PRESETS).index(preset))
     assert counts["hand_dealt"] >= 1
     assert counts["match_ended"] == 1
@@ -159,8 +160,8 @@ DECLARING = [
 
 
 @pytest.mark.parametrize(("preset", "options", "engine_options"), DECLARING)
-async def test_matches_with_declarations_replay_on_the_engine(  # type: ignore[no-untyped-def]
-    stub, preset: str, options: dict[str, object], engine_options: dict[str, object]
+async def test_matches_with_declarations_replay_on_the_engine(
+    stub, preset: str, options: dict[str, Any], engine_options: dict[str, Any]
 ) -> None:
     """Declarations preferred: cantes, tutes and exchanges happen and replay the same."""
     totals: dict[str, int] = {}
@@ -179,7 +180,7 @@ async def test_matches_with_declarations_replay_on_the_engine(  # type: ignore[n
         assert totals.get("trump_exchanged", 0) >= 1, totals
 
 
-async def test_leaving_mid_match_replays_as_a_forfeit(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_leaving_mid_match_replays_as_a_forfeit(stub) -> None:
     """A forfeit is an action too: the replay ends the same way."""
     seated, seat_watchers, spectator = await seat_and_watch(stub, "tres", {})
     rng = random.Random(7)

@@ -22,6 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from service.metrics import GO_CODES
 from service.server import Server
+from tests.support.wait import eventually
 from tute.v1 import action_pb2, card_pb2, rules_pb2, service_pb2, service_pb2_grpc, table_pb2
 
 from .helpers import Stub, auth, table_with_humans
@@ -83,20 +84,6 @@ async def http_page(port: int) -> Page:
     status, ctype, text = await asyncio.to_thread(fetch)
     assert status == 200 and ctype.startswith("text/plain")
     return Page(text)
-
-
-async def eventually(check, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
-    """Retry ``check`` (raising AssertionError) until it passes or ``timeout`` runs out."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while True:
-        try:
-            check()
-            return
-        except AssertionError:
-            if loop.time() > end:
-                raise
-            await asyncio.sleep(0.05)
 
 
 async def test_metrics_page_after_a_match_of_four_humans(server: Server, stub: Stub) -> None:
@@ -162,7 +149,7 @@ async def test_metrics_page_after_a_match_of_four_humans(server: Server, stub: S
             rejected[("card", "not_your_turn")] = 1
             held = {(c.suit, c.rank) for c in view.hand}
             missing = next(
-                card_pb2.Card(suit=s, rank=r)
+                card_pb2.Card(suit=s, rank=r)  # type: ignore[arg-type]
                 for s in range(1, 5)
                 for r in (1, 2, 3, 4, 5, 6, 7, 10, 11, 12)
                 if (s, r) not in held
@@ -354,7 +341,7 @@ async def test_health_watch_and_reflection_streams_are_counted(server: Server) -
             names = {s.name for s in answer.list_services_response.service}
             assert SERVICE in names, names
         await refl.done_writing()
-        assert await asyncio.wait_for(refl.read(), 5) is grpc.aio.EOF
+        assert await asyncio.wait_for(refl.read(), 5) is grpc.aio.EOF  # type: ignore[attr-defined]
         watch.cancel()
 
         health, refl_name = "grpc.health.v1.Health", "grpc.reflection.v1alpha.ServerReflection"

@@ -31,8 +31,8 @@ LATENCY_S = 0.002
 _STORE_METHODS = tuple(sorted(Store.__abstractmethods__ | {"close"}))
 
 
-def _suspending(name: str):  # type: ignore[no-untyped-def]
-    async def method(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+def _suspending(name: str):
+    async def method(self, *args, **kwargs):
         await asyncio.sleep(self.rng.random() * LATENCY_S)
         try:
             return await getattr(self.inner, name)(*args, **kwargs)
@@ -43,7 +43,7 @@ def _suspending(name: str):  # type: ignore[no-untyped-def]
     return method
 
 
-def _init(self, inner: Store) -> None:  # type: ignore[no-untyped-def]
+def _init(self, inner: Store) -> None:
     self.inner = inner
     self.rng = random.Random(1)
 
@@ -58,7 +58,7 @@ after it, so that concurrent requests really interleave between their store call
 
 
 @pytest.fixture(params=["memory", "suspending"])
-async def racy(request, transport: str) -> AsyncIterator[Stub]:  # type: ignore[no-untyped-def]
+async def racy(request, transport: str) -> AsyncIterator[Stub]:
     store = MemoryStore() if request.param == "memory" else SuspendingStore(MemoryStore())
     srv = await create_server(settings_for(transport), store=store)
     try:
@@ -81,7 +81,7 @@ async def events_after(stub: Stub, table_id: str, seq: int) -> list[object]:
     return list(w.events)
 
 
-async def turn_of(stub: Stub, seated: Seated):  # type: ignore[no-untyped-def]
+async def turn_of(stub: Stub, seated: Seated):
     """(seat on turn, its view)."""
     seat = (await view_of(stub, seated.table_id, None)).turn_seat
     return seat, await view_of(stub, seated.table_id, seated.tokens[seat])

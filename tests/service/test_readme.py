@@ -19,7 +19,7 @@ def _snippet() -> str:
     return match.group(1)
 
 
-async def test_first_session_snippet_plays_a_card(server: Server, capsys) -> None:  # type: ignore[no-untyped-def]
+async def test_first_session_snippet_plays_a_card(server: Server, capsys) -> None:
     code = _snippet().replace("localhost:50051", f"127.0.0.1:{server.port}")
     code = code.replace("asyncio.run(main())", "")
     namespace: dict[str, object] = {}

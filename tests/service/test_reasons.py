@@ -182,7 +182,7 @@ followers can each break one rule of the arrastre."""
 def _card(text: str) -> action_pb2.Action:
     c = engine.parse_card(text)
     return action_pb2.Action(
-        play_card=card_pb2.Card(suit=engine.cards.SUIT_OF[c] + 1, rank=engine.cards.RANK_OF[c])
+        play_card=card_pb2.Card(suit=engine.cards.SUIT_OF[c] + 1, rank=engine.cards.RANK_OF[c])  # type: ignore[arg-type]
     )
 
 
@@ -234,7 +234,7 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
     srv, store = flaky
     real_new_match = engine.new_match
 
-    def new_match(rules, seed_rng, decks=()):  # type: ignore[no-untyped-def]
+    def new_match(rules, seed_rng, decks=()):
         if rules.players == 4 and rules.first_dealer == 3:  # hand 1 from this deck
             decks = [deck_for(rules, 3, HANDS)]
         return real_new_match(rules, seed_rng, decks)

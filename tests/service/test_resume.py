@@ -34,7 +34,7 @@ class Stream:
 
     async def read(self, timeout: float = 10.0) -> service_pb2.WatchTableResponse:
         msg = await asyncio.wait_for(self.call.read(), timeout)
-        assert msg is not grpc.aio.EOF, "the stream ended"
+        assert msg is not grpc.aio.EOF, "the stream ended"  # type: ignore[attr-defined]
         self.messages.append(msg)
         if msg.HasField("snapshot"):
             self.last_seq = msg.snapshot.last_event_sequence
@@ -65,7 +65,7 @@ async def act(
     stub: Stub, table_id: str, tokens: dict[int, str], rng: random.Random, steps: int
 ) -> list[service_pb2.SubmitActionResponse]:
     """The test players make ``steps`` random legal moves (fewer if the match ends)."""
-    out = []
+    out: list[service_pb2.SubmitActionResponse] = []
     for _ in range(steps):
         for token in tokens.values():
             view = (

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import random
+from typing import Any
 
 import grpc
 import pytest
 
 from service.server import Server
+from tests.support.replicas import inprocess_stubs
+from tests.support.wait import eventually
 from tute.v1 import event_pb2, rules_pb2, score_pb2, service_pb2
 
 from .helpers import (
@@ -26,7 +29,6 @@ from .helpers import (
     auth,
     error_info,
     play_random_until_over,
-    replicas,
     table_with_humans,
     view_of,
 )
@@ -36,13 +38,13 @@ Code = grpc.StatusCode
 GRACE = 0.4
 
 
-def rules(preset: str = "corriente-6", **options: object) -> rules_pb2.Rules:
+def rules(preset: str = "corriente-6", **options: Any) -> rules_pb2.Rules:
     return rules_pb2.Rules(
-        preset=preset, options=rules_pb2.RuleOptions(turn_time_s=0, **options)  # type: ignore[arg-type]
+        preset=preset, options=rules_pb2.RuleOptions(turn_time_s=0, **options)
     )
 
 
-async def expect_denied(call, reason: str) -> None:  # type: ignore[no-untyped-def]
+async def expect_denied(call, reason: str) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as caught:
         await call
     assert caught.value.code() == Code.PERMISSION_DENIED, caught.value.details()
@@ -70,7 +72,7 @@ async def old_token_is_refused(stub: Stub, table_id: str, token: str) -> None:
     action = view.legal_actions[0] if view.legal_actions else None
     req = service_pb2.SubmitActionRequest(table_id=table_id)
     if action is None:
-        req.action.sing = 1
+        req.action.sing = 1  # type: ignore[assignment]
     else:
         req.action.CopyFrom(action)
     await expect_denied(stub.SubmitAction(req, metadata=md), "NOT_SEATED")
@@ -90,7 +92,7 @@ async def old_token_is_refused(stub: Stub, table_id: str, token: str) -> None:
 async def test_a_stale_stream_gets_nothing_of_the_next_occupant(
     n_replicas: int, next_occupant: str
 ) -> None:
-    async with replicas(n_replicas) as stubs:
+    async with inprocess_stubs(n_replicas) as stubs:
         one, two = stubs[0], stubs[-1]  # the stale streams live on the other replica
         created = await one.CreateTable(service_pb2.CreateTableRequest(rules=rules()))
         tid = created.table_id
@@ -169,7 +171,7 @@ async def test_presence_left_by_an_earlier_occupant_never_counts(
 
 
 async def test_a_stale_stream_does_not_stop_the_disconnect_forfeit() -> None:
-    async with replicas(2, disconnect_forfeit_s=GRACE) as (one, two):
+    async with inprocess_stubs(2, disconnect_forfeit_s=GRACE) as (one, two):
         created = await one.CreateTable(service_pb2.CreateTableRequest(
             rules=rules("tres"), take_seat=True, display_name="ana"))
         tid = created.table_id
@@ -198,7 +200,7 @@ async def test_a_stale_stream_does_not_stop_the_disconnect_forfeit() -> None:
 @pytest.mark.parametrize("how", ["leave", "disconnect"])
 async def test_a_forfeit_ends_the_forfeiters_streams_and_revokes_its_token(how: str) -> None:
     grace = GRACE if how == "disconnect" else 0.0
-    async with replicas(2, disconnect_forfeit_s=grace) as (one, two):
+    async with inprocess_stubs(2, disconnect_forfeit_s=grace) as (one, two):
         seated = await table_with_humans(one, "tres", turn_time_s=0)
         tid = seated.table_id
         watchers = {s: Watcher(two if s == 1 else one, tid, t) for s, t in seated.tokens.items()}
@@ -239,7 +241,7 @@ async def test_a_forfeit_ends_the_forfeiters_streams_and_revokes_its_token(how: 
 
 
 async def test_spectators_never_lock_a_seated_player_out() -> None:
-    async with replicas(1, disconnect_forfeit_s=GRACE) as (stub,):
+    async with inprocess_stubs(1, disconnect_forfeit_s=GRACE) as (stub,):
         created = await stub.CreateTable(service_pb2.CreateTableRequest(
             rules=rules(target_points=1), take_seat=True, display_name="ana"))
         tid = created.table_id
@@ -271,7 +273,7 @@ async def test_spectators_never_lock_a_seated_player_out() -> None:
 
 
 async def test_a_seat_has_its_own_stream_cap_and_the_server_cap_is_for_spectators() -> None:
-    async with replicas(1, max_streams_per_seat=2, max_streams=3) as (stub,):
+    async with inprocess_stubs(1, max_streams_per_seat=2, max_streams=3) as (stub,):
         created = await stub.CreateTable(service_pb2.CreateTableRequest(
             rules=rules("tres"), take_seat=True, display_name="ana"))
         tid = created.table_id
@@ -300,16 +302,19 @@ async def test_a_seat_has_its_own_stream_cap_and_the_server_cap_is_for_spectator
         # closing one of a seat's streams gives that seat its place back (once the server
         # has seen it close)
         await mine[0].close()
-        for _ in range(200):
+        opened: list[Watcher] = []
+
+        async def place_freed() -> bool:
             again = Watcher(stub, tid, created.seat_token)
             await again.wait_until(lambda w: bool(w.snapshots) or w.done)
             if again.snapshots:
-                break
+                opened.append(again)
+                return True
             assert again.error is not None and again.error.code() == Code.RESOURCE_EXHAUSTED
-            await asyncio.sleep(0.01)
-        else:
-            raise AssertionError("the closed stream's place was never freed")
-        for w in (mine[1], *spectators, *theirs, again):
+            return False
+
+        await eventually(place_freed, what="the closed stream's place to be freed")
+        for w in (mine[1], *spectators, *theirs, *opened):
             await w.close()
             assert w.error is None
 
@@ -318,9 +323,16 @@ def test_occupancies_and_expiry_are_stored_with_the_table() -> None:
     import json
 
     import engine
-    from service.tables.model import HUMAN, SeatInfo, TableRecord, decode_record, encode_record
+    from service.tables.model import (
+        HUMAN,
+        SeatInfo,
+        TableRecord,
+        Visibility,
+        decode_record,
+        encode_record,
+    )
 
-    rec = TableRecord("t1", "tres", engine.PRESETS["tres"], "public", "", 1.0,
+    rec = TableRecord("t1", "tres", engine.PRESETS["tres"], Visibility.PUBLIC, "", 1.0,
                       [SeatInfo(HUMAN, "a", "h" * 64, "", 3), SeatInfo(), SeatInfo()],
                       expires_at=612.5)
     back = decode_record(encode_record(rec))

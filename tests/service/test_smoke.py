@@ -5,12 +5,13 @@ from __future__ import annotations
 import grpc
 import pytest
 
+from tests.support.wait import eventually
 from tute.v1 import rules_pb2, service_pb2
 
 from .helpers import FINISHED, auth, bad_request_fields, error_info, view_of
 
 
-async def test_one_human_three_bots_finish_a_match(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_one_human_three_bots_finish_a_match(stub) -> None:
     created = await stub.CreateTable(
         service_pb2.CreateTableRequest(
             rules=rules_pb2.Rules(preset="parejas"), take_seat=True, display_name="ana"
@@ -34,7 +35,7 @@ async def test_one_human_three_bots_finish_a_match(stub) -> None:  # type: ignor
     assert list(v.match_result.winner_sides) in ([0], [1])
 
 
-async def test_unknown_table_is_not_found_and_bad_id_names_the_field(stub) -> None:  # type: ignore[no-untyped-def]
+async def test_unknown_table_is_not_found_and_bad_id_names_the_field(stub) -> None:
     with pytest.raises(grpc.aio.AioRpcError) as err:
         await stub.GetTable(service_pb2.GetTableRequest(table_id="nope"))
     assert err.value.code() == grpc.StatusCode.NOT_FOUND
@@ -46,8 +47,7 @@ async def test_unknown_table_is_not_found_and_bad_id_names_the_field(stub) -> No
     assert bad_request_fields(err.value) == ["table_id"]
 
 
-async def test_seats_show_connected_while_their_stream_is_open(stub) -> None:  # type: ignore[no-untyped-def]
-    import asyncio
+async def test_seats_show_connected_while_their_stream_is_open(stub) -> None:
 
     created = await stub.CreateTable(
         service_pb2.CreateTableRequest(
@@ -65,16 +65,14 @@ async def test_seats_show_connected_while_their_stream_is_open(stub) -> None:  #
     v = await view_of(stub, created.table_id, None)
     assert v.seats[0].connected and not v.seats[1].connected
     stream.cancel()
-    for _ in range(100):
-        v = await view_of(stub, created.table_id, None)
-        if not v.seats[0].connected:
-            break
-        await asyncio.sleep(0.01)
-    assert not v.seats[0].connected
+
+    async def gone() -> bool:
+        return not (await view_of(stub, created.table_id, None)).seats[0].connected
+
+    await eventually(gone, what="seat 0 not connected once its stream ended")
 
 
 async def test_a_seat_watching_on_one_replica_shows_connected_on_another() -> None:
-    import asyncio
 
     from service.server import create_server
     from service.store.memory import MemoryStore
@@ -103,12 +101,11 @@ async def test_a_seat_watching_on_one_replica_shows_connected_on_another() -> No
             v = await view_of(stub_b, created.table_id, None)
             assert [s.connected for s in v.seats] == [False, False, True]
             stream.cancel()
-            for _ in range(100):
-                v = await view_of(stub_b, created.table_id, None)
-                if not v.seats[2].connected:
-                    break
-                await asyncio.sleep(0.01)
-            assert not v.seats[2].connected
+
+            async def gone() -> bool:
+                return not (await view_of(stub_b, created.table_id, None)).seats[2].connected
+
+            await eventually(gone, what="seat 2 not connected on the other replica")
     finally:
         await a.shutdown()
         await b.shutdown()

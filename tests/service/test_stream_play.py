@@ -108,7 +108,7 @@ def seeded_deals(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
     real = engine.new_match
     rng = random.Random(request.node.name)
 
-    def new_match(rules, seed_rng, decks=()):  # type: ignore[no-untyped-def]
+    def new_match(rules, seed_rng, decks=()):
         return real(rules, random.Random(rng.getrandbits(64)), decks)
 
     monkeypatch.setattr(engine, "new_match", new_match)
@@ -128,7 +128,7 @@ def seeded_deals(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
     ],
 )
 async def test_a_match_played_from_the_streams_alone(
-    stub: Stub, seeded_deals: None, preset: str, options: dict[str, object]
+    stub: Stub, seeded_deals: None, preset: str, options: dict[str, Any]
 ) -> None:
     rng = random.Random(f"{preset}{options}")
     stats = Stats()

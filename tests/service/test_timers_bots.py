@@ -10,13 +10,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import engine
 from tests.support.clock import FakeClock
+from tests.support.replicas import inprocess_replicas, inprocess_stubs
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc, table_pb2
 
-from .helpers import FINISHED, auth, replica_servers, replicas, table_with_humans, view_of
+from .helpers import FINISHED, auth, table_with_humans, view_of
 from .matchplay import Watcher, assert_gap_free, card, kind, replay
 
 Stub = service_pb2_grpc.TuteServiceStub
@@ -28,7 +31,7 @@ def timed_out_count(w: Watcher) -> int:
 
 async def test_a_silent_player_times_out_exactly_once_per_turn() -> None:
     clock = FakeClock()
-    async with replica_servers(2, clock=clock) as r:
+    async with inprocess_replicas(2, clock=clock) as r:
         one, two = r.stubs
         seated = await table_with_humans(one, "corriente-6", turn_time_s=1)
         tid = seated.table_id
@@ -102,7 +105,7 @@ async def test_a_silent_player_times_out_exactly_once_per_turn() -> None:
 
 async def test_no_clock_means_no_timeout() -> None:
     clock = FakeClock()
-    async with replica_servers(1, clock=clock) as r:
+    async with inprocess_replicas(1, clock=clock) as r:
         (stub,) = r.stubs
         seated = await table_with_humans(stub, "corriente-6", turn_time_s=0)
         tid = seated.table_id
@@ -125,7 +128,7 @@ async def test_no_clock_means_no_timeout() -> None:
 
 async def test_the_default_clock_is_30_seconds() -> None:
     clock = FakeClock()
-    async with replicas(1, clock=clock) as (stub,):
+    async with inprocess_stubs(1, clock=clock) as (stub,):
         seated = await table_with_humans(stub, "parejas")
         view = await view_of(stub, seated.table_id, None)
     assert view.rules.options.turn_time_s == 30
@@ -133,7 +136,7 @@ async def test_the_default_clock_is_30_seconds() -> None:
     assert 28 < left <= 30
 
 
-async def bots_only(stub: Stub, preset: str, **options: object) -> str:
+async def bots_only(stub: Stub, preset: str, **options: Any) -> str:
     created = await stub.CreateTable(service_pb2.CreateTableRequest(
         rules=rules_pb2.Rules(preset=preset, options=rules_pb2.RuleOptions(**options))
     ))
@@ -147,7 +150,7 @@ async def bots_only(stub: Stub, preset: str, **options: object) -> str:
 
 
 @pytest.mark.parametrize("preset", ["parejas", "corriente-8", "tres"])
-async def test_bots_finish_a_match_with_nobody_at_the_keyboard(stub, preset: str) -> None:  # type: ignore[no-untyped-def]
+async def test_bots_finish_a_match_with_nobody_at_the_keyboard(stub, preset: str) -> None:
     # The bots play at once; a short clock must not matter (bots are never timed out).
     tid = await bots_only(stub, preset, turn_time_s=1)
     watcher = Watcher(stub, tid, resume_after=0)
@@ -174,7 +177,7 @@ async def test_bots_finish_a_match_with_nobody_at_the_keyboard(stub, preset: str
 
 async def test_bots_play_on_two_replicas_without_double_moves() -> None:
     """Two schedulers on one store: each bot turn is played once (gap-free, one card a turn)."""
-    async with replicas(2) as (one, two):
+    async with inprocess_stubs(2) as (one, two):
         tid = await bots_only(one, "corriente-6")
         watcher = Watcher(two, tid, resume_after=0)
         try:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from typing import Any
 
 import grpc
 
@@ -17,6 +18,7 @@ from service.server import create_server
 from service.store.base import Store
 from service.store.memory import MemoryStore
 from tests.support.clock import FakeClock
+from tests.support.wait import eventually
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import FAST
@@ -37,10 +39,12 @@ async def gone(stub: service_pb2_grpc.TuteServiceStub, table_id: str) -> bool:
 
 
 async def until_gone(stub: service_pb2_grpc.TuteServiceStub, *table_ids: str) -> None:
-    async with asyncio.timeout(10):
-        for tid in table_ids:
-            while not await gone(stub, tid):
-                await asyncio.sleep(0.01)
+    for tid in table_ids:
+
+        async def expired(t: str = tid) -> bool:
+            return await gone(stub, t)
+
+        await eventually(expired, what=f"table {tid} expired")
 
 
 async def expiry_scenario(store: Store) -> None:
@@ -53,9 +57,9 @@ async def expiry_scenario(store: Store) -> None:
             stub = service_pb2_grpc.TuteServiceStub(ch)
             tres = rules_pb2.Rules(preset="tres", options=rules_pb2.RuleOptions(turn_time_s=0))
 
-            async def create(**kw: object) -> service_pb2.CreateTableResponse:
-                return await stub.CreateTable(  # type: ignore[no-any-return]
-                    service_pb2.CreateTableRequest(rules=tres, **kw)  # type: ignore[arg-type]
+            async def create(**kw: Any) -> service_pb2.CreateTableResponse:
+                return await stub.CreateTable(
+                    service_pb2.CreateTableRequest(rules=tres, **kw)
                 )
 
             empty = (await create()).table_id  # nobody sat down

@@ -71,7 +71,7 @@ def iter_cards(msg: Message, path: str = "") -> Iterator[tuple[str, card_pb2.Car
         for i, item in enumerate(items):
             sub = f"{name}[{i}]" if fd.is_repeated else name
             if fd.message_type.full_name == CARD_FULL_NAME:
-                yield sub, item
+                yield sub, item  # type: ignore[misc]  # a Card field holds a Card
             else:
                 yield from iter_cards(item, sub)
 

@@ -103,8 +103,10 @@ async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Stores]:
         ports: tuple[int, ...] = (request.getfixturevalue("redis_proc").port,)
     else:
         ports = tuple(request.getfixturevalue("redis_cluster").ports)
-    a = RedisStore.from_url(url, clock=clock)
-    b = RedisStore.from_url(url, clock=clock)
+    # a busy machine may take more than the default second to connect
+    options = RedisOptions(timeout_s=10.0)
+    a = RedisStore.from_url(url, options, clock=clock)
+    b = RedisStore.from_url(url, options, clock=clock)
     assert a.cluster == b.cluster == request.param.startswith("cluster")
     try:
         yield Stores(a, b, request.param, url, ports, clock)

@@ -8,21 +8,28 @@ from collections.abc import Awaitable, Callable
 
 
 async def eventually(
-    condition: Callable[[], bool | Awaitable[bool]],
+    condition: Callable[[], bool | Awaitable[bool | None] | None],
     *,
     timeout: float = 10.0,
     what: str = "the condition",
 ) -> None:
-    """Return once ``condition()`` (sync or async) is true; AssertionError after ``timeout``
-    seconds. It yields to the event loop between checks (checking again each few ms)."""
+    """Return once ``condition()`` (sync or async) holds; AssertionError after ``timeout``
+    seconds. It holds when it returns true, or, for a check that asserts and returns None,
+    when it returns without raising AssertionError (the last one is raised at the timeout).
+    It yields to the event loop between checks (checking again each few ms)."""
+    failed: AssertionError | None = None
     try:
         async with asyncio.timeout(timeout):
             while True:
-                got = condition()
-                if inspect.isawaitable(got):
-                    got = await got
-                if got:
-                    return
+                try:
+                    got = condition()
+                    if inspect.isawaitable(got):
+                        got = await got
+                except AssertionError as exc:
+                    failed = exc
+                else:
+                    if got or got is None:
+                        return
                 await asyncio.sleep(0.005)
     except TimeoutError:
-        raise AssertionError(f"{what} did not hold within {timeout} s") from None
+        raise AssertionError(f"{what} did not hold within {timeout} s") from failed

@@ -52,7 +52,7 @@ def as_rpc_error(exc: ConnectError) -> grpc.aio.AioRpcError:
                         value=detail.message_bytes)
         )
     trailing = grpc.aio.Metadata(("grpc-status-details-bin", status.SerializeToString()))
-    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), trailing, details=exc.message)
+    return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), trailing, details=exc.message)  # type: ignore[call-arg]
 
 
 def _headers(metadata: Metadata) -> dict[str, str] | None:
@@ -91,7 +91,7 @@ class StreamCall:
         item = await self._queue.get()
         if item is _END:
             self._queue.put_nowait(_END)
-            return grpc.aio.EOF
+            return grpc.aio.EOF  # type: ignore[attr-defined]
         if isinstance(item, grpc.aio.AioRpcError):
             self._queue.put_nowait(item)
             raise item
@@ -103,7 +103,7 @@ class StreamCall:
     async def _iterate(self) -> AsyncIterator[Any]:
         while True:
             item = await self.read()
-            if item is grpc.aio.EOF:
+            if item is grpc.aio.EOF:  # type: ignore[attr-defined]
                 return
             yield item
 

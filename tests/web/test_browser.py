@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from playwright.async_api import Browser, Page, Request, async_playwright
+from playwright.async_api import Browser, Page, Request, ViewportSize, async_playwright
 
 from service.server import Server, create_server
 from service.web import WebServer, bind
@@ -29,7 +29,7 @@ SHOTS = ROOT / "build" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-PHONE = {"width": 390, "height": 844}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 STEP_MS = 30_000
 """How long one step of the match (our move answered by the server and the bots) may take."""
 
@@ -244,6 +244,7 @@ async def test_an_invite_link_opens_the_join_screen(page: Page, browser: Browser
     await page.check("#private")
     await page.click("#create-btn")
     link = await page.wait_for_selector("#invite-link", timeout=STEP_MS)
+    assert link is not None
     href = await link.get_attribute("href")
     assert href and "#/join/" in href
     guest = await browser.new_page(viewport=PHONE)

@@ -297,7 +297,7 @@ async def test_streams_end_unavailable_when_the_server_stops() -> None:
             await srv.shutdown()
 
 
-async def test_the_web_clients_files_are_served_on_the_same_port(tmp_path) -> None:  # type: ignore[no-untyped-def]
+async def test_the_web_clients_files_are_served_on_the_same_port(tmp_path) -> None:
     (tmp_path / "index.html").write_text("<!doctype html><title>tute</title>")
     (tmp_path / "assets").mkdir()
     (tmp_path / "assets" / "app.js").write_text("console.log(1)")
