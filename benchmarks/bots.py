@@ -151,7 +151,7 @@ def score_deal(players: int, a: str, seats: list[tuple[str, ...]],
     return wins, trials, margin
 
 
-def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
+def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:  # noqa: C901 - the tournament's one loop: schedule, collect, report, stop (SPRT)
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
     from rich.table import Table
@@ -253,8 +253,8 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
     rated, intervals = rate(rows)
     levels = list(rated)
     think = {}
-    for level, ts in times.items():
-        ts = sorted(ts)
+    for level, unsorted in times.items():
+        ts = sorted(unsorted)
         if ts:
             think[level] = {"moves": len(ts), "mean_s": round(sum(ts) / len(ts), 4),
                             "p99_s": round(ts[min(len(ts) - 1, int(0.99 * len(ts)))], 4)}

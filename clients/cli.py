@@ -218,7 +218,7 @@ async def _replay(args: argparse.Namespace) -> int:
     for hand, line in records.replay_lines(record, steps, args.seat):
         if args.hand and hand != args.hand:
             continue
-        if args.step and hand != shown and shown != -1:
+        if args.step and shown not in (hand, -1):
             input(f"-- end of hand {shown}; Enter for hand {hand} --")
         shown = hand
         print(line)

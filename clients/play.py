@@ -181,7 +181,7 @@ class CardWidget(Static):
 def _set(widget: Static, content: str | Text, *, layout: bool = True) -> None:
     """Update a widget's content only when it changed (redrawing is what costs)."""
     if getattr(widget, "_tute_shown", None) != content:
-        widget._tute_shown = content  # type: ignore[attr-defined]
+        widget._tute_shown = content  # type: ignore[attr-defined]  # noqa: SLF001 - our own mark on the widget
         widget.update(content, layout=layout)
 
 

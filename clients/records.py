@@ -110,9 +110,11 @@ def check(record: MatchRecord) -> tuple[tuple[ReplayStep, ...], list[str]]:
         f"record of table {record.table_id}: {record.format}, {record.shuffle}, "
         f"played by tute {record.engine_version}",
     ]
-    for hand in record.hands:
-        lines.append(f"hand {hand.hand_no}: the seed matches commitment {hand.commitment[:16]}…"
-                     f" and shuffles to the recorded pack")
+    lines.extend(
+        f"hand {hand.hand_no}: the seed matches commitment {hand.commitment[:16]}…"
+        " and shuffles to the recorded pack"
+        for hand in record.hands
+    )
     lines.append(
         f"{len(record.actions)} actions replayed: every one legal, the results match "
         f"({_results_text(record)})"

@@ -493,7 +493,7 @@ class TuteClient:
         )
         return resp
 
-    async def watch(
+    async def watch(  # noqa: C901 - the resume loop: each branch is one way a stream ends
         self,
         table_id: str,
         *,

@@ -32,7 +32,7 @@ def side_name(table: Table, side: int) -> str:
     return " & ".join(table.seat_name(s) for s in seats)
 
 
-def describe(table: Table, ev: event_pb2.Event) -> str:
+def describe(table: Table, ev: event_pb2.Event) -> str:  # noqa: C901 - one line of text per event type, a flat dispatch
     """One line for people about an event (already applied to ``table``)."""
     kind = ev.WhichOneof("kind")
     name = table.seat_name

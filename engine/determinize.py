@@ -266,9 +266,9 @@ def _assign(k: Knowledge, rng: random.Random, strict_pairs: bool = False) -> lis
     places = len(k.slots)
     cards = list(cards_of(k.hidden))
     rng.shuffle(cards)
-    allowed: list[list[int]] = []
-    for c in cards:
-        allowed.append([p for p in range(places) if k.slots[p] and not k.forbidden[p] & BIT[c]])
+    allowed: list[list[int]] = [
+        [p for p in range(places) if k.slots[p] and not k.forbidden[p] & BIT[c]] for c in cards
+    ]
     order = sorted(range(len(cards)), key=lambda i: len(allowed[i]))
     cards = [cards[i] for i in order]
     allowed = [allowed[i] for i in order]

@@ -249,7 +249,7 @@ def _with_events(results: Results, events: Iterable[Event]) -> Results:
 # -- replay -----------------------------------------------------------------------------------
 
 
-def replay(record: MatchRecord) -> tuple[ReplayStep, ...]:
+def replay(record: MatchRecord) -> tuple[ReplayStep, ...]:  # noqa: C901 - a record's every check before it is replayed, in order
     """Every step of the match, re-run by the engine from the record's packs and actions.
 
     Raises :class:`RecordError` when a deal does not verify, an action is illegal, a hand was
@@ -266,7 +266,7 @@ def replay(record: MatchRecord) -> tuple[ReplayStep, ...]:
         raise RecordError("bad_record", f"seats: one per seat 0..{n - 1}, in order")
     if not 0 <= record.first_dealer < n:
         raise RecordError("bad_record", "first_dealer: not a seat")
-    if rules.first_dealer != RANDOM_DEALER and rules.first_dealer != record.first_dealer:
+    if rules.first_dealer not in (RANDOM_DEALER, record.first_dealer):
         raise RecordError("bad_record", "first_dealer: the rules name another seat")
     packs = _verified_packs(record)
     state = new_match(dataclasses.replace(rules, first_dealer=record.first_dealer), 0, packs)

@@ -239,7 +239,7 @@ class Solver:
         self.hands[seat] |= bit
         return val
 
-    def _search(self, alpha: int, beta: int) -> int:
+    def _search(self, alpha: int, beta: int) -> int:  # noqa: C901 - alpha-beta with its table and move ordering in one frame (the hot path)
         if self.node_limit and self.nodes > self.node_limit:
             self.aborted = True
             return 0
@@ -424,7 +424,7 @@ class Rollout(Solver):
                     return False
         return True
 
-    def policy(self, seat: int) -> Card:
+    def policy(self, seat: int) -> Card:  # noqa: C901 - the playout policy's rules of thumb, in priority order (the hot path)
         legal = self.moves()
         if legal & (legal - 1) == 0:
             return (legal & -legal).bit_length() - 1

@@ -33,8 +33,8 @@ IPV6_PREFIX = 64
 def parse_networks(text: str) -> tuple[IPNetwork, ...]:
     """Comma-separated CIDRs (``10.0.0.0/8,::1``); a bad one is a ValueError naming it."""
     nets: list[IPNetwork] = []
-    for part in text.split(","):
-        part = part.strip()
+    for raw in text.split(","):
+        part = raw.strip()
         if not part:
             continue
         try:

@@ -19,7 +19,7 @@ _FORMAT = "json"
 
 def configure_logging(fmt: str = "auto", level: str = "info") -> None:
     """Configure structlog once for the process."""
-    global _FORMAT
+    global _FORMAT  # noqa: PLW0603 - the process has one logging configuration, set at start
     if fmt == "auto":
         fmt = "console" if sys.stderr.isatty() else "json"
     _FORMAT = "console" if fmt == "console" else "json"

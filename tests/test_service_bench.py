@@ -28,7 +28,7 @@ def run_bench(*extra: str) -> dict[str, Any]:
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(REPO / "protos")])
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.service_bench", "--tables", "2", "--clients", "1",
-         "--rounds", "1", "--window", "0.5", "--warmup", "0.2", "--rate", "20",
+         "--rounds", "1", "--window", "1.5", "--warmup", "0.5", "--rate", "20",
          "--idle-tables", "20", "--streams", "40", "--engine-duration", "0.1",
          "--engine-rounds", "1", "--profile-actions", "20", *extra],
         capture_output=True, text=True, cwd=REPO, env=env, timeout=240,

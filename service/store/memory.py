@@ -154,7 +154,7 @@ class MemoryStore(Store):
         table_id = self._invites.get(invite_code)
         return table_id if table_id is not None and self._get(table_id) else None
 
-    async def commit(self, table_id: str, commit: Commit) -> CommitOutcome:
+    async def commit(self, table_id: str, commit: Commit) -> CommitOutcome:  # noqa: C901 - the one atomic commit: every part of it under one lock
         t = self._get(table_id)
         if t is None:
             return CommitOutcome(False, 0)

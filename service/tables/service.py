@@ -53,7 +53,7 @@ class TableService:
                            history if history is not None else open_history(settings.history))
         wake = asyncio.Event()
         self.commits = Committer(self.ctx, wake=wake.set)
-        self.limits = Limits(store, settings, metrics, lambda: self.ctx.clock())
+        self.limits = Limits(store, settings, metrics, self._now)
         self.callers = CallerResolver(settings.trusted_proxy_header, settings.trusted_proxies)
         self.streams = Streams(self.ctx, self.commits, self.limits)
         self.scheduler = Scheduler(
@@ -81,6 +81,10 @@ class TableService:
     @clock.setter
     def clock(self, clock: Clock) -> None:
         self.ctx.clock = clock
+
+    def _now(self) -> float:
+        """The time on the clock of the moment (read at each call: the clock may be swapped)."""
+        return self.ctx.clock()
 
     @property
     def bots(self) -> BotPool:

@@ -77,7 +77,7 @@ def _suit(letter: str) -> int:
     return SUIT_LETTERS.index(letter.upper())
 
 
-def position(
+def position(  # noqa: C901 - a position builder: one branch per thing a test may set
     rules: Rules,
     hands: Mapping[int, str],
     *,

@@ -50,7 +50,7 @@ def random_position(rules: Rules, rng: random.Random, steps: int) -> State:
     return s
 
 
-def replay_consistent(rules: Rules, v: View, smp: Sample) -> str:
+def replay_consistent(rules: Rules, v: View, smp: Sample) -> str:  # noqa: C901 - the independent consistency oracle, one check per revealed fact
     """Why the sample contradicts the view ('' when it does not), judged by the engine."""
     n = v.players
     me = v.seat

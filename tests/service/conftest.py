@@ -80,3 +80,39 @@ def transport() -> str:
 async def stub(server: Server, transport: str) -> AsyncIterator[Any]:
     async with open_stub(server, transport) as s:
         yield s
+
+
+SPLIT_ACROSS_BROWSERS = frozenset({
+    "test_a_match_of_every_preset_replays_on_the_engine",
+    "test_matches_with_declarations_replay_on_the_engine",
+})
+"""Tests run once per preset: in the default run each preset plays on one browser transport
+(alternating connect and grpcweb), on both under ``slow``; native gRPC plays every one."""
+ONE_BROWSER = {
+    "test_no_hidden_card_reaches_any_seat_or_spectator": "connect",
+    "test_stale_streams_of_players_who_left_see_nothing_of_the_next_occupants": "grpcweb",
+    "test_illegal_cards_name_the_rule": "grpcweb",
+}
+"""The longest contract tests: on one browser transport in the default run, both under ``slow``
+(the two browser transports share everything but their framing, which every other contract
+test covers on both)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    seen: dict[str, list[str]] = {}
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or callspec.params.get("transport", "grpc") == "grpc":
+            continue
+        name = item.name.partition("[")[0]
+        transport = callspec.params["transport"]
+        if name in ONE_BROWSER and ONE_BROWSER[name] != transport:
+            item.add_marker(pytest.mark.slow)
+        elif name in SPLIT_ACROSS_BROWSERS:
+            case = callspec.id.partition("-")[2]  # the preset case after the transport
+            cases = seen.setdefault(name, [])
+            if case not in cases:
+                cases.append(case)
+            keep = "connect" if cases.index(case) % 2 == 0 else "grpcweb"
+            if transport != keep:
+                item.add_marker(pytest.mark.slow)

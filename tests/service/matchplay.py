@@ -333,7 +333,7 @@ def _engine_hand_key(res: engine.HandResult) -> tuple[object, ...]:
     return (res.hand_no, res.winner, res.capote, res.totals)
 
 
-def replay(
+def replay(  # noqa: C901 - the independent replay of a stream, one branch per event
     rules: engine.Rules,
     seat_events: dict[int, list[event_pb2.Event]],
 ) -> Replay:

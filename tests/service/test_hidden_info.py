@@ -307,7 +307,7 @@ class MatchRunner:
                 )
         return n
 
-    async def try_illegal(self, seat: int, view: view_pb2.TableView, n: int) -> None:
+    async def try_illegal(self, seat: int, view: view_pb2.TableView, n: int) -> None:  # noqa: C901 - every kind of illegal action tried in turn
         """Rejected actions of the seat on turn (and of a seat off turn): every error is
         FAILED_PRECONDITION, changes nothing and names no card hidden from the caller."""
         truth = self.oracle.tables[self.table_id]
@@ -376,7 +376,7 @@ class MatchRunner:
                 assert token not in texts
             assert truth.latest_version == version, "a rejected action changed the table"
 
-    async def play(self) -> None:
+    async def play(self) -> None:  # noqa: C901 - a scripted player's loop: one branch per event
         """Random legal moves until the match ends. The moves are chosen from the committed
         state (the test may read it: it is every player at once); views are fetched now and
         then, and each one's legal actions must be the state's."""
@@ -726,7 +726,7 @@ class StaleRunner:
         self.stats = stats
         self.preset = preset
 
-    async def play(self, *, expect_lost: bool = True) -> None:
+    async def play(self, *, expect_lost: bool = True) -> None:  # noqa: C901 - a scripted player's loop: one branch per event
         rng, stub = self.rng, self.stub
         n = engine.PRESETS[self.preset].players
         created = await stub.CreateTable(service_pb2.CreateTableRequest(

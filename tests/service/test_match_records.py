@@ -26,7 +26,7 @@ from engine.events import CardPlayed
 from engine.shuffle import commitment, shuffle
 from service.server import create_server
 from tests.durable.conftest import fresh_postgres_url
-from tests.durable.conftest import postgres as postgres  # the real PostgreSQL fixture
+from tests.durable.conftest import postgres as postgres  # noqa: PLC0414 - the real PostgreSQL fixture, re-exported
 from tute.v1 import event_pb2, rules_pb2, service_pb2, service_pb2_grpc
 
 from .conftest import FAST
