@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Final, cast
 
-from .cards import ALL_CARDS, SUIT_OF, Card, Mask
+from .cards import ALL_CARDS, NUM_CARDS, SUIT_OF, Card, Mask
 from .events import CardPlayed
 from .state import State
 
@@ -21,6 +21,7 @@ new_tuple: Final = tuple.__new__
 """``new_tuple(cls, values)``: a named tuple of class ``cls`` from a tuple in field order."""
 _STATE: Final[type[State]] = State
 """State as a constant: compiled code reads it directly instead of from the module dict."""
+_CARD_PLAYED: Final[type[CardPlayed]] = CardPlayed
 
 _HAND_NO: Final = State._fields.index("hand_no")
 _DEALER: Final = State._fields.index("dealer")
@@ -34,6 +35,7 @@ assert State._fields[_TRUMP:] == (
     "hands", "trick", "turn", "public", "window_used", "exchanged", "turn_id",
 )  # fmt: skip
 assert _TRICK_FIELDS == _TRUMP + 2 and _PLAY_FIELDS == _TRUMP + 13
+assert _PLAY_FIELDS == 26 and len(State._fields) == 33  # with_play lists fields 0 .. 25
 
 
 def with_deal(
@@ -83,12 +85,20 @@ def with_play(
     state: State, hands: tuple[Mask, ...], trick: tuple[Card, ...], turn: int, public: Mask
 ) -> State:
     """``state`` after a card that does not end the trick: only the per-play fields (the last
-    ones of State) change, and the next seat's turn begins."""
+    ones of State) change, and the next seat's turn begins.
+
+    The kept fields are listed one by one (``s[0]`` ... ``s[25]``, asserted above as the ones
+    before ``hands``): one tuple is built, where a slice and a concatenation would build
+    two more and copy every field through each."""
+    s: tuple[object, ...] = state
     return new_tuple(
         _STATE,
-        state[:_PLAY_FIELDS]  # noqa: RUF005
-        + (hands, trick, turn, public, 0, False, state.turn_id + 1),
-    )
+        (
+            s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12],
+            s[13], s[14], s[15], s[16], s[17], s[18], s[19], s[20], s[21], s[22], s[23], s[24],
+            s[25], hands, trick, turn, public, 0, False, state.turn_id + 1,
+        ),
+    )  # fmt: skip
 
 
 def with_trick_done(
@@ -169,19 +179,24 @@ def trick_pairs(players: int, leader: int, trick: tuple[Card, ...]) -> tuple[tup
 
 MAX_TRICKS: Final = 20
 """The most tricks of a hand (2p): trick numbers run from 1 to this."""
-CARD_PLAYED: Final = tuple(
-    tuple(
-        tuple(tuple(CardPlayed(seat, c, auto, t) for c in ALL_CARDS) for seat in range(4))
-        for t in range(MAX_TRICKS + 1)
-    )
-    for auto in (False, True)
+_PLAYED: Final[list[tuple[CardPlayed, ...] | None]] = [None] * (
+    (MAX_TRICKS + 1) * 4 * NUM_CARDS * 2
 )
-"""One shared CardPlayed per (auto, trick, seat, card): ``CARD_PLAYED[auto][trick_no][seat][c]``."""
-PLAYED: Final = tuple(
-    tuple(tuple(tuple((e,) for e in row) for row in by_seat) for by_seat in by_trick)
-    for by_trick in CARD_PLAYED
-)
-"""The same events as 1-tuples: what a card play that ends no trick returns."""
+"""The shared 1-tuples :func:`played` returns, filled as plays first reach them: item
+``((trick_no * 4 + seat) * 40 + card) * 2 + auto``. A few objects per (trick, seat, card)
+actually played, not all 6,720 at import (the garbage collector tracks each of them)."""
+
+
+def played(trick_no: int, seat: int, card: Card, auto: bool) -> tuple[CardPlayed, ...]:
+    """``(CardPlayed(seat, card, auto, trick_no),)``, one shared tuple per argument set."""
+    i = ((trick_no * 4 + seat) * NUM_CARDS + card) * 2 + auto
+    events = _PLAYED[i]
+    if events is None:
+        events = (new_tuple(_CARD_PLAYED, (seat, card, auto, trick_no)),)
+        _PLAYED[i] = events
+    return events
+
+
 ONE_CARD: Final = tuple((c,) for c in ALL_CARDS)
 """``ONE_CARD[c]`` is ``(c,)``."""
 SEAT_CARD: Final = tuple(tuple((seat, c) for c in ALL_CARDS) for seat in range(4))

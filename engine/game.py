@@ -28,9 +28,8 @@ from typing import Final
 
 from . import actions as A
 from ._fast import (
-    CARD_PLAYED,
     ONE_CARD,
-    PLAYED,
+    played,
     trick_pairs,
     with_deal,
     with_item,
@@ -599,11 +598,9 @@ def _play(
     bit = BIT[card]
     hands = with_item(state.hands, seat, state.hands[seat] & ~bit)
     trick = state.trick + ONE_CARD[card]
-    trick_no = state.trick_no
+    events: tuple[Event, ...] = played(state.trick_no, seat, card, auto)
     if pre:
-        events = (*pre, CARD_PLAYED[auto][trick_no][seat][card])
-    else:
-        events = PLAYED[auto][trick_no][seat][card]
+        events = pre + events
     n = state.rules.players
     if len(trick) < n:
         return with_play(state, hands, trick, (seat + 1) % n, state.public & ~bit), events
