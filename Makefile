@@ -126,8 +126,9 @@ test-compiled: $(MYPYC_STAMP) ## the engine's tests against the mypyc-compiled e
 test-all: lint system-deps web-build ## lint, then every test including the slow ones
 	$(PY) -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
-lint: $(STAMP) ## ruff, mypy --strict on engine/, service/ and clients/, mypy on tests/, buf lint and buf breaking
+lint: $(STAMP) ## ruff check and format, mypy --strict on engine/, service/ and clients/, mypy on tests/, buf lint and buf breaking
 	$(BIN)/ruff check $(LINT_DIRS)
+	$(BIN)/ruff format --check $(LINT_DIRS)
 	@# Each run keeps a cache of its own: the two option sets would otherwise recheck every
 	@# module the other one checked.
 	$(BIN)/mypy --strict --cache-dir .mypy_cache/strict engine service clients

@@ -71,9 +71,18 @@ ATTACKER_ADDRESSES = {"create": "203.0.113.1", "streams": "203.0.113.2", "bots":
 IN_FLIGHT = 16
 MAX_STREAMS_TRIED = 400
 POLL_S = 0.01
-NO_PER_CALLER_LIMITS = ["--create-rate-per-s", "0", "--watch-rate-per-s", "0",
-                        "--bot-rate-per-s", "0", "--invite-rate-per-s", "0",
-                        "--max-streams-per-caller", "0"]
+NO_PER_CALLER_LIMITS = [
+    "--create-rate-per-s",
+    "0",
+    "--watch-rate-per-s",
+    "0",
+    "--bot-rate-per-s",
+    "0",
+    "--invite-rate-per-s",
+    "0",
+    "--max-streams-per-caller",
+    "0",
+]
 CONFIGS: dict[str, list[str]] = {
     "limited": [],
     "unlimited": [*NO_PER_CALLER_LIMITS, "--max-bot-seats", "0"],
@@ -90,8 +99,12 @@ def pct(values: list[float], q: float) -> float:
 
 
 def as_ms(values: list[float]) -> dict[str, float]:
-    return {"p50_ms": round(pct(values, 0.5) * 1e3, 2), "p99_ms": round(pct(values, 0.99) * 1e3, 2),
-            "max_ms": round(max(values, default=float("nan")) * 1e3, 2), "samples": len(values)}
+    return {
+        "p50_ms": round(pct(values, 0.5) * 1e3, 2),
+        "p99_ms": round(pct(values, 0.99) * 1e3, 2),
+        "max_ms": round(max(values, default=float("nan")) * 1e3, 2),
+        "samples": len(values),
+    }
 
 
 def md(address: str, token: str | None = None) -> tuple[tuple[str, str], ...]:
@@ -131,12 +144,36 @@ class ServerProcess:
         self.log_path = log_dir / f"{name}.log"
         self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service.main", "--host", "127.0.0.1", "--port", "0",
-             "--metrics-port", "0", "--http-port", "-1", "--store", "memory",
-             "--log-format", "json",
-             "--log-level", "warning", "--grace-s", "1", "--bot-delay-s", "0",
-             "--trusted-proxy-header", "x-forwarded-for", *flags],
-            stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=REPO,
+            [
+                sys.executable,
+                "-m",
+                "service.main",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--metrics-port",
+                "0",
+                "--http-port",
+                "-1",
+                "--store",
+                "memory",
+                "--log-format",
+                "json",
+                "--log-level",
+                "warning",
+                "--grace-s",
+                "1",
+                "--bot-delay-s",
+                "0",
+                "--trusted-proxy-header",
+                "x-forwarded-for",
+                *flags,
+            ],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=REPO,
         )
         self.port = 0
 
@@ -168,8 +205,9 @@ class ServerProcess:
 # ---------------------------------------------------------------------------------------------
 
 
-async def attack_create(stub: service_pb2_grpc.TuteServiceStub, address: str, seconds: float,
-                        _table: str) -> dict[str, Any]:
+async def attack_create(
+    stub: service_pb2_grpc.TuteServiceStub, address: str, seconds: float, _table: str
+) -> dict[str, Any]:
     outcomes: Counter[str] = Counter()
     first_refusal: list[int] = []
     end = time.monotonic() + seconds
@@ -187,13 +225,17 @@ async def attack_create(stub: service_pb2_grpc.TuteServiceStub, address: str, se
     t0 = time.monotonic()
     await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
     elapsed = time.monotonic() - t0
-    return {"accepted": outcomes.pop("OK", 0), "refused": dict(outcomes),
-            "accepted_before_first_refusal": first_refusal[0] if first_refusal else None,
-            "seconds": round(elapsed, 2)}
+    return {
+        "accepted": outcomes.pop("OK", 0),
+        "refused": dict(outcomes),
+        "accepted_before_first_refusal": first_refusal[0] if first_refusal else None,
+        "seconds": round(elapsed, 2),
+    }
 
 
-async def attack_streams(stub: service_pb2_grpc.TuteServiceStub, address: str, seconds: float,
-                         table_id: str) -> dict[str, Any]:
+async def attack_streams(
+    stub: service_pb2_grpc.TuteServiceStub, address: str, seconds: float, table_id: str
+) -> dict[str, Any]:
     """Open streams until MAX_STREAMS_TRIED attempts; hold the open ones ``seconds``."""
     outcomes: Counter[str] = Counter()
     calls: list[Any] = []
@@ -203,8 +245,9 @@ async def attack_streams(stub: service_pb2_grpc.TuteServiceStub, address: str, s
         nonlocal tried
         while tried < MAX_STREAMS_TRIED:
             tried += 1
-            call = stub.WatchTable(service_pb2.WatchTableRequest(table_id=table_id),
-                                   metadata=md(address))
+            call = stub.WatchTable(
+                service_pb2.WatchTableRequest(table_id=table_id), metadata=md(address)
+            )
             try:
                 await asyncio.wait_for(call.read(), 10)
                 calls.append(call)
@@ -223,8 +266,9 @@ async def attack_streams(stub: service_pb2_grpc.TuteServiceStub, address: str, s
     return {"opened": outcomes.pop("opened", 0), "refused": dict(outcomes), "tried": tried}
 
 
-async def attack_bots(stub: service_pb2_grpc.TuteServiceStub, address: str, seconds: float,
-                      _table: str) -> dict[str, Any]:
+async def attack_bots(
+    stub: service_pb2_grpc.TuteServiceStub, address: str, seconds: float, _table: str
+) -> dict[str, Any]:
     """Fill tables with bots one after the other (the workers share them), creating a new
     table when none has a seat left to fill."""
     outcomes: Counter[str] = Counter()
@@ -236,15 +280,19 @@ async def attack_bots(stub: service_pb2_grpc.TuteServiceStub, address: str, seco
             entry = next((e for e in filling if e[1] - e[2] > 0), None)
             try:
                 if entry is None:
-                    table = await stub.CreateTable(service_pb2.CreateTableRequest(
-                        rules=rules_pb2.Rules(preset="parejas")), metadata=md(address))
+                    table = await stub.CreateTable(
+                        service_pb2.CreateTableRequest(rules=rules_pb2.Rules(preset="parejas")),
+                        metadata=md(address),
+                    )
                     filling.append([table, len(table.table.seats), 0])
                     outcomes["tables"] += 1
                     continue
                 entry[2] += 1
                 try:
-                    await stub.AddBot(service_pb2.AddBotRequest(table_id=entry[0].table_id),
-                                      metadata=md(address, entry[0].owner_token))
+                    await stub.AddBot(
+                        service_pb2.AddBotRequest(table_id=entry[0].table_id),
+                        metadata=md(address, entry[0].owner_token),
+                    )
                 finally:
                     entry[2] -= 1
                 entry[1] -= 1
@@ -256,8 +304,12 @@ async def attack_bots(stub: service_pb2_grpc.TuteServiceStub, address: str, seco
                 outcomes[reason(err)] += 1
 
     await asyncio.gather(*(worker() for _ in range(IN_FLIGHT)))
-    return {"tables": outcomes.pop("tables", 0), "bot_seats": outcomes.pop("bot_seats", 0),
-            "all_bot_tables": outcomes.pop("all_bot_tables", 0), "refused": dict(outcomes)}
+    return {
+        "tables": outcomes.pop("tables", 0),
+        "bot_seats": outcomes.pop("bot_seats", 0),
+        "all_bot_tables": outcomes.pop("all_bot_tables", 0),
+        "refused": dict(outcomes),
+    }
 
 
 ATTACKS = {"create": attack_create, "streams": attack_streams, "bots": attack_bots}
@@ -279,9 +331,23 @@ class Attack:
             [str(REPO), str(REPO / "protos"), *filter(None, [env.get("PYTHONPATH")])]
         )
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.abuse_bench", "--attack", kind, "--port",
-             str(port), "--seconds", str(seconds), "--table", table_id],
-            stdout=subprocess.PIPE, env=env, cwd=REPO, text=True,
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.abuse_bench",
+                "--attack",
+                kind,
+                "--port",
+                str(port),
+                "--seconds",
+                str(seconds),
+                "--table",
+                table_id,
+            ],
+            stdout=subprocess.PIPE,
+            env=env,
+            cwd=REPO,
+            text=True,
         )
         self.timeout = seconds + 60
 
@@ -315,16 +381,17 @@ class Player:
         self.token = ""
 
     async def sit(self) -> None:
-        rules = rules_pb2.Rules(preset="parejas",
-                                options=rules_pb2.RuleOptions(turn_time_s=0))
+        rules = rules_pb2.Rules(preset="parejas", options=rules_pb2.RuleOptions(turn_time_s=0))
         created = await self.stub.CreateTable(
             service_pb2.CreateTableRequest(rules=rules, take_seat=True, display_name="ana"),
-            metadata=md(PLAYER_ADDRESS))
+            metadata=md(PLAYER_ADDRESS),
+        )
         self.table_id, self.token = created.table_id, created.seat_token
         for name in ("bea", "carla", "dani"):
             await self.stub.JoinTable(
                 service_pb2.JoinTableRequest(table_id=self.table_id, display_name=name),
-                metadata=md(PLAYER_ADDRESS))
+                metadata=md(PLAYER_ADDRESS),
+            )
 
     async def poll(self, seconds: float) -> list[float]:
         """GetTable as the seat every POLL_S for ``seconds``: each call's latency."""
@@ -342,8 +409,10 @@ class Player:
 
     async def open_seat_stream(self) -> str:
         """The seated player's own stream: 'opened' or what refused it."""
-        call = self.stub.WatchTable(service_pb2.WatchTableRequest(table_id=self.table_id),
-                                    metadata=md(PLAYER_ADDRESS, self.token))
+        call = self.stub.WatchTable(
+            service_pb2.WatchTableRequest(table_id=self.table_id),
+            metadata=md(PLAYER_ADDRESS, self.token),
+        )
         try:
             msg = await asyncio.wait_for(call.read(), 10)
             return "opened" if msg.HasField("snapshot") else "no snapshot"
@@ -360,8 +429,9 @@ class Player:
 # ---------------------------------------------------------------------------------------------
 
 
-async def one_server(name: str, flags: list[str], a: argparse.Namespace,
-                     log_dir: Path) -> dict[str, Any]:
+async def one_server(
+    name: str, flags: list[str], a: argparse.Namespace, log_dir: Path
+) -> dict[str, Any]:
     server = ServerProcess(name, flags, log_dir)
     attacks: list[Attack] = []
     try:
@@ -399,8 +469,11 @@ async def one_server(name: str, flags: list[str], a: argparse.Namespace,
 
 
 async def run(a: argparse.Namespace) -> dict[str, Any]:
-    out: dict[str, Any] = {"params": {k: v for k, v in vars(a).items()
-                                      if k not in ("attack", "port", "seconds", "table")}}
+    out: dict[str, Any] = {
+        "params": {
+            k: v for k, v in vars(a).items() if k not in ("attack", "port", "seconds", "table")
+        }
+    }
     with tempfile.TemporaryDirectory(prefix="tute-abuse-bench-") as tmp:
         for name, flags in CONFIGS.items():
             out[name] = await one_server(name, flags, a, Path(tmp))
@@ -425,10 +498,14 @@ def report(r: dict[str, Any]) -> None:
     rows = [
         ("player GetTable p99 ms, no attack", lambda s: s["idle"]["p99_ms"]),
         ("(a) CreateTable accepted", lambda s: s["create_flood"]["accepted"]),
-        ("(a) accepted before first refusal",
-         lambda s: s["create_flood"]["accepted_before_first_refusal"]),
-        ("(a) CreateTable accepted per s",
-         lambda s: round(s["create_flood"]["accepted"] / s["create_flood"]["seconds"], 1)),
+        (
+            "(a) accepted before first refusal",
+            lambda s: s["create_flood"]["accepted_before_first_refusal"],
+        ),
+        (
+            "(a) CreateTable accepted per s",
+            lambda s: round(s["create_flood"]["accepted"] / s["create_flood"]["seconds"], 1),
+        ),
         ("(a) refused", lambda s: _refused(s["create_flood"]["refused"])),
         ("(a) player GetTable p99 ms", lambda s: s["create_flood"]["player_get"]["p99_ms"]),
         ("(b) attacker streams opened", lambda s: s["streams"]["opened"]),
@@ -447,26 +524,38 @@ def report(r: dict[str, Any]) -> None:
         print(f"{label:{width}}  {get(r['limited'])!s:>24}  {get(r['unlimited'])!s:>24}")
     if "botnet" in r:
         b = r["botnet"]["bot_tables"]
-        print(f"bot budget alone (per-caller limits off, bot delay 0.5 s): {b['bot_seats']} bots "
-              f"added (matches that ended freed theirs), refused {_refused(b['refused'])}; "
-              f"player GetTable p50 "
-              f"{b['player_get']['p50_ms']} ms, p99 {b['player_get']['p99_ms']} ms "
-              f"(no attack: p99 {r['botnet']['idle']['p99_ms']} ms)")
+        print(
+            f"bot budget alone (per-caller limits off, bot delay 0.5 s): {b['bot_seats']} bots "
+            f"added (matches that ended freed theirs), refused {_refused(b['refused'])}; "
+            f"player GetTable p50 "
+            f"{b['player_get']['p50_ms']} ms, p99 {b['player_get']['p99_ms']} ms "
+            f"(no attack: p99 {r['botnet']['idle']['p99_ms']} ms)"
+        )
     verdict = "met" if r["target_met"] else "NOT met"
-    print(f"target: player GetTable p99 <= {TARGET_P99_MS:g} ms under the bot attack with the "
-          f"limits: {verdict} ({r['player_get_p99_ms_bot_attack']} ms; without the limits "
-          f"{r['player_get_p99_ms_bot_attack_unlimited']} ms)")
+    print(
+        f"target: player GetTable p99 <= {TARGET_P99_MS:g} ms under the bot attack with the "
+        f"limits: {verdict} ({r['player_get_p99_ms_bot_attack']} ms; without the limits "
+        f"{r['player_get_p99_ms_bot_attack_unlimited']} ms)"
+    )
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--quick", action="store_true", help="shorter phases (about 40 s)")
-    ap.add_argument("--botnet", action="store_true",
-                    help="also: the bot budget alone (per-caller limits off, as for an attacker "
-                    "with many addresses) at the default bot delay (about 40 s more)")
-    ap.add_argument("--bot-budget", type=int, default=0,
-                    help="with --botnet: this budget of bot seats instead of the default")
+    ap.add_argument(
+        "--botnet",
+        action="store_true",
+        help="also: the bot budget alone (per-caller limits off, as for an attacker "
+        "with many addresses) at the default bot delay (about 40 s more)",
+    )
+    ap.add_argument(
+        "--bot-budget",
+        type=int,
+        default=0,
+        help="with --botnet: this budget of bot seats instead of the default",
+    )
     ap.add_argument("--attack", choices=sorted(ATTACKS), help=argparse.SUPPRESS)
     ap.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--seconds", type=float, default=0.0, help=argparse.SUPPRESS)

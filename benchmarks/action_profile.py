@@ -52,8 +52,18 @@ from service.tables.service import TableService
 from tute.v1 import rules_pb2, service_pb2
 
 PRESET = "parejas-manos"
-STAGES = ("decode", "auth", "record load+decode", "engine", "event conversion", "record encode",
-          "response", "store commit", "fan-out", "stream encode")
+STAGES = (
+    "decode",
+    "auth",
+    "record load+decode",
+    "engine",
+    "event conversion",
+    "record encode",
+    "response",
+    "store commit",
+    "fan-out",
+    "stream encode",
+)
 
 
 class _Context:
@@ -70,18 +80,25 @@ class _Context:
 
 
 async def _table(servicer: TuteServicer) -> tuple[str, dict[int, str]]:
-    created = await servicer.CreateTable(service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(preset=PRESET), take_seat=True, display_name="p"), _Context())
+    created = await servicer.CreateTable(
+        service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset=PRESET), take_seat=True, display_name="p"
+        ),
+        _Context(),
+    )
     tokens = {created.seat: created.seat_token}
     for seat in range(1, 4):
-        joined = await servicer.JoinTable(service_pb2.JoinTableRequest(
-            table_id=created.table_id, seat=seat, display_name="p"), _Context())
+        joined = await servicer.JoinTable(
+            service_pb2.JoinTableRequest(table_id=created.table_id, seat=seat, display_name="p"),
+            _Context(),
+        )
         tokens[seat] = joined.seat_token
     return created.table_id, tokens
 
 
-async def staged(servicer: TuteServicer, store: MemoryStore, n: int, rng: random.Random,
-                 deadline: float) -> dict[str, list[int]]:
+async def staged(
+    servicer: TuteServicer, store: MemoryStore, n: int, rng: random.Random, deadline: float
+) -> dict[str, list[int]]:
     samples: dict[str, list[int]] = {s: [] for s in STAGES}
     app, commits = servicer.tables, servicer.tables.commits
     pc = time.perf_counter_ns
@@ -97,7 +114,8 @@ async def staged(servicer: TuteServicer, store: MemoryStore, n: int, rng: random
                 seat_on_turn = rec.state.turn
                 act = rng.choice(engine.legal_actions(rec.state, seat_on_turn))
                 body = service_pb2.SubmitActionRequest(
-                    table_id=table_id, action=wire.action_to_proto(act)).SerializeToString()
+                    table_id=table_id, action=wire.action_to_proto(act)
+                ).SerializeToString()
                 md = (("authorization", f"Bearer {tokens[seat_on_turn]}"),)
                 t = [pc()]
                 req = service_pb2.SubmitActionRequest.FromString(body)
@@ -130,16 +148,28 @@ async def staged(servicer: TuteServicer, store: MemoryStore, n: int, rng: random
                 resp = service_pb2.SubmitActionResponse(
                     table_version=rec.version,
                     view=wire.view_to_proto(rec, seat),
-                    events=[v.for_seat(seat) for v in variants])
+                    events=[v.for_seat(seat) for v in variants],
+                )
                 resp.SerializeToString()
                 t.append(pc())
-                outcome = await store.commit(table_id, Commit(
-                    rec.version - 1, record, stored, status=rec.status,
-                    lobby=commits.lobby_entry(rec), due_at=commits.due_at(rec, now)))
+                outcome = await store.commit(
+                    table_id,
+                    Commit(
+                        rec.version - 1,
+                        record,
+                        stored,
+                        status=rec.status,
+                        lobby=commits.lobby_entry(rec),
+                        due_at=commits.due_at(rec, now),
+                    ),
+                )
                 assert outcome.applied
                 t.append(pc())
-                msgs = [service_pb2.WatchTableResponse(event=wire.parse(ev.for_seat(s)))
-                        for s in range(4) for ev in stored]
+                msgs = [
+                    service_pb2.WatchTableResponse(event=wire.parse(ev.for_seat(s)))
+                    for s in range(4)
+                    for ev in stored
+                ]
                 t.append(pc())
                 for m in msgs:
                     m.SerializeToString()
@@ -171,8 +201,9 @@ async def end_to_end(
                 break
             seat = rec.state.turn
             act = rng.choice(engine.legal_actions(rec.state, seat))
-            req = service_pb2.SubmitActionRequest(table_id=table_id,
-                                                  action=wire.action_to_proto(act))
+            req = service_pb2.SubmitActionRequest(
+                table_id=table_id, action=wire.action_to_proto(act)
+            )
             t0 = pc()
             await servicer.SubmitAction(req, _Context(tokens[seat]))
             out.append(pc() - t0)
@@ -182,8 +213,9 @@ async def end_to_end(
 async def profile(n: int, seed: int, timeout: float) -> dict[str, Any]:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     store = MemoryStore()
-    settings = Settings(create_rate_per_s=0, watch_rate_per_s=0, max_streams_per_caller=0,
-                        max_tables=1_000_000)
+    settings = Settings(
+        create_rate_per_s=0, watch_rate_per_s=0, max_streams_per_caller=0, max_tables=1_000_000
+    )
     app = TableService(store, settings, Metrics())
     servicer = TuteServicer(app)
     rng = random.Random(seed)
@@ -191,32 +223,45 @@ async def profile(n: int, seed: int, timeout: float) -> dict[str, Any]:
     samples = await staged(servicer, store, n, rng, deadline)
     e2e = await end_to_end(servicer, n, rng, deadline)
     app.close_bots()
-    stages = {s: {"median_us": round(statistics.median(v) / 1e3, 1),
-                  "mean_us": round(statistics.fmean(v) / 1e3, 1)} for s, v in samples.items() if v}
+    stages = {
+        s: {
+            "median_us": round(statistics.median(v) / 1e3, 1),
+            "mean_us": round(statistics.fmean(v) / 1e3, 1),
+        }
+        for s, v in samples.items()
+        if v
+    }
     return {
         "actions": len(samples["decode"]),
         "stages": stages,
         "stages_sum_mean_us": round(sum(s["mean_us"] for s in stages.values()), 1),
         "submit_action_in_process_mean_us": round(statistics.fmean(e2e) / 1e3, 1) if e2e else None,
         "submit_action_in_process_median_us": round(statistics.median(e2e) / 1e3, 1)
-        if e2e else None,
+        if e2e
+        else None,
         "engine_build": "python" if engine.game.__file__.endswith(".py") else "mypyc",
     }
 
 
 def print_table(result: dict[str, Any], server_cpu_us: float | None = None) -> None:
-    print(f"one action through the server, {result['actions']} actions of {PRESET} "
-          f"(in process, memory store, {result['engine_build']} engine):")
+    print(
+        f"one action through the server, {result['actions']} actions of {PRESET} "
+        f"(in process, memory store, {result['engine_build']} engine):"
+    )
     print(f"  {'stage':<22} {'median us':>10} {'mean us':>9}")
     for stage, row in result["stages"].items():
         print(f"  {stage:<22} {row['median_us']:>10.1f} {row['mean_us']:>9.1f}")
     print(f"  {'sum of the stages':<22} {'':>10} {result['stages_sum_mean_us']:>9.1f}")
-    print(f"  {'SubmitAction, no gRPC':<22} {result['submit_action_in_process_median_us']:>10.1f} "
-          f"{result['submit_action_in_process_mean_us']:>9.1f}")
+    print(
+        f"  {'SubmitAction, no gRPC':<22} {result['submit_action_in_process_median_us']:>10.1f} "
+        f"{result['submit_action_in_process_mean_us']:>9.1f}"
+    )
     if server_cpu_us:
         rest = server_cpu_us - result["submit_action_in_process_mean_us"]
-        print(f"  {'gRPC, HTTP/2, streams':<22} {'':>10} {rest:>9.1f}  (server CPU per action "
-              f"{server_cpu_us:.0f} us, pattern b, minus the in-process call)")
+        print(
+            f"  {'gRPC, HTTP/2, streams':<22} {'':>10} {rest:>9.1f}  (server CPU per action "
+            f"{server_cpu_us:.0f} us, pattern b, minus the in-process call)"
+        )
 
 
 def main() -> None:

@@ -66,17 +66,19 @@ class Server(ServerProcess):
         raise SystemExit(f"tute-server did not start: see {self.log_path}")
 
 
-async def bot_tables(stub: service_pb2_grpc.TuteServiceStub, count: int,
-                     level: str) -> list[str]:
+async def bot_tables(stub: service_pb2_grpc.TuteServiceStub, count: int, level: str) -> list[str]:
     """``count`` tables of four ``level`` bots (each match starts with its fourth bot)."""
     ids: list[str] = []
     rules = rules_pb2.Rules(preset="parejas")
     for _ in range(count):
-        created = await stub.CreateTable(service_pb2.CreateTableRequest(rules=rules),
-                                         metadata=md(BOT_ADDRESS))
+        created = await stub.CreateTable(
+            service_pb2.CreateTableRequest(rules=rules), metadata=md(BOT_ADDRESS)
+        )
         for _ in range(4):
-            await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id, level=level),
-                              metadata=md(BOT_ADDRESS, created.owner_token))
+            await stub.AddBot(
+                service_pb2.AddBotRequest(table_id=created.table_id, level=level),
+                metadata=md(BOT_ADDRESS, created.owner_token),
+            )
         ids.append(created.table_id)
     return ids
 
@@ -85,16 +87,16 @@ async def versions(stub: service_pb2_grpc.TuteServiceStub, ids: list[str]) -> in
     """The sum of the tables' versions (a spectator's GetTable)."""
     total = 0
     for table_id in ids:
-        resp = await stub.GetTable(service_pb2.GetTableRequest(table_id=table_id),
-                                   metadata=md(BOT_ADDRESS))
+        resp = await stub.GetTable(
+            service_pb2.GetTableRequest(table_id=table_id), metadata=md(BOT_ADDRESS)
+        )
         total += resp.view.version
     return total
 
 
 async def run(a: argparse.Namespace) -> dict[str, Any]:
     log_dir = Path(tempfile.mkdtemp(prefix="tute-bot-load-"))
-    flags = [*NO_PER_CALLER_LIMITS, "--max-bot-seats", "0", "--bot-workers",
-             str(a.workers)]
+    flags = [*NO_PER_CALLER_LIMITS, "--max-bot-seats", "0", "--bot-workers", str(a.workers)]
     server = Server("bot-load", flags, log_dir)
     try:
         await server.ready()
@@ -117,12 +119,21 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
     shutil.rmtree(log_dir, ignore_errors=True)
     idle_ms, load_ms = as_ms(idle), as_ms(loaded)
     return {
-        "bench": "bot_load", "level": a.level, "tables": a.tables, "workers": a.workers,
-        "seconds": a.seconds, "setup_s": round(setup_s, 2), "idle": idle_ms, "load": load_ms,
+        "bench": "bot_load",
+        "level": a.level,
+        "tables": a.tables,
+        "workers": a.workers,
+        "seconds": a.seconds,
+        "setup_s": round(setup_s, 2),
+        "idle": idle_ms,
+        "load": load_ms,
         "p99_ratio_to_idle": round(load_ms["p99_ms"] / idle_ms["p99_ms"], 2)
-        if idle_ms["p99_ms"] else None,
-        "target_p99_ms": TARGET_P99_MS, "met": load_ms["p99_ms"] <= TARGET_P99_MS,
-        "bot_moves": v1 - v0, "bot_moves_per_s": round((v1 - v0) / span, 2),
+        if idle_ms["p99_ms"]
+        else None,
+        "target_p99_ms": TARGET_P99_MS,
+        "met": load_ms["p99_ms"] <= TARGET_P99_MS,
+        "bot_moves": v1 - v0,
+        "bot_moves_per_s": round((v1 - v0) / span, 2),
         "think_timeouts": log_text.count("bot_think_timed_out"),
         "worker_deaths": log_text.count("bot_worker_died"),
         "cores": os.cpu_count(),
@@ -130,28 +141,36 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
 
 
 def report(r: dict[str, Any]) -> None:
-    print(f"{r['tables']} tables of 4 {r['level']} bots, {r['workers']} bot workers, "
-          f"{r['cores']} cores; player polls GetTable every 10 ms")
+    print(
+        f"{r['tables']} tables of 4 {r['level']} bots, {r['workers']} bot workers, "
+        f"{r['cores']} cores; player polls GetTable every 10 ms"
+    )
     print(f"{'phase':<8}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}{'calls':>8}")
     for phase in ("idle", "load"):
         x = r[phase]
         print(f"{phase:<8}{x['p50_ms']:>9}{x['p99_ms']:>9}{x['max_ms']:>9}{x['samples']:>8}")
-    print(f"p99 under load / idle: {r['p99_ratio_to_idle']}x; target p99 <= "
-          f"{r['target_p99_ms']} ms: {'met' if r['met'] else 'MISSED'}")
-    print(f"bot moves applied: {r['bot_moves']} ({r['bot_moves_per_s']}/s); moves past the "
-          f"think budget (cheapest card played): {r['think_timeouts']}; worker deaths: "
-          f"{r['worker_deaths']}")
+    print(
+        f"p99 under load / idle: {r['p99_ratio_to_idle']}x; target p99 <= "
+        f"{r['target_p99_ms']} ms: {'met' if r['met'] else 'MISSED'}"
+    )
+    print(
+        f"bot moves applied: {r['bot_moves']} ({r['bot_moves_per_s']}/s); moves past the "
+        f"think budget (cheapest card played): {r['think_timeouts']}; worker deaths: "
+        f"{r['worker_deaths']}"
+    )
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.bot_load",
-                                description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.bot_load", description=__doc__.split("\n\n")[0]
+    )
     p.add_argument("--tables", type=int, default=50, help="all-bot tables thinking at once")
     p.add_argument("--level", default="hard")
     p.add_argument("--seconds", type=float, default=20.0, help="length of the loaded phase")
     p.add_argument("--idle-s", type=float, default=5.0, help="length of the idle baseline")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                   help="the server's bot worker processes")
+    p.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1, help="the server's bot worker processes"
+    )
     return p.parse_args(argv)
 
 

@@ -69,8 +69,10 @@ def make_bot(level: str, scale: float, ismcts_time: float) -> Bot:
         if isinstance(base, SearchBot):
             # The budget's time is CPU time: a busy machine changes no move's search.
             b = base.budget
-            bot = SearchBot(b._replace(samples=max(1, round(b.samples * scale)),
-                                       time_s=b.time_s * scale), time.process_time)
+            bot = SearchBot(
+                b._replace(samples=max(1, round(b.samples * scale)), time_s=b.time_s * scale),
+                time.process_time,
+            )
     _BOT_CACHE[key] = bot
     return bot
 
@@ -84,8 +86,9 @@ def seatings(players: int, a: str, b: str) -> list[tuple[str, ...]]:
     return [(a, b, a, b), (b, a, b, a)]
 
 
-def play_match(preset: str, seating: tuple[str, ...], seed: int, scale: float,
-               ismcts_time: float) -> dict[str, Any]:
+def play_match(
+    preset: str, seating: tuple[str, ...], seed: int, scale: float, ismcts_time: float
+) -> dict[str, Any]:
     """One match; what the tournament needs of it."""
     rules: Rules = PRESETS[preset]
     bots = [make_bot(level, scale, ismcts_time) for level in seating]
@@ -123,8 +126,9 @@ def play_match(preset: str, seating: tuple[str, ...], seed: int, scale: float,
     }
 
 
-def score_deal(players: int, a: str, seats: list[tuple[str, ...]],
-               results: list[dict[str, Any]]) -> tuple[float, int, float]:
+def score_deal(
+    players: int, a: str, seats: list[tuple[str, ...]], results: list[dict[str, Any]]
+) -> tuple[float, int, float]:
     """(wins of ``a``, trials, margin of ``a``) over the seatings of one deal."""
     wins = 0.0
     trials = 0
@@ -175,10 +179,17 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
     deal_results: dict[tuple[str, str, str, int], list[Any]] = defaultdict(list)
     started = time.time()
     total = sum(len(seatings(PRESETS[p].players, *pair)) for p, pair, _ in jobs)
-    with ProcessPoolExecutor(args.workers) as pool, Progress(
-        "[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=console, transient=False,
-    ) as progress:
+    with (
+        ProcessPoolExecutor(args.workers) as pool,
+        Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=False,
+        ) as progress,
+    ):
         task = progress.add_task("matches", total=total)
         queue = list(jobs)
 
@@ -199,8 +210,7 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
                 queue.pop(0)
                 seed = args.seed + deal
                 for i, seating in enumerate(seatings(PRESETS[preset].players, *pair)):
-                    fut = pool.submit(play_match, preset, seating, seed, args.scale,
-                                      ismcts_time)
+                    fut = pool.submit(play_match, preset, seating, seed, args.scale, ismcts_time)
                     pending[fut] = (preset, pair, deal, i)
 
         submit()
@@ -217,17 +227,24 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
                 n_seats = len(seatings(PRESETS[preset].players, *pair))
                 if len(deal_results[dkey]) == n_seats:
                     got = [x for _, x in sorted(deal_results.pop(dkey), key=lambda t: t[0])]
-                    w, n, m = score_deal(PRESETS[preset].players, pair[0],
-                                         seatings(PRESETS[preset].players, *pair), got)
+                    w, n, m = score_deal(
+                        PRESETS[preset].players,
+                        pair[0],
+                        seatings(PRESETS[preset].players, *pair),
+                        got,
+                    )
                     acc = per_pair[(preset, *pair)]
                     acc[0] += w
                     acc[1] += n
                     acc[2] += m
                     acc[3] += 1
                     if not console.is_terminal:  # no live bar: one line per deal instead
-                        print(f"{preset} {pair[0]}:{pair[1]} deal {deal}: {acc[0]:g}/"
-                              f"{int(acc[1])} after {int(acc[3])} deals", file=sys.stderr,
-                              flush=True)
+                        print(
+                            f"{preset} {pair[0]}:{pair[1]} deal {deal}: {acc[0]:g}/"
+                            f"{int(acc[1])} after {int(acc[3])} deals",
+                            file=sys.stderr,
+                            flush=True,
+                        )
                     if args.sprt:
                         verdict = sprt(acc[0], acc[1] - acc[0])
                         if verdict != "continue":
@@ -241,14 +258,27 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
     for (preset, a, b), (w, n_f, m, deals) in per_pair.items():
         n = int(n_f)
         lo, hi = wilson(w, n)
-        row = {"preset": preset, "a": a, "b": b, "trials": int(n), "wins": w,
-               "win_rate": round(w / n, 4) if n else None, "ci95": [round(lo, 4), round(hi, 4)],
-               "margin_per_deal": round(m / deals, 2) if deals else None,
-               "sprt": decided.get((preset, a, b), sprt(w, n - w) if args.sprt else "")}
+        row = {
+            "preset": preset,
+            "a": a,
+            "b": b,
+            "trials": int(n),
+            "wins": w,
+            "win_rate": round(w / n, 4) if n else None,
+            "ci95": [round(lo, 4), round(hi, 4)],
+            "margin_per_deal": round(m / deals, 2) if deals else None,
+            "sprt": decided.get((preset, a, b), sprt(w, n - w) if args.sprt else ""),
+        }
         rows.append(row)
-        table.add_row(preset, f"{a} vs {b}", str(int(n)), f"{100 * w / n:.1f}" if n else "-",
-                      f"{100 * lo:.1f}-{100 * hi:.1f}", f"{row['margin_per_deal']}",
-                      str(row["sprt"]))
+        table.add_row(
+            preset,
+            f"{a} vs {b}",
+            str(int(n)),
+            f"{100 * w / n:.1f}" if n else "-",
+            f"{100 * lo:.1f}-{100 * hi:.1f}",
+            f"{row['margin_per_deal']}",
+            str(row["sprt"]),
+        )
     console.print(table)
     rated, intervals = rate(rows)
     levels = list(rated)
@@ -256,33 +286,47 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
     for level, unsorted in times.items():
         ts = sorted(unsorted)
         if ts:
-            think[level] = {"moves": len(ts), "mean_s": round(sum(ts) / len(ts), 4),
-                            "p99_s": round(ts[min(len(ts) - 1, int(0.99 * len(ts)))], 4)}
+            think[level] = {
+                "moves": len(ts),
+                "mean_s": round(sum(ts) / len(ts), 4),
+                "p99_s": round(ts[min(len(ts) - 1, int(0.99 * len(ts)))], 4),
+            }
     rt = Table(title="ratings (Elo-like, random = 0) and CPU time per move")
     for col in ("level", "rating", "95% interval", "moves", "mean s", "p99 s"):
         rt.add_column(col)
     for level in levels:
         t = think.get(level, {})
         lo, hi = intervals.get(level, (float("nan"), float("nan")))
-        rt.add_row(level, f"{rated[level]:.0f}", f"{lo:.0f} to {hi:.0f}",
-                   str(t.get("moves", "-")), str(t.get("mean_s", "-")), str(t.get("p99_s", "-")))
+        rt.add_row(
+            level,
+            f"{rated[level]:.0f}",
+            f"{lo:.0f} to {hi:.0f}",
+            str(t.get("moves", "-")),
+            str(t.get("mean_s", "-")),
+            str(t.get("p99_s", "-")),
+        )
     console.print(rt)
     import engine.game
 
-    result = {"bench": "bots", "deals": args.deals, "seed": args.seed, "scale": args.scale,
-              "workers": args.workers, "elapsed_s": round(elapsed, 1),
-              "engine": "python" if engine.game.__file__.endswith(".py") else "mypyc",
-              "pairs": rows, "ratings": {k: round(v, 1) for k, v in rated.items()},
-              "ratings_ci95": {k: [round(lo, 1), round(hi, 1)] for k, (lo, hi) in
-                               intervals.items()},
-              "think": think,
-              "ismcts_time_s": round(ismcts_time, 4) if ismcts_time > 0 else None}
+    result = {
+        "bench": "bots",
+        "deals": args.deals,
+        "seed": args.seed,
+        "scale": args.scale,
+        "workers": args.workers,
+        "elapsed_s": round(elapsed, 1),
+        "engine": "python" if engine.game.__file__.endswith(".py") else "mypyc",
+        "pairs": rows,
+        "ratings": {k: round(v, 1) for k, v in rated.items()},
+        "ratings_ci95": {k: [round(lo, 1), round(hi, 1)] for k, (lo, hi) in intervals.items()},
+        "think": think,
+        "ismcts_time_s": round(ismcts_time, 4) if ismcts_time > 0 else None,
+    }
     out(json.dumps(result))
     return result
 
 
-def rate(rows: list[dict[str, Any]]) -> tuple[dict[str, float],
-                                             dict[str, tuple[float, float]]]:
+def rate(rows: list[dict[str, Any]]) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
     """Ratings with 95% intervals from the pair rows of one or more runs: every preset's
     matches of a pair pooled, ``random`` at 0 (nothing without ``random``)."""
     pooled: dict[tuple[str, str], tuple[float, int]] = {}
@@ -291,33 +335,53 @@ def rate(rows: list[dict[str, Any]]) -> tuple[dict[str, float],
         s0, n0 = pooled.get((a, b), (0.0, 0))
         total_n = n0 + n
         pooled[(a, b)] = ((s0 * n0 + w) / total_n if total_n else 0.0, total_n)
-    levels = sorted({x for pair in pooled for x in pair},
-                    key=lambda x: LEVELS.index(x) if x in LEVELS else 99)
+    levels = sorted(
+        {x for pair in pooled for x in pair}, key=lambda x: LEVELS.index(x) if x in LEVELS else 99
+    )
     if "random" not in levels:
         return {}, {}
     return ratings(pooled, "random", levels), rating_intervals(pooled, "random", levels)
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m benchmarks.bots", description=__doc__.split(
-        "\n\n")[0])
-    p.add_argument("--full", action="store_true",
-                   help="the long form: 200 deals per pair of the round robin, with SPRT")
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.bots", description=__doc__.split("\n\n")[0]
+    )
+    p.add_argument(
+        "--full",
+        action="store_true",
+        help="the long form: 200 deals per pair of the round robin, with SPRT",
+    )
     p.add_argument("--deals", type=int, default=4, help="deals per pair and preset")
-    p.add_argument("--pairs", default=",".join(f"{a}:{b}" for a, b in TARGET_PAIRS),
-                   help="A:B pairs, comma separated ('round-robin' for every pair of levels)")
+    p.add_argument(
+        "--pairs",
+        default=",".join(f"{a}:{b}" for a, b in TARGET_PAIRS),
+        help="A:B pairs, comma separated ('round-robin' for every pair of levels)",
+    )
     p.add_argument("--presets", default=",".join(PRESETS_DEFAULT))
-    p.add_argument("--scale", type=float, default=1.0,
-                   help="scale of the medium and hard search budgets")
+    p.add_argument(
+        "--scale", type=float, default=1.0, help="scale of the medium and hard search budgets"
+    )
     p.add_argument("--sprt", action="store_true", help="stop a pair once the SPRT decides")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    p.add_argument("--ismcts-time", type=float, default=0.0,
-                   help="seconds per IS-MCTS move (default: hard's mean in this run)")
-    p.add_argument("--ratings-from", nargs="+", metavar="FILE",
-                   help="instead: the ratings of the pairs in these runs' JSON lines pooled")
-    p.add_argument("--loop", action="store_true",
-                   help="instead: the event-loop benchmark (python -m benchmarks.bot_load)")
+    p.add_argument(
+        "--ismcts-time",
+        type=float,
+        default=0.0,
+        help="seconds per IS-MCTS move (default: hard's mean in this run)",
+    )
+    p.add_argument(
+        "--ratings-from",
+        nargs="+",
+        metavar="FILE",
+        help="instead: the ratings of the pairs in these runs' JSON lines pooled",
+    )
+    p.add_argument(
+        "--loop",
+        action="store_true",
+        help="instead: the event-loop benchmark (python -m benchmarks.bot_load)",
+    )
     a = p.parse_args(argv)
     if a.pairs == "round-robin":
         a.pairs = ",".join(f"{y}:{x}" for x, y in itertools.combinations(LEVELS, 2))
@@ -326,7 +390,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         a.sprt = True
         if "random:" not in a.pairs and ":random" not in a.pairs:
             a.pairs = ",".join(f"{y}:{x}" for x, y in itertools.combinations(LEVELS, 2)) + (
-                ",hard:ismcts")
+                ",hard:ismcts"
+            )
     return a
 
 
@@ -345,10 +410,17 @@ def main(argv: list[str] | None = None) -> None:
                     if line.startswith("{"):
                         rows.extend(json.loads(line)["pairs"])
         rated, intervals = rate(rows)
-        print(json.dumps({"ratings": {k: round(v, 1) for k, v in rated.items()},
-                          "ratings_ci95": {k: [round(lo, 1), round(hi, 1)]
-                                           for k, (lo, hi) in intervals.items()},
-                          "pairs": rows}))
+        print(
+            json.dumps(
+                {
+                    "ratings": {k: round(v, 1) for k, v in rated.items()},
+                    "ratings_ci95": {
+                        k: [round(lo, 1), round(hi, 1)] for k, (lo, hi) in intervals.items()
+                    },
+                    "pairs": rows,
+                }
+            )
+        )
         return
     run(a, print)
 

@@ -141,17 +141,21 @@ def interleaved_openspiel(duration: float, rounds: int) -> dict[str, float] | No
     return {
         "openspiel_hands_per_s": round(statistics.median(o["hands_per_s"] for o, _, _ in rows), 1),
         "openspiel_actions_per_s": round(
-            statistics.median(o["actions_per_s"] for o, _, _ in rows), 1),
-        "ratio": round(statistics.median(p["hands_per_s"] / o["hands_per_s"]
-                                         for o, p, _ in rows), 3),
-        "ratio_view": round(statistics.median(v["hands_per_s"] / o["hands_per_s"]
-                                              for o, _, v in rows), 3),
+            statistics.median(o["actions_per_s"] for o, _, _ in rows), 1
+        ),
+        "ratio": round(
+            statistics.median(p["hands_per_s"] / o["hands_per_s"] for o, p, _ in rows), 3
+        ),
+        "ratio_view": round(
+            statistics.median(v["hands_per_s"] / o["hands_per_s"] for o, _, v in rows), 3
+        ),
         "rounds": rounds,
     }
 
 
-def measure_engine(presets: list[str], duration: float, reps: int,
-                   rounds: int = 0) -> dict[str, Any]:
+def measure_engine(
+    presets: list[str], duration: float, reps: int, rounds: int = 0
+) -> dict[str, Any]:
     """Median figures of every preset with and without views, legal_actions latency and,
     with ``rounds``, the interleaved comparison with OpenSpiel (``vs_openspiel``)."""
     out: dict[str, Any] = {
@@ -175,16 +179,28 @@ def measure_engine(presets: list[str], duration: float, reps: int,
     return out
 
 
-def measure_compiled(directory: str, presets: list[str], duration: float, reps: int,
-                     rounds: int) -> Any:
+def measure_compiled(
+    directory: str, presets: list[str], duration: float, reps: int, rounds: int
+) -> Any:
     """The same measurement in a subprocess that imports the mypyc-compiled engine."""
     root = Path(__file__).resolve().parent.parent
     compiled = Path(directory).resolve()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(compiled), str(root)])
-    cmd = [sys.executable, "-m", "benchmarks.engine_bench", "--engine-only",
-           "--duration", str(duration), "--reps", str(reps), "--rounds", str(rounds),
-           "--presets", *presets]
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks.engine_bench",
+        "--engine-only",
+        "--duration",
+        str(duration),
+        "--reps",
+        str(reps),
+        "--rounds",
+        str(rounds),
+        "--presets",
+        *presets,
+    ]
     # cwd: the compiled copy, so that it comes first on sys.path (before the source tree).
     done = subprocess.run(cmd, env=env, cwd=compiled, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -192,13 +208,17 @@ def measure_compiled(directory: str, presets: list[str], duration: float, reps: 
 
 def print_table(title: str, figures: dict[str, Any]) -> None:
     print(title)
-    print(f"  {'preset':<20} {'hands/s':>9} {'matches/s':>10} {'actions/s':>10} "
-          f"{'hands/s+view':>13} {'actions/s+view':>15}")
+    print(
+        f"  {'preset':<20} {'hands/s':>9} {'matches/s':>10} {'actions/s':>10} "
+        f"{'hands/s+view':>13} {'actions/s+view':>15}"
+    )
     for name in figures["hands_per_s"]:
-        print(f"  {name:<20} {figures['hands_per_s'][name]:>9.0f} "
-              f"{figures['matches_per_s'][name]:>10.1f} {figures['actions_per_s'][name]:>10.0f} "
-              f"{figures['hands_per_s_with_view'][name]:>13.0f} "
-              f"{figures['actions_per_s_with_view'][name]:>15.0f}")
+        print(
+            f"  {name:<20} {figures['hands_per_s'][name]:>9.0f} "
+            f"{figures['matches_per_s'][name]:>10.1f} {figures['actions_per_s'][name]:>10.0f} "
+            f"{figures['hands_per_s_with_view'][name]:>13.0f} "
+            f"{figures['actions_per_s_with_view'][name]:>15.0f}"
+        )
     print(f"  legal_actions on a mid-hand follow turn: {figures['legal_actions_us']:.2f} us")
 
 
@@ -206,8 +226,12 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--duration", type=float, default=2.0, help="seconds per measurement")
     ap.add_argument("--reps", type=int, default=3, help="repetitions (the median is kept)")
-    ap.add_argument("--rounds", type=int, default=5,
-                    help="interleaved rounds of OpenSpiel and parejas (the median is kept)")
+    ap.add_argument(
+        "--rounds",
+        type=int,
+        default=5,
+        help="interleaved rounds of OpenSpiel and parejas (the median is kept)",
+    )
     ap.add_argument("--presets", nargs="*", default=sorted(PRESETS))
     ap.add_argument("--compiled", metavar="DIR", help="also measure the mypyc-compiled engine")
     ap.add_argument("--engine-only", action="store_true", help=argparse.SUPPRESS)
@@ -230,8 +254,9 @@ def main(argv: list[str] | None = None) -> None:
         comp = measure_compiled(a.compiled, a.presets, a.duration, a.reps, a.rounds)
         if not comp.pop("compiled"):
             raise SystemExit(f"{a.compiled} does not hold a compiled engine (make compile)")
-        print_table(f"the same engine compiled with mypyc ({a.compiled}; what `make run` serves)",
-                    comp)
+        print_table(
+            f"the same engine compiled with mypyc ({a.compiled}; what `make run` serves)", comp
+        )
         builds["mypyc"] = comp
     # The headline figures are the build the server runs (`make run` serves the compiled one);
     # the pure-Python build's figures follow with the suffix _python.
@@ -250,9 +275,11 @@ def main(argv: list[str] | None = None) -> None:
             suffix = "" if build == headline else f"_{build}"
             result[f"ratio_parejas_vs_openspiel{suffix}"] = vs["ratio"]
             result[f"ratio_parejas_with_view_vs_openspiel{suffix}"] = vs["ratio_view"]
-            print(f"parejas ({build}) / OpenSpiel {OPENSPIEL_GAME}, interleaved, median of "
-                  f"{vs['rounds']} rounds: {vs['ratio']:.2f}x; with a view per action: "
-                  f"{vs['ratio_view']:.2f}x (OpenSpiel {vs['openspiel_hands_per_s']:.0f} games/s)")
+            print(
+                f"parejas ({build}) / OpenSpiel {OPENSPIEL_GAME}, interleaved, median of "
+                f"{vs['rounds']} rounds: {vs['ratio']:.2f}x; with a view per action: "
+                f"{vs['ratio_view']:.2f}x (OpenSpiel {vs['openspiel_hands_per_s']:.0f} games/s)"
+            )
     else:
         result["openspiel_hands_per_s"] = None
         result["ratio_parejas_vs_openspiel"] = None

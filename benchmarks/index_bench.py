@@ -60,8 +60,11 @@ class Setup:
     shards: int
 
 
-SETUPS = (Setup("1 master", 1, 1), Setup("3 masters, 1 shard", 3, 1),
-          Setup("3 masters, 3 shards", 3, 3))
+SETUPS = (
+    Setup("1 master", 1, 1),
+    Setup("3 masters, 1 shard", 3, 1),
+    Setup("3 masters, 3 shards", 3, 3),
+)
 
 
 @contextmanager
@@ -96,8 +99,9 @@ def state(due_ms: int, status: str, expiry_ms: int) -> list[str]:
     return ["", "0", str(due_ms / 1000), status, "", str(expiry_ms), "0"]
 
 
-async def _worker_main(url: str, shards: int, tables: list[str], ops: int, concurrency: int,
-                       seed: int) -> tuple[int, float]:
+async def _worker_main(
+    url: str, shards: int, tables: list[str], ops: int, concurrency: int, seed: int
+) -> tuple[int, float]:
     store = RedisStore.from_url(url, RedisOptions(index_shards=shards, timeout_s=10.0))
     rng = random.Random(seed)
     version = dict.fromkeys(tables, 1)
@@ -114,8 +118,19 @@ async def _worker_main(url: str, shards: int, tables: list[str], ops: int, concu
                 member, _ = await store.index.mark(t)
                 now_ms = int(time.time() * 1000)
                 await store.index.apply(
-                    [(t, version[t], state(now_ms + 60_000 + rng.randrange(60_000), "playing",
-                                           now_ms + 86_400_000))], [member])
+                    [
+                        (
+                            t,
+                            version[t],
+                            state(
+                                now_ms + 60_000 + rng.randrange(60_000),
+                                "playing",
+                                now_ms + 86_400_000,
+                            ),
+                        )
+                    ],
+                    [member],
+                )
             done += 1
 
     started = time.perf_counter()
@@ -138,16 +153,21 @@ async def _prepare(url: str, shards: int, count: int) -> list[str]:
             await store.index.rebuild_task
         ids = [f"b{i:05d}" for i in range(count)]
         for start in range(0, count, 100):
-            await asyncio.gather(*(store.create(t, b"r", "", None) for t in ids[start:start + 100]))
+            await asyncio.gather(
+                *(store.create(t, b"r", "", None) for t in ids[start : start + 100])
+            )
         return ids
     finally:
         await store.close()
 
 
-def run_setup(setup: Setup, *, tables: int, ops: int, procs: int, concurrency: int
-              ) -> dict[str, float | int | str]:
-    with tempfile.TemporaryDirectory(prefix="index-bench-") as tmp, \
-            redis_for(setup, Path(tmp)) as (url, ports):
+def run_setup(
+    setup: Setup, *, tables: int, ops: int, procs: int, concurrency: int
+) -> dict[str, float | int | str]:
+    with (
+        tempfile.TemporaryDirectory(prefix="index-bench-") as tmp,
+        redis_for(setup, Path(tmp)) as (url, ports),
+    ):
         ids = asyncio.run(_prepare(url, setup.shards, tables))
         idle = [cpu_seconds(p) for p in ports]
         time.sleep(IDLE_S)  # a measurement window: what each node spends doing nothing
@@ -156,19 +176,28 @@ def run_setup(setup: Setup, *, tables: int, ops: int, procs: int, concurrency: i
         idle_rate = [(b - i) / IDLE_S for b, i in zip(before, idle, strict=True)]
         started = time.perf_counter()
         with multiprocessing.get_context("spawn").Pool(procs) as pool:
-            results = pool.map(_worker, [(url, setup.shards, ids, ops // procs, concurrency, i)
-                                         for i in range(procs)])
+            results = pool.map(
+                _worker,
+                [(url, setup.shards, ids, ops // procs, concurrency, i) for i in range(procs)],
+            )
         wall = time.perf_counter() - started
-        used = [max(cpu_seconds(p) - b - rate * wall, 1e-3)
-                for p, b, rate in zip(ports, before, idle_rate, strict=True)]
+        used = [
+            max(cpu_seconds(p) - b - rate * wall, 1e-3)
+            for p, b, rate in zip(ports, before, idle_rate, strict=True)
+        ]
         executing = [command_seconds(p) - b for p, b in zip(ports, before_cmd, strict=True)]
     done = sum(n for n, _ in results)
     busiest = max(used)
     busiest_cmd = max(executing)
     return {
-        "setup": setup.name, "masters": setup.masters, "shards": setup.shards, "ops": done,
-        "wall_s": round(wall, 2), "client_ops_per_s": round(done / wall),
-        "node_cpu_s": [round(u, 2) for u in used], "busiest_cpu_s": round(busiest, 2),
+        "setup": setup.name,
+        "masters": setup.masters,
+        "shards": setup.shards,
+        "ops": done,
+        "wall_s": round(wall, 2),
+        "client_ops_per_s": round(done / wall),
+        "node_cpu_s": [round(u, 2) for u in used],
+        "busiest_cpu_s": round(busiest, 2),
         "capacity_ops_per_s": round(done / busiest) if busiest > 0 else 0,
         "node_command_s": [round(e, 3) for e in executing],
         "command_capacity_ops_per_s": round(done / busiest_cmd) if busiest_cmd > 0 else 0,
@@ -182,29 +211,43 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32, help="calls at once per process")
     args = parser.parse_args()
     ops = 6_000 if args.quick else 24_000
-    rows = [run_setup(s, tables=1_000, ops=ops, procs=args.procs,
-                      concurrency=args.concurrency) for s in SETUPS]
-    print(f"{'setup':<22}{'ops':>7}{'wall s':>8}{'client ops/s':>13}{'capacity ops/s':>15}"
-          f"{'command cap.':>13}  node cpu s / node command s")
+    rows = [
+        run_setup(s, tables=1_000, ops=ops, procs=args.procs, concurrency=args.concurrency)
+        for s in SETUPS
+    ]
+    print(
+        f"{'setup':<22}{'ops':>7}{'wall s':>8}{'client ops/s':>13}{'capacity ops/s':>15}"
+        f"{'command cap.':>13}  node cpu s / node command s"
+    )
     for r in rows:
-        print(f"{r['setup']:<22}{r['ops']:>7}{r['wall_s']:>8}{r['client_ops_per_s']:>13}"
-              f"{r['capacity_ops_per_s']:>15}{r['command_capacity_ops_per_s']:>13}  "
-              f"{r['node_cpu_s']} / {r['node_command_s']}")
+        print(
+            f"{r['setup']:<22}{r['ops']:>7}{r['wall_s']:>8}{r['client_ops_per_s']:>13}"
+            f"{r['capacity_ops_per_s']:>15}{r['command_capacity_ops_per_s']:>13}  "
+            f"{r['node_cpu_s']} / {r['node_command_s']}"
+        )
     base = float(rows[0]["capacity_ops_per_s"]) or 1.0
     summary = {
-        "benchmark": "index_bench", "ops": ops, "rows": rows,
+        "benchmark": "index_bench",
+        "ops": ops,
+        "rows": rows,
         "capacity_ratio_3_shards_vs_1_master": round(
-            float(rows[2]["capacity_ops_per_s"]) / base, 2),
+            float(rows[2]["capacity_ops_per_s"]) / base, 2
+        ),
         "capacity_ratio_3_masters_1_shard_vs_1_master": round(
-            float(rows[1]["capacity_ops_per_s"]) / base, 2),
+            float(rows[1]["capacity_ops_per_s"]) / base, 2
+        ),
         "command_capacity_ratio_3_shards_vs_1_master": round(
             float(rows[2]["command_capacity_ops_per_s"])
-            / (float(rows[0]["command_capacity_ops_per_s"]) or 1.0), 2),
+            / (float(rows[0]["command_capacity_ops_per_s"]) or 1.0),
+            2,
+        ),
     }
-    print(f"3 masters with 3 shards: {summary['capacity_ratio_3_shards_vs_1_master']}x the "
-          f"busiest-node capacity of 1 master (1 shard on 3 masters: "
-          f"{summary['capacity_ratio_3_masters_1_shard_vs_1_master']}x); by command time "
-          f"{summary['command_capacity_ratio_3_shards_vs_1_master']}x")
+    print(
+        f"3 masters with 3 shards: {summary['capacity_ratio_3_shards_vs_1_master']}x the "
+        f"busiest-node capacity of 1 master (1 shard on 3 masters: "
+        f"{summary['capacity_ratio_3_masters_1_shard_vs_1_master']}x); by command time "
+        f"{summary['command_capacity_ratio_3_shards_vs_1_master']}x"
+    )
     print(json.dumps(summary))
 
 

@@ -54,8 +54,14 @@ class TuteHandGame(pyspiel.Game):  # type: ignore[misc]
         params = params or {"players": 4}
         n = int(params["players"])
         info = pyspiel.GameInfo(
-            num_distinct_actions=NUM_ACTIONS, max_chance_outcomes=0, num_players=n,
-            min_utility=-2.0, max_utility=2.0, utility_sum=None, max_game_length=200)
+            num_distinct_actions=NUM_ACTIONS,
+            max_chance_outcomes=0,
+            num_players=n,
+            min_utility=-2.0,
+            max_utility=2.0,
+            utility_sum=None,
+            max_game_length=200,
+        )
         super().__init__(_GAME_TYPE, info, params)
 
     def new_initial_state(self) -> TuteHandState:
@@ -63,8 +69,7 @@ class TuteHandGame(pyspiel.Game):  # type: ignore[misc]
 
 
 class TuteHandState(pyspiel.State):  # type: ignore[misc]
-    def __init__(self, game: TuteHandGame, rules: Rules, state: State,
-                 rng: random.Random) -> None:
+    def __init__(self, game: TuteHandGame, rules: Rules, state: State, rng: random.Random) -> None:
         super().__init__(game)
         self.rng = rng
         """Draws the resampled worlds (pyspiel's own sampler is re-made, so re-seeded, at
@@ -114,8 +119,22 @@ class TuteHandState(pyspiel.State):  # type: ignore[misc]
 
 def info_key(v: View) -> str:
     """What a seat knows, as a string: equal for every world its view allows."""
-    return repr((v.seat, v.hand, v.trick, v.history, v.cantes, v.public_cards, v.hand_sizes,
-                 v.turned_card, v.stock_size, v.turn, v.trick_no, v.legal))
+    return repr(
+        (
+            v.seat,
+            v.hand,
+            v.trick,
+            v.history,
+            v.cantes,
+            v.public_cards,
+            v.hand_sizes,
+            v.turned_card,
+            v.stock_size,
+            v.turn,
+            v.trick_no,
+            v.legal,
+        )
+    )
 
 
 class IsmctsLevel:
@@ -138,10 +157,14 @@ class IsmctsLevel:
         root = TuteHandState(game, rules, determinize(rules, v, rng), rng)
         sims = max(8, int(self.time_s / self.per_sim))
         bot = ismcts.ISMCTSBot(
-            game, mcts.RandomRolloutEvaluator(1, np_rng), self.uct_c, sims,
+            game,
+            mcts.RandomRolloutEvaluator(1, np_rng),
+            self.uct_c,
+            sims,
             random_state=np_rng,
             final_policy_type=ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
-            allow_inconsistent_action_sets=True)
+            allow_inconsistent_action_sets=True,
+        )
         start = time.process_time()
         action = int(bot.step(root))
         took = time.process_time() - start

@@ -37,9 +37,19 @@ def mid_match_record() -> Any:
         )
     seats = [model.SeatInfo(model.HUMAN, f"P{i}", "ab" * 32, "", i + 1) for i in range(4)]
     return model.TableRecord(
-        table_id="abcdef0123456789", preset="parejas", rules=rules, visibility=model.PUBLIC,
-        invite_code="", created_at=1.7e9, seats=seats, status=model.PLAYING, state=state,
-        deadline=1.7e9 + 30, turn_started=1.7e9, last_seq=40, version=12,
+        table_id="abcdef0123456789",
+        preset="parejas",
+        rules=rules,
+        visibility=model.PUBLIC,
+        invite_code="",
+        created_at=1.7e9,
+        seats=seats,
+        status=model.PLAYING,
+        state=state,
+        deadline=1.7e9 + 30,
+        turn_started=1.7e9,
+        last_seq=40,
+        version=12,
     )
 
 
@@ -56,8 +66,10 @@ def main() -> None:
     decode = min(timer.repeat(number=n, repeat=args.rounds))
     timer = timeit.Timer(lambda: model.encode_record(rec), timer=time.process_time)
     encode = min(timer.repeat(number=n, repeat=args.rounds))
-    print(f"record of {len(data)} bytes: decode {decode / n * 1e6:.1f} us, "
-          f"encode {encode / n * 1e6:.1f} us")
+    print(
+        f"record of {len(data)} bytes: decode {decode / n * 1e6:.1f} us, "
+        f"encode {encode / n * 1e6:.1f} us"
+    )
 
 
 if __name__ == "__main__":

@@ -73,8 +73,10 @@ def pct(values: list[float], q: float) -> float:
 
 
 def ms(values: list[float]) -> dict[str, float]:
-    return {"p50_ms": round(pct(values, 0.50) * 1e3, 2),
-            "p99_ms": round(pct(values, 0.99) * 1e3, 2)}
+    return {
+        "p50_ms": round(pct(values, 0.50) * 1e3, 2),
+        "p99_ms": round(pct(values, 0.99) * 1e3, 2),
+    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -91,13 +93,40 @@ class Replica:
         self.log_path = log_dir / f"{name}.log"
         self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service.main", "--host", "127.0.0.1", "--port", "0",
-             "--metrics-port", "0", "--http-port", "-1", "--store", store, "--log-format", "json",
-             "--log-level", "warning", "--grace-s", "1", "--max-tables", "100000",
-             # one load generator on 127.0.0.1 plays every seat: no per-caller limits
-             "--create-rate-per-s", "0", "--watch-rate-per-s", "0",
-             "--max-streams-per-caller", "0"],
-            stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=REPO,
+            [
+                sys.executable,
+                "-m",
+                "service.main",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--metrics-port",
+                "0",
+                "--http-port",
+                "-1",
+                "--store",
+                store,
+                "--log-format",
+                "json",
+                "--log-level",
+                "warning",
+                "--grace-s",
+                "1",
+                "--max-tables",
+                "100000",
+                # one load generator on 127.0.0.1 plays every seat: no per-caller limits
+                "--create-rate-per-s",
+                "0",
+                "--watch-rate-per-s",
+                "0",
+                "--max-streams-per-caller",
+                "0",
+            ],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=REPO,
         )
         self.port = 0
 
@@ -142,8 +171,13 @@ class Load:
 class Table:
     """One table: four seats (stubs of their replicas), four seat streams, one driver."""
 
-    def __init__(self, stubs: list[service_pb2_grpc.TuteServiceStub], load: Load,
-                 rng: random.Random, interval: float) -> None:
+    def __init__(
+        self,
+        stubs: list[service_pb2_grpc.TuteServiceStub],
+        load: Load,
+        rng: random.Random,
+        interval: float,
+    ) -> None:
         self.stubs = stubs
         self.load = load
         self.rng = rng
@@ -154,8 +188,9 @@ class Table:
     def stub(self, seat: int) -> service_pb2_grpc.TuteServiceStub:
         return self.stubs[seat % len(self.stubs)]
 
-    async def _watch(self, table_id: str, seat: int, token: str, ready: asyncio.Event,
-                     last: int) -> None:
+    async def _watch(
+        self, table_id: str, seat: int, token: str, ready: asyncio.Event, last: int
+    ) -> None:
         call = self.stub(seat).WatchTable(
             service_pb2.WatchTableRequest(table_id=table_id, resume_after=0),
             metadata=(("authorization", f"Bearer {token}"),),
@@ -192,12 +227,16 @@ class Table:
             )
             tokens[seat] = joined.seat_token
         md = {s: (("authorization", f"Bearer {t}"),) for s, t in tokens.items()}
-        view = (await self.stub(0).GetTable(
-            service_pb2.GetTableRequest(table_id=table_id), metadata=md[0])).view
+        view = (
+            await self.stub(0).GetTable(
+                service_pb2.GetTableRequest(table_id=table_id), metadata=md[0]
+            )
+        ).view
         readies = [asyncio.Event() for _ in range(4)]
         watchers = [
-            asyncio.create_task(self._watch(table_id, s, tokens[s], readies[s],
-                                            view.last_event_sequence))
+            asyncio.create_task(
+                self._watch(table_id, s, tokens[s], readies[s], view.last_event_sequence)
+            )
             for s in range(4)
         ]
         try:
@@ -207,8 +246,11 @@ class Table:
             self.pending.clear()
             while not self.load.stop and view.status == 2:  # TABLE_STATUS_PLAYING
                 seat = view.turn_seat
-                view = (await self.stub(seat).GetTable(
-                    service_pb2.GetTableRequest(table_id=table_id), metadata=md[seat])).view
+                view = (
+                    await self.stub(seat).GetTable(
+                        service_pb2.GetTableRequest(table_id=table_id), metadata=md[seat]
+                    )
+                ).view
                 if view.status != 2:
                     break
                 action = self.rng.choice(list(view.legal_actions))
@@ -240,8 +282,14 @@ class Table:
             await self.play_one_match()
 
 
-async def game(stubs: list[service_pb2_grpc.TuteServiceStub], tables: int, rate: float,
-               warmup: float, duration: float, seed: int) -> dict[str, Any]:
+async def game(
+    stubs: list[service_pb2_grpc.TuteServiceStub],
+    tables: int,
+    rate: float,
+    warmup: float,
+    duration: float,
+    seed: int,
+) -> dict[str, Any]:
     """``rate`` 0: closed loop; else about ``rate`` actions/s in total over the tables."""
     load = Load()
     rng = random.Random(seed)
@@ -309,8 +357,9 @@ async def bare_cas(url: str, conc: int, warmup: float, duration: float) -> dict[
     return {"ops_per_s": round(st["n"] / elapsed, 1), **ms(lat)}
 
 
-async def bare_fanout(url: str, streams: int, writers: int, warmup: float,
-                      duration: float) -> dict[str, Any]:
+async def bare_fanout(
+    url: str, streams: int, writers: int, warmup: float, duration: float
+) -> dict[str, Any]:
     """XADD -> four XREAD BLOCK readers per stream; latency until all four have it."""
     r = aredis.Redis.from_url(url, max_connections=4 * streams + writers + 8)
     keys = [f"x:{s}" for s in range(streams)]
@@ -324,7 +373,8 @@ async def bare_fanout(url: str, streams: int, writers: int, warmup: float,
         last: bytes = (await r.xinfo_stream(key))["last-generated-id"]
         while not st["stop"]:
             reply: list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] | None = cast(
-                Any, await r.xread({key: last}, block=1000, count=100))
+                Any, await r.xread({key: last}, block=1000, count=100)
+            )
             now = time.perf_counter()
             for _, entries in reply or ():
                 for entry_id, fields in entries:
@@ -342,8 +392,12 @@ async def bare_fanout(url: str, streams: int, writers: int, warmup: float,
         s = i % streams
         while not st["stop"]:
             measuring = st["measuring"]
-            await r.xadd(keys[s], {"t": repr(time.perf_counter()), "m": "1" if measuring else "0",
-                                   "e": b"e" * 50}, maxlen=1000, approximate=True)
+            await r.xadd(
+                keys[s],
+                {"t": repr(time.perf_counter()), "m": "1" if measuring else "0", "e": b"e" * 50},
+                maxlen=1000,
+                approximate=True,
+            )
             if measuring:
                 st["sent"] += 1
             s = (s + writers) % streams
@@ -373,28 +427,31 @@ async def bare_fanout(url: str, streams: int, writers: int, warmup: float,
 
 
 async def run(a: argparse.Namespace) -> dict[str, Any]:
-    out: dict[str, Any] = {"params": {k: v for k, v in vars(a).items()}, "baseline": {},
-                           "game": {}}
+    out: dict[str, Any] = {"params": {k: v for k, v in vars(a).items()}, "baseline": {}, "game": {}}
     with tempfile.TemporaryDirectory(prefix="tute-redis-bench-") as tmp:
         tmpdir = Path(tmp)
         with running_redis(tmpdir / "redis") as redis_server:
             for conc in (1, 16):
                 out["baseline"][f"lua_cas_xadd_c{conc}"] = await bare_cas(
-                    redis_server.url, conc, a.warmup, a.duration)
+                    redis_server.url, conc, a.warmup, a.duration
+                )
             out["baseline"]["xread_fanout_1x4"] = await bare_fanout(
-                redis_server.url, 1, 1, a.warmup, a.duration)
+                redis_server.url, 1, 1, a.warmup, a.duration
+            )
             out["baseline"]["xread_fanout_16x4_w16"] = await bare_fanout(
-                redis_server.url, 16, 16, a.warmup, a.duration)
-            for name, store, n in (("memory x1", "memory", 1),
-                                   ("redis x2", redis_server.url, 2)):
-                replicas = [Replica(store, tmpdir, f"{name.replace(' ', '-')}-{i}")
-                            for i in range(n)]
+                redis_server.url, 16, 16, a.warmup, a.duration
+            )
+            for name, store, n in (("memory x1", "memory", 1), ("redis x2", redis_server.url, 2)):
+                replicas = [
+                    Replica(store, tmpdir, f"{name.replace(' ', '-')}-{i}") for i in range(n)
+                ]
                 try:
                     channels = [await r.ready() for r in replicas]
                     stubs = [service_pb2_grpc.TuteServiceStub(c) for c in channels]
                     for mode, rate in (("closed", 0.0), (f"{a.rate:g}/s", a.rate)):
                         out["game"][f"{name} {mode}"] = await game(
-                            stubs, a.tables, rate, a.warmup, a.duration, a.seed)
+                            stubs, a.tables, rate, a.warmup, a.duration, a.seed
+                        )
                     for c in channels:
                         await c.close(None)
                 finally:
@@ -404,11 +461,13 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--tables", type=int, default=16, help="tables played at once")
-    ap.add_argument("--rate", type=float, default=100.0,
-                    help="actions/s in total for the fixed-rate runs")
+    ap.add_argument(
+        "--rate", type=float, default=100.0, help="actions/s in total for the fixed-rate runs"
+    )
     ap.add_argument("--duration", type=float, default=10.0, help="seconds measured per run")
     ap.add_argument("--warmup", type=float, default=2.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -418,11 +477,15 @@ def main() -> None:
         a.duration, a.warmup = 4.0, 1.0
     result = asyncio.run(run(a))
     result["cpus"] = os.cpu_count()
-    print(f"{'game (' + PRESET + f', {a.tables} tables)':<34} {'actions/s':>10} "
-          f"{'p50 ms':>8} {'p99 ms':>8} {'samples':>8}")
+    print(
+        f"{'game (' + PRESET + f', {a.tables} tables)':<34} {'actions/s':>10} "
+        f"{'p50 ms':>8} {'p99 ms':>8} {'samples':>8}"
+    )
     for name, row in result["game"].items():
-        print(f"{name:<34} {row['actions_per_s']:>10.1f} {row['p50_ms']:>8.2f} "
-              f"{row['p99_ms']:>8.2f} {row['samples']:>8}")
+        print(
+            f"{name:<34} {row['actions_per_s']:>10.1f} {row['p50_ms']:>8.2f} "
+            f"{row['p99_ms']:>8.2f} {row['samples']:>8}"
+        )
     print(f"{'bare baseline (same Redis)':<34} {'ops/s':>10} {'p50 ms':>8} {'p99 ms':>8}")
     for name, row in result["baseline"].items():
         rate = row.get("ops_per_s", row.get("xadd_per_s"))

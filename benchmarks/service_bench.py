@@ -151,10 +151,17 @@ def serve_baseline(port: int) -> None:
             return b"%d" % v
 
         server = grpc.aio.server(options=[("grpc.so_reuseport", 0)])
-        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(BASE_SERVICE, {
-            "Subscribe": grpc.unary_stream_rpc_method_handler(subscribe),
-            "Publish": grpc.unary_unary_rpc_method_handler(publish),
-        }),))
+        server.add_generic_rpc_handlers(
+            (
+                grpc.method_handlers_generic_handler(
+                    BASE_SERVICE,
+                    {
+                        "Subscribe": grpc.unary_stream_rpc_method_handler(subscribe),
+                        "Publish": grpc.unary_unary_rpc_method_handler(publish),
+                    },
+                ),
+            )
+        )
         server.add_insecure_port(f"127.0.0.1:{port}")
         await server.start()
         print("ready", flush=True)
@@ -167,9 +174,19 @@ class Baseline:
     def __init__(self) -> None:
         self.port = free_port()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.service_bench", "baseline-server",
-             "--port", str(self.port)],
-            stdout=subprocess.PIPE, text=True, cwd=REPO, env=_env())
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.service_bench",
+                "baseline-server",
+                "--port",
+                str(self.port),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+            env=_env(),
+        )
         assert self.proc.stdout is not None
         if self.proc.stdout.readline().strip() != "ready":
             raise SystemExit("baseline server did not start")
@@ -187,7 +204,8 @@ class Baseline:
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO), str(REPO / "protos"), *filter(None, [env.get("PYTHONPATH")])])
+        [str(REPO), str(REPO / "protos"), *filter(None, [env.get("PYTHONPATH")])]
+    )
     return env
 
 
@@ -245,10 +263,12 @@ class TuteTable:
     def stub(self, seat: int) -> Any:
         return self.stubs[seat % len(self.stubs)]
 
-    async def _watch(self, table_id: str, seat: int, md: Any, ready: asyncio.Event,
-                     last: int) -> None:
+    async def _watch(
+        self, table_id: str, seat: int, md: Any, ready: asyncio.Event, last: int
+    ) -> None:
         call = self.stub(seat).WatchTable(
-            self.pb.WatchTableRequest(table_id=table_id, resume_after=0), metadata=md)
+            self.pb.WatchTableRequest(table_id=table_id, resume_after=0), metadata=md
+        )
         seen = 0
         win = self.win
         try:
@@ -296,23 +316,31 @@ class TuteTable:
         from tute.v1 import rules_pb2
 
         pb = self.pb
-        created = await self.stub(0).CreateTable(pb.CreateTableRequest(
-            rules=rules_pb2.Rules(preset=PRESET), take_seat=True, display_name="p"))
+        created = await self.stub(0).CreateTable(
+            pb.CreateTableRequest(
+                rules=rules_pb2.Rules(preset=PRESET), take_seat=True, display_name="p"
+            )
+        )
         self.created += 1
         table_id = created.table_id
         tokens = {created.seat: created.seat_token}
         for seat in range(1, 4):
             joined = await self.stub(seat).JoinTable(
-                pb.JoinTableRequest(table_id=table_id, seat=seat, display_name="p"))
+                pb.JoinTableRequest(table_id=table_id, seat=seat, display_name="p")
+            )
             tokens[seat] = joined.seat_token
         md = {s: (("authorization", f"Bearer {t}"),) for s, t in tokens.items()}
-        view = (await self.stub(0).GetTable(pb.GetTableRequest(table_id=table_id),
-                                            metadata=md[0])).view
+        view = (
+            await self.stub(0).GetTable(pb.GetTableRequest(table_id=table_id), metadata=md[0])
+        ).view
         self.turn = (-1, -1, [])
         readies = [asyncio.Event() for _ in range(4)]
-        watchers = [asyncio.create_task(self._watch(table_id, s, md[s], readies[s],
-                                                    view.last_event_sequence))
-                    for s in range(4)]
+        watchers = [
+            asyncio.create_task(
+                self._watch(table_id, s, md[s], readies[s], view.last_event_sequence)
+            )
+            for s in range(4)
+        ]
         win = self.win
         try:
             for r in readies:
@@ -333,8 +361,11 @@ class TuteTable:
                     else:
                         win.fallbacks += 1
                 if legal is None:
-                    view = (await self.stub(turn_seat).GetTable(
-                        pb.GetTableRequest(table_id=table_id), metadata=md[turn_seat])).view
+                    view = (
+                        await self.stub(turn_seat).GetTable(
+                            pb.GetTableRequest(table_id=table_id), metadata=md[turn_seat]
+                        )
+                    ).view
                     if view.status != PLAYING:
                         break
                     version, legal = view.version, list(view.legal_actions)
@@ -345,13 +376,16 @@ class TuteTable:
                 win.submits += 1
                 try:
                     resp = await self.stub(seat).SubmitAction(
-                        pb.SubmitActionRequest(table_id=table_id, action=action),
-                        metadata=md[seat])
+                        pb.SubmitActionRequest(table_id=table_id, action=action), metadata=md[seat]
+                    )
                 except grpc.aio.AioRpcError:
                     win.rejected += 1
                     self.pending.pop(version + 1, None)
-                    view = (await self.stub(seat).GetTable(
-                        pb.GetTableRequest(table_id=table_id), metadata=md[seat])).view
+                    view = (
+                        await self.stub(seat).GetTable(
+                            pb.GetTableRequest(table_id=table_id), metadata=md[seat]
+                        )
+                    ).view
                     version, turn_seat = view.version, view.turn_seat
                     continue
                 if win.measuring:
@@ -373,8 +407,9 @@ class TuteTable:
 class BaseTable:
     """One baseline table: four Subscribe streams, one publisher."""
 
-    def __init__(self, channel: grpc.aio.Channel, table: int, win: Window,
-                 stop: asyncio.Event) -> None:
+    def __init__(
+        self, channel: grpc.aio.Channel, table: int, win: Window, stop: asyncio.Event
+    ) -> None:
         self.table = table
         self.win = win
         self.stop = stop
@@ -482,12 +517,21 @@ async def load_main(spec: dict[str, Any]) -> None:
         redis_cpu = sum(proc_cpu_s(p) for p in cpu_pids.get("redis", [])) - sum(redis0)
         win.kind = ""
         win.changed.set()
-        results.append({
-            "kind": w["kind"], "rate": w["rate"], "done": win.done, "elapsed": elapsed,
-            "latencies": win.latencies, "server_cpu_s": cpu, "redis_cpu_s": redis_cpu,
-            "client_cpu_s": time.process_time() - me0, "fallbacks": win.fallbacks,
-            "rejected": win.rejected, "bytes_per_watcher": win.bytes_per_watcher,
-        })
+        results.append(
+            {
+                "kind": w["kind"],
+                "rate": w["rate"],
+                "done": win.done,
+                "elapsed": elapsed,
+                "latencies": win.latencies,
+                "server_cpu_s": cpu,
+                "redis_cpu_s": redis_cpu,
+                "client_cpu_s": time.process_time() - me0,
+                "fallbacks": win.fallbacks,
+                "rejected": win.rejected,
+                "bytes_per_watcher": win.bytes_per_watcher,
+            }
+        )
         if w["kind"] in ("a", "b") and win.done:
             # the baseline's message: the bytes one watcher gets per tute action
             size[0] = max(size[0] // 2, int(win.bytes_per_watcher / win.done))
@@ -505,8 +549,15 @@ async def load_main(spec: dict[str, Any]) -> None:
     await asyncio.gather(*readers, return_exceptions=True)
     for c in [*tute_channels, base_channel]:
         await c.close(None)
-    print(json.dumps({"windows": results, "tables_created": sum(t.created for t in tables),
-                      "base_size": size[0]}))
+    print(
+        json.dumps(
+            {
+                "windows": results,
+                "tables_created": sum(t.created for t in tables),
+                "base_size": size[0],
+            }
+        )
+    )
 
 
 def run_load(spec: dict[str, Any], clients: int) -> list[dict[str, Any]]:
@@ -514,11 +565,21 @@ def run_load(spec: dict[str, Any], clients: int) -> list[dict[str, Any]]:
     procs = []
     try:
         for i in range(clients):
-            s = dict(spec, seed=spec["seed"] + i, table_offset=i * spec["tables"],
-                     clients=clients, cpu_pids=spec["cpu_pids"] if i == 0 else {})
+            s = dict(
+                spec,
+                seed=spec["seed"] + i,
+                table_offset=i * spec["tables"],
+                clients=clients,
+                cpu_pids=spec["cpu_pids"] if i == 0 else {},
+            )
             p = subprocess.Popen(
                 [sys.executable, "-m", "benchmarks.service_bench", "load", json.dumps(s)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=REPO, env=_env())
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                cwd=REPO,
+                env=_env(),
+            )
             procs.append(p)
         for p in procs:
             assert p.stdout is not None
@@ -529,8 +590,11 @@ def run_load(spec: dict[str, Any], clients: int) -> list[dict[str, Any]]:
             assert p.stdin is not None
             p.stdin.write(f"{t_zero}\n")
             p.stdin.flush()
-        total = spec["windows"][-1]["start"] + 30 + sum(
-            w["warm"] + w["measure"] for w in spec["windows"][-1:])
+        total = (
+            spec["windows"][-1]["start"]
+            + 30
+            + sum(w["warm"] + w["measure"] for w in spec["windows"][-1:])
+        )
         outs = []
         for p in procs:
             out, _ = p.communicate(timeout=total + 60)
@@ -545,8 +609,9 @@ def run_load(spec: dict[str, Any], clients: int) -> list[dict[str, Any]]:
                 p.wait(5)
 
 
-def schedule(kinds: list[tuple[str, float]], rounds: int, warm: float, measure: float,
-             gap: float) -> list[dict[str, Any]]:
+def schedule(
+    kinds: list[tuple[str, float]], rounds: int, warm: float, measure: float, gap: float
+) -> list[dict[str, Any]]:
     out, t = [], 0.0
     for _ in range(rounds):
         for kind, rate in kinds:
@@ -566,16 +631,19 @@ def summarize(outs: list[dict[str, Any]], rounds: int) -> Rows:
         done = sum(w["done"] for w in ws)
         el = w0["elapsed"]
         lat = sorted(x for w in ws for x in w["latencies"])
-        by.setdefault((w0["kind"], w0["rate"]), []).append({
-            "per_s": done / el,
-            "p50_ms": pct(lat, 0.50) * 1e3, "p99_ms": pct(lat, 0.99) * 1e3,
-            "cpu_us": w0["server_cpu_s"] / done * 1e6 if done else float("nan"),
-            "redis_cpu_us": w0["redis_cpu_s"] / done * 1e6 if done else float("nan"),
-            "client_cpu_util": sum(w["client_cpu_s"] for w in ws) / el,
-            "fallbacks": sum(w["fallbacks"] for w in ws),
-            "rejected": sum(w["rejected"] for w in ws),
-            "bytes_per_action": w0["bytes_per_watcher"] / max(1, w0["done"]),
-        })
+        by.setdefault((w0["kind"], w0["rate"]), []).append(
+            {
+                "per_s": done / el,
+                "p50_ms": pct(lat, 0.50) * 1e3,
+                "p99_ms": pct(lat, 0.99) * 1e3,
+                "cpu_us": w0["server_cpu_s"] / done * 1e6 if done else float("nan"),
+                "redis_cpu_us": w0["redis_cpu_s"] / done * 1e6 if done else float("nan"),
+                "client_cpu_util": sum(w["client_cpu_s"] for w in ws) / el,
+                "fallbacks": sum(w["fallbacks"] for w in ws),
+                "rejected": sum(w["rejected"] for w in ws),
+                "bytes_per_action": w0["bytes_per_watcher"] / max(1, w0["done"]),
+            }
+        )
     return by
 
 
@@ -594,9 +662,12 @@ async def scale_main(spec: dict[str, Any]) -> None:  # noqa: C901 - the scale ru
 
     out: dict[str, Any] = {}
     pid, base_pid = spec["pid"], spec["base_pid"]
-    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{spec['port']}",
-                                          options=[("grpc.use_local_subchannel_pool", 1)])
-                for _ in range(8)]
+    channels = [
+        grpc.aio.insecure_channel(
+            f"127.0.0.1:{spec['port']}", options=[("grpc.use_local_subchannel_pool", 1)]
+        )
+        for _ in range(8)
+    ]
     stubs = [service_pb2_grpc.TuteServiceStub(c) for c in channels]
     rules = rules_pb2.Rules(preset=PRESET)
     deadline = time.monotonic() + spec["timeout"] / 2
@@ -610,9 +681,11 @@ async def scale_main(spec: dict[str, Any]) -> None:  # noqa: C901 - the scale ru
     await asyncio.sleep(0.5)
     rss0 = proc_rss_kb(pid)
     idle = spec["idle_tables"]
+
     def create(i: int) -> Any:
-        return lambda: stubs[i % 8].CreateTable(pb.CreateTableRequest(
-            rules=rules, take_seat=True, display_name="p"))
+        return lambda: stubs[i % 8].CreateTable(
+            pb.CreateTableRequest(rules=rules, take_seat=True, display_name="p")
+        )
 
     await asyncio.gather(*(bounded(create(i)) for i in range(idle)))
     await asyncio.sleep(0.5)
@@ -620,21 +693,27 @@ async def scale_main(spec: dict[str, Any]) -> None:  # noqa: C901 - the scale ru
     out["kb_per_table"] = (rss1 - rss0) / idle
 
     async def full_table(i: int) -> list[tuple[str, str]]:
-        c = await stubs[i % 8].CreateTable(pb.CreateTableRequest(
-            rules=rules, take_seat=True, display_name="p"))
+        c = await stubs[i % 8].CreateTable(
+            pb.CreateTableRequest(rules=rules, take_seat=True, display_name="p")
+        )
         seats = [(c.table_id, c.seat_token)]
         for s in range(1, 4):
-            j = await stubs[i % 8].JoinTable(pb.JoinTableRequest(
-                table_id=c.table_id, seat=s, display_name="p"))
+            j = await stubs[i % 8].JoinTable(
+                pb.JoinTableRequest(table_id=c.table_id, seat=s, display_name="p")
+            )
             seats.append((c.table_id, j.seat_token))
         return seats
 
     n_streams = spec["streams"]
+
     def full(i: int) -> Any:
         return lambda: full_table(i)
 
-    seats = [s for t in await asyncio.gather(*(bounded(full(i))
-                                               for i in range(n_streams // 4))) for s in t]
+    seats = [
+        s
+        for t in await asyncio.gather(*(bounded(full(i)) for i in range(n_streams // 4)))
+        for s in t
+    ]
     await asyncio.sleep(0.5)
     rss2 = proc_rss_kb(pid)
     got = [0]
@@ -652,8 +731,10 @@ async def scale_main(spec: dict[str, Any]) -> None:  # noqa: C901 - the scale ru
     calls = []
     tasks = []
     for i, (table_id, token) in enumerate(seats):
-        call = stubs[i % 8].WatchTable(pb.WatchTableRequest(table_id=table_id),
-                                       metadata=(("authorization", f"Bearer {token}"),))
+        call = stubs[i % 8].WatchTable(
+            pb.WatchTableRequest(table_id=table_id),
+            metadata=(("authorization", f"Bearer {token}"),),
+        )
         calls.append(call)
         tasks.append(asyncio.create_task(reader(call)))
     while got[0] < len(calls) and time.monotonic() < deadline:
@@ -668,9 +749,12 @@ async def scale_main(spec: dict[str, Any]) -> None:  # noqa: C901 - the scale ru
     await asyncio.gather(*tasks, return_exceptions=True)
 
     # the bare grpc.aio server: the same number of streams
-    bch = [grpc.aio.insecure_channel(f"127.0.0.1:{spec['base_port']}",
-                                     options=[("grpc.use_local_subchannel_pool", 1)])
-           for _ in range(8)]
+    bch = [
+        grpc.aio.insecure_channel(
+            f"127.0.0.1:{spec['base_port']}", options=[("grpc.use_local_subchannel_pool", 1)]
+        )
+        for _ in range(8)
+    ]
     subs = [c.unary_stream(f"/{BASE_SERVICE}/Subscribe") for c in bch]
     deadline = time.monotonic() + spec["timeout"] / 2  # its own time, not what tute's left
     await asyncio.sleep(0.3)
@@ -697,13 +781,24 @@ def run_scale(a: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     base = Baseline()
     try:
         asyncio.run(_port(server))
-        spec = {"port": server.port, "pid": server.proc.pid, "base_port": base.port,
-                "base_pid": base.proc.pid, "idle_tables": a.idle_tables, "streams": a.streams,
-                "timeout": a.scale_timeout}
+        spec = {
+            "port": server.port,
+            "pid": server.proc.pid,
+            "base_port": base.port,
+            "base_pid": base.proc.pid,
+            "idle_tables": a.idle_tables,
+            "streams": a.streams,
+            "timeout": a.scale_timeout,
+        }
         done = subprocess.run(
             [sys.executable, "-m", "benchmarks.service_bench", "scale", json.dumps(spec)],
-            capture_output=True, text=True, cwd=REPO, env=_env(), timeout=a.scale_timeout + 60,
-            check=False)
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env=_env(),
+            timeout=a.scale_timeout + 60,
+            check=False,
+        )
         if done.returncode != 0:
             raise SystemExit(f"scale client failed: {done.stderr[-2000:]}")
         result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -733,19 +828,34 @@ def redis_used_kb(port: int) -> float:
         r.close()
 
 
-def run_phase(a: argparse.Namespace, tmp: Path, store: str, replicas: int,
-              kinds: list[tuple[str, float]], redis_pid: int | None) -> tuple[Any, Any]:
-    servers = [Server(store, tmp, f"{'mem' if store == 'memory' else 'redis'}-{i}")
-               for i in range(replicas)]
+def run_phase(
+    a: argparse.Namespace,
+    tmp: Path,
+    store: str,
+    replicas: int,
+    kinds: list[tuple[str, float]],
+    redis_pid: int | None,
+) -> tuple[Any, Any]:
+    servers = [
+        Server(store, tmp, f"{'mem' if store == 'memory' else 'redis'}-{i}")
+        for i in range(replicas)
+    ]
     base = Baseline()
     try:
         for s in servers:
             asyncio.run(_port(s))
-        spec = {"tute_ports": [s.port for s in servers], "base_port": base.port,
-                "tables": max(1, a.tables // a.clients), "seed": a.seed,
-                "windows": schedule(kinds, a.rounds, a.warmup, a.window, 0.3),
-                "cpu_pids": {"tute": [s.proc.pid for s in servers], "base": [base.proc.pid],
-                             "redis": [redis_pid] if redis_pid else []}}
+        spec = {
+            "tute_ports": [s.port for s in servers],
+            "base_port": base.port,
+            "tables": max(1, a.tables // a.clients),
+            "seed": a.seed,
+            "windows": schedule(kinds, a.rounds, a.warmup, a.window, 0.3),
+            "cpu_pids": {
+                "tute": [s.proc.pid for s in servers],
+                "base": [base.proc.pid],
+                "redis": [redis_pid] if redis_pid else [],
+            },
+        }
         outs = run_load(spec, a.clients)
         return summarize(outs, a.rounds), outs
     finally:
@@ -764,8 +874,10 @@ def main() -> None:
         else:
             asyncio.run(scale_main(json.loads(sys.argv[2])))
         return
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=(__doc__ or "").split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--tables", type=int, default=16, help="concurrent tables (in total)")
     ap.add_argument("--clients", type=int, default=2, help="load-generator processes")
     ap.add_argument("--rate", type=float, default=250.0, help="fixed total actions/s")
@@ -776,16 +888,28 @@ def main() -> None:
     ap.add_argument("--streams", type=int, default=2000)
     ap.add_argument("--scale-timeout", type=float, default=240.0)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--compiled", metavar="DIR",
-                    help="the engine benchmark measures the mypyc build in DIR too")
-    ap.add_argument("--engine-duration", type=float, default=1.0,
-                    help="seconds per engine benchmark window (0: skip the engine benchmark)")
+    ap.add_argument(
+        "--compiled", metavar="DIR", help="the engine benchmark measures the mypyc build in DIR too"
+    )
+    ap.add_argument(
+        "--engine-duration",
+        type=float,
+        default=1.0,
+        help="seconds per engine benchmark window (0: skip the engine benchmark)",
+    )
     ap.add_argument("--engine-rounds", type=int, default=5)
-    ap.add_argument("--profile-actions", type=int, default=1500,
-                    help="actions of the per-stage profile (0: skip it)")
+    ap.add_argument(
+        "--profile-actions",
+        type=int,
+        default=1500,
+        help="actions of the per-stage profile (0: skip it)",
+    )
     ap.add_argument("--no-redis", action="store_true", help="skip the Redis phase")
-    ap.add_argument("--full", action="store_true",
-                    help="5 rounds of 4 s windows, 10,000 idle tables, 20,000 streams")
+    ap.add_argument(
+        "--full",
+        action="store_true",
+        help="5 rounds of 4 s windows, 10,000 idle tables, 20,000 streams",
+    )
     a = ap.parse_args()
     if a.full:
         a.rounds, a.window, a.warmup = 5, 4.0, 1.0
@@ -797,21 +921,26 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="tute-service-bench-") as tmp_s:
         tmp = Path(tmp_s)
         r = a.rate
-        mem, _ = run_phase(a, tmp, "memory", 1,
-                           [("base", 0), ("b", 0), ("a", 0), ("base", r), ("b", r)], None)
+        mem, _ = run_phase(
+            a, tmp, "memory", 1, [("base", 0), ("b", 0), ("a", 0), ("base", r), ("b", r)], None
+        )
         red = None
         redis_kb = float("nan")
         if not a.no_redis:
             with running_redis(tmp / "redis") as rs:
                 used0 = redis_used_kb(rs.port)
-                red, outs = run_phase(a, tmp, rs.url, 2, [("base", 0), ("b", 0), ("a", 0)],
-                                      rs.pid)
+                red, outs = run_phase(a, tmp, rs.url, 2, [("base", 0), ("b", 0), ("a", 0)], rs.pid)
                 created = sum(o["tables_created"] for o in outs)
                 redis_kb = (redis_used_kb(rs.port) - used0) / max(1, created)
         scale = run_scale(a, tmp)
     res = report(a, mem, red, scale, redis_kb)
-    for key in ("ratio_parejas_vs_openspiel", "ratio_parejas_with_view_vs_openspiel",
-                "ratio_parejas_vs_openspiel_python", "openspiel_hands_per_s", "engine_build"):
+    for key in (
+        "ratio_parejas_vs_openspiel",
+        "ratio_parejas_with_view_vs_openspiel",
+        "ratio_parejas_vs_openspiel_python",
+        "openspiel_hands_per_s",
+        "engine_build",
+    ):
         if key in engine:
             res[key] = engine[key]
     res.setdefault("ratio_parejas_vs_openspiel", None)
@@ -823,10 +952,18 @@ def main() -> None:
 
 def run_profile(a: argparse.Namespace, server_cpu_us: float | None) -> dict[str, Any]:
     """benchmarks.action_profile in a process of its own: its table, its JSON."""
-    cmd = [sys.executable, "-m", "benchmarks.action_profile", "--actions",
-           str(a.profile_actions), "--server-cpu-us", str(server_cpu_us or 0)]
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=_env(),
-                          timeout=300, check=False)
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks.action_profile",
+        "--actions",
+        str(a.profile_actions),
+        "--server-cpu-us",
+        str(server_cpu_us or 0),
+    ]
+    done = subprocess.run(
+        cmd, capture_output=True, text=True, cwd=REPO, env=_env(), timeout=300, check=False
+    )
     if done.returncode != 0:
         raise SystemExit(f"action profile failed: {done.stderr[-2000:]}")
     lines = done.stdout.strip().splitlines()
@@ -839,14 +976,24 @@ def run_engine(a: argparse.Namespace) -> dict[str, Any]:
     """The engine benchmark (its own interleaved OpenSpiel rounds): its table, its JSON."""
     if a.engine_duration <= 0:
         return {}
-    cmd = [sys.executable, "-m", "benchmarks.engine_bench", "--duration", str(a.engine_duration),
-           "--reps", "1", "--rounds", str(a.engine_rounds)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks.engine_bench",
+        "--duration",
+        str(a.engine_duration),
+        "--reps",
+        "1",
+        "--rounds",
+        str(a.engine_rounds),
+    ]
     if not a.full:  # the short form: the headline presets only
         cmd += ["--presets", "parejas", "parejas-manos"]
     if a.compiled:
         cmd += ["--compiled", a.compiled]
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=_env(),
-                          timeout=900, check=False)
+    done = subprocess.run(
+        cmd, capture_output=True, text=True, cwd=REPO, env=_env(), timeout=900, check=False
+    )
     if done.returncode != 0:
         raise SystemExit(f"engine benchmark failed: {done.stderr[-2000:]}")
     lines = done.stdout.strip().splitlines()
@@ -855,39 +1002,55 @@ def run_engine(a: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
-def report(a: argparse.Namespace, mem: Any, red: Any, scale: dict[str, Any],
-           redis_kb: float) -> dict[str, Any]:
+def report(
+    a: argparse.Namespace, mem: Any, red: Any, scale: dict[str, Any], redis_kb: float
+) -> dict[str, Any]:
     base, b, pa = mem[("base", 0)], mem[("b", 0)], mem[("a", 0)]
     base_r, b_r = mem[("base", a.rate)], mem[("b", a.rate)]
 
     def med(rows: list[dict[str, float]], key: str) -> float:
         return median([r[key] for r in rows])
 
-    rows = [("memory: baseline publish", base, None), ("memory: (b) stream", b, base),
-            ("memory: (a) get+submit", pa, base),
-            (f"memory: baseline @{a.rate:g}/s", base_r, None),
-            (f"memory: (b) stream @{a.rate:g}/s", b_r, base_r)]
+    rows = [
+        ("memory: baseline publish", base, None),
+        ("memory: (b) stream", b, base),
+        ("memory: (a) get+submit", pa, base),
+        (f"memory: baseline @{a.rate:g}/s", base_r, None),
+        (f"memory: (b) stream @{a.rate:g}/s", b_r, base_r),
+    ]
     if red is not None:
-        rows += [("redis x2: baseline publish", red[("base", 0)], None),
-                 ("redis x2: (b) stream", red[("b", 0)], red[("base", 0)]),
-                 ("redis x2: (a) get+submit", red[("a", 0)], red[("base", 0)])]
-    print(f"service benchmark: {a.tables} tables of 4 ({PRESET}), {a.clients} load processes, "
-          f"{a.rounds} rounds of {a.window:g} s windows, interleaved; medians over rounds")
-    print(f"  {'scenario':<30} {'per s':>8} {'ratio':>6} {'p50 ms':>7} {'p99 ms':>7} "
-          f"{'p99 x':>6} {'srv us/op':>9} {'cpu x':>6}")
+        rows += [
+            ("redis x2: baseline publish", red[("base", 0)], None),
+            ("redis x2: (b) stream", red[("b", 0)], red[("base", 0)]),
+            ("redis x2: (a) get+submit", red[("a", 0)], red[("base", 0)]),
+        ]
+    print(
+        f"service benchmark: {a.tables} tables of 4 ({PRESET}), {a.clients} load processes, "
+        f"{a.rounds} rounds of {a.window:g} s windows, interleaved; medians over rounds"
+    )
+    print(
+        f"  {'scenario':<30} {'per s':>8} {'ratio':>6} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'p99 x':>6} {'srv us/op':>9} {'cpu x':>6}"
+    )
     for name, rws, ref in rows:
         ratio = ratio_rounds(rws, ref, "per_s") if ref else float("nan")
         p99x = ratio_rounds(rws, ref, "p99_ms") if ref else float("nan")
         cpux = ratio_rounds(rws, ref, "cpu_us") if ref else float("nan")
-        print(f"  {name:<30} {med(rws, 'per_s'):>8.0f} {ratio:>6.2f} {med(rws, 'p50_ms'):>7.2f} "
-              f"{med(rws, 'p99_ms'):>7.2f} {p99x:>6.2f} {med(rws, 'cpu_us'):>9.0f} {cpux:>6.2f}")
-    print(f"  baseline message: {med(b, 'bytes_per_action'):.0f} bytes (event bytes a watcher "
-          f"gets per action); (b) fell back to GetTable {int(sum(r['fallbacks'] for r in b))} "
-          f"times")
-    print(f"  scale: {scale['kb_per_table']:.2f} kB per idle table ({a.idle_tables}), "
-          f"{scale['kb_per_stream']:.2f} kB per open stream ({scale['streams_open']}); bare "
-          f"grpc.aio {scale['baseline_kb_per_stream']:.2f} kB per stream; Redis "
-          f"{redis_kb:.2f} kB per table (played, default retention)")
+        print(
+            f"  {name:<30} {med(rws, 'per_s'):>8.0f} {ratio:>6.2f} {med(rws, 'p50_ms'):>7.2f} "
+            f"{med(rws, 'p99_ms'):>7.2f} {p99x:>6.2f} {med(rws, 'cpu_us'):>9.0f} {cpux:>6.2f}"
+        )
+    print(
+        f"  baseline message: {med(b, 'bytes_per_action'):.0f} bytes (event bytes a watcher "
+        f"gets per action); (b) fell back to GetTable {int(sum(r['fallbacks'] for r in b))} "
+        f"times"
+    )
+    print(
+        f"  scale: {scale['kb_per_table']:.2f} kB per idle table ({a.idle_tables}), "
+        f"{scale['kb_per_stream']:.2f} kB per open stream ({scale['streams_open']}); bare "
+        f"grpc.aio {scale['baseline_kb_per_stream']:.2f} kB per stream; Redis "
+        f"{redis_kb:.2f} kB per table (played, default retention)"
+    )
     out: dict[str, Any] = {
         "actions_per_s": rnd(med(pa, "per_s"), 1),
         "actions_per_s_stream": rnd(med(b, "per_s"), 1),
@@ -911,20 +1074,25 @@ def report(a: argparse.Namespace, mem: Any, red: Any, scale: dict[str, Any],
         "baseline_message_bytes": rnd(med(b, "bytes_per_action"), 0),
         "stream_fallbacks": int(sum(r["fallbacks"] for r in b)),
         "redis_kb_per_table": rnd(redis_kb),
-        "tables": a.tables, "clients": a.clients, "rounds": a.rounds, "rate": a.rate,
+        "tables": a.tables,
+        "clients": a.clients,
+        "rounds": a.rounds,
+        "rate": a.rate,
         "cpus": os.cpu_count(),
     }
     if red is not None:
         rb, rbase = red[("b", 0)], red[("base", 0)]
-        out.update({
-            "redis_actions_per_s": rnd(med(rb, "per_s"), 1),
-            "redis_actions_per_s_get_submit": rnd(med(red[("a", 0)], "per_s"), 1),
-            "redis_baseline_publish_per_s": rnd(med(rbase, "per_s"), 1),
-            "redis_ratio": rnd(ratio_rounds(rb, rbase, "per_s"), 3),
-            "redis_p99_ms": rnd(med(rb, "p99_ms")),
-            "redis_server_cpu_us_per_action": rnd(med(rb, "cpu_us"), 1),
-            "redis_cpu_us_per_action": rnd(med(rb, "redis_cpu_us"), 1),
-        })
+        out.update(
+            {
+                "redis_actions_per_s": rnd(med(rb, "per_s"), 1),
+                "redis_actions_per_s_get_submit": rnd(med(red[("a", 0)], "per_s"), 1),
+                "redis_baseline_publish_per_s": rnd(med(rbase, "per_s"), 1),
+                "redis_ratio": rnd(ratio_rounds(rb, rbase, "per_s"), 3),
+                "redis_p99_ms": rnd(med(rb, "p99_ms")),
+                "redis_server_cpu_us_per_action": rnd(med(rb, "cpu_us"), 1),
+                "redis_cpu_us_per_action": rnd(med(rb, "redis_cpu_us"), 1),
+            }
+        )
     else:
         out.update({"redis_actions_per_s": None, "redis_ratio": None})
     return out

@@ -35,8 +35,14 @@ def sprt_bounds(alpha: float = 0.05, beta: float = 0.05) -> tuple[float, float]:
     return math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
 
 
-def sprt(wins: float, losses: float, p0: float = 0.5, p1: float = 0.55,
-         alpha: float = 0.05, beta: float = 0.05) -> str:
+def sprt(
+    wins: float,
+    losses: float,
+    p0: float = 0.5,
+    p1: float = 0.55,
+    alpha: float = 0.05,
+    beta: float = 0.05,
+) -> str:
     """``H1``, ``H0`` or ``continue``."""
     llr = sprt_llr(wins, losses, p0, p1)
     lower, upper = sprt_bounds(alpha, beta)

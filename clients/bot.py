@@ -168,8 +168,7 @@ def engine_view(v: view_pb2.TableView) -> engine.View:
         game_scores=tuple(s.game_score for s in per_side),
         match_points=tuple(s.match_points for s in per_side),
         games_won=tuple(s.games_won for s in per_side),
-        last_result=_hand_result(n, v.last_hand_result) if v.HasField("last_hand_result")
-        else None,
+        last_result=_hand_result(n, v.last_hand_result) if v.HasField("last_hand_result") else None,
         winners=tuple(result.winner_sides) if not playing else (),
         end_reason=_END_REASON.get(result.reason, "") if not playing else "",
         legal=tuple(sorted(engine_action(a) for a in v.legal_actions)),

@@ -65,12 +65,18 @@ async def _play(args: argparse.Namespace) -> int:
     if args.table and args.table in client.seat_tokens:
         start = Resume(args.table)
     elif args.table or args.invite:
-        start = JoinTable(table_id=args.table or "", invite_code=args.invite or "",
-                          seat=args.seat, name=args.name)
+        start = JoinTable(
+            table_id=args.table or "", invite_code=args.invite or "", seat=args.seat, name=args.name
+        )
     elif args.preset:
         options = {"target_points": args.target_points} if args.target_points else {}
-        start = NewTable(preset=args.preset, bot_level=args.bot_level,
-                         turn_time_s=args.turn_time, name=args.name, options=options)
+        start = NewTable(
+            preset=args.preset,
+            bot_level=args.bot_level,
+            turn_time_s=args.turn_time,
+            name=args.name,
+            options=options,
+        )
     try:
         await client.wait_ready(args.connect_timeout)
     except TuteError as err:
@@ -98,10 +104,11 @@ async def _watch(args: argparse.Namespace) -> int:
         async for update in client.watch(args.table, spectator=True):
             table = update.table
             if update.event is None:
-                status = "finished" if table.finished else "playing" if table.playing \
-                    else "waiting"
-                print(f"[{table.last_sequence}] snapshot: {table.players} players, {status}",
-                      flush=True)
+                status = "finished" if table.finished else "playing" if table.playing else "waiting"
+                print(
+                    f"[{table.last_sequence}] snapshot: {table.players} players, {status}",
+                    flush=True,
+                )
             else:
                 print(f"[{update.event.sequence}] {describe(table, update.event)}", flush=True)
             if table.finished and (args.until_over or update.event is None):
@@ -128,16 +135,24 @@ async def _tables(args: argparse.Namespace) -> int:
         out.add_column(column)
     for t in tables:
         seated = ", ".join(s.display_name for s in t.seats if s.display_name)
-        out.add_row(t.table_id, t.rules.preset or "custom", str(len(t.seats)),
-                    str(t.free_seats), seated, f"{t.rules.options.turn_time_s} s")
+        out.add_row(
+            t.table_id,
+            t.rules.preset or "custom",
+            str(len(t.seats)),
+            str(t.free_seats),
+            seated,
+            f"{t.rules.options.turn_time_s} s",
+        )
     Console(width=120).print(out if tables else "no table is waiting for players")
     return 0
 
 
 async def _bot(args: argparse.Namespace) -> int:
     if args.level not in bot.levels():
-        print(f"tute bot: unknown level {args.level!r}; known: {', '.join(bot.levels())}",
-              file=sys.stderr)
+        print(
+            f"tute bot: unknown level {args.level!r}; known: {', '.join(bot.levels())}",
+            file=sys.stderr,
+        )
         return 2
     client = _client(args)
     name = args.name or f"bot {args.level}"
@@ -148,9 +163,12 @@ async def _bot(args: argparse.Namespace) -> int:
 
     try:
         await client.wait_ready(args.connect_timeout)
-        joined = await client.join_table(table_id=args.table or "",
-                                         invite_code=args.invite or "", seat=args.seat,
-                                         display_name=name)
+        joined = await client.join_table(
+            table_id=args.table or "",
+            invite_code=args.invite or "",
+            seat=args.seat,
+            display_name=name,
+        )
         log(f"sits at seat {joined.seat} of table {joined.table_id}")
         rng = random.Random(args.seed)
         table = await bot.play_seat(client, joined.table_id, args.level, rng, log)
@@ -205,8 +223,9 @@ async def _replay(args: argparse.Namespace) -> int:
         record = await _record(args)
         steps, _ = records.check(record)
     except RecordError as err:
-        print(f"tute replay: the record does not verify, so it is not shown: {err}",
-              file=sys.stderr)
+        print(
+            f"tute replay: the record does not verify, so it is not shown: {err}", file=sys.stderr
+        )
         return 1
     except TuteError as err:
         print(f"tute replay: {err}", file=sys.stderr)
@@ -230,29 +249,38 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--server", default=DEFAULT_TARGET, help="host:port (default %(default)s)")
     p.add_argument("--tls", action="store_true", help="connect with TLS (the system's roots)")
     p.add_argument("--ca", default="", help="PEM file of the root certificates (implies --tls)")
-    p.add_argument("--connect-timeout", type=float, default=10.0,
-                   help="seconds to wait for the server at start (default %(default)s)")
+    p.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=10.0,
+        help="seconds to wait for the server at start (default %(default)s)",
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     play = sub.add_parser("play", help="play in the terminal")
     play.add_argument("--preset", default="", help="create a table of this preset against bots")
     play.add_argument("--bot-level", default="random", help="level of the server bots")
     play.add_argument("--turn-time", type=int, default=None, help="seconds per turn (0: no clock)")
-    play.add_argument("--target-points", type=int, default=0,
-                      help="points to win a game (shorter matches)")
+    play.add_argument(
+        "--target-points", type=int, default=0, help="points to win a game (shorter matches)"
+    )
     play.add_argument("--invite", default="", help="join a private table by its invite code")
     play.add_argument("--table", default="", help="join (or, with its token, go back to) a table")
     play.add_argument("--seat", type=int, default=None, help="the seat to take when joining")
     play.add_argument("--name", default="You", help="your name at the table")
-    play.add_argument("--tokens", default=str(Path.home() / ".config" / "tute" / "tokens.json"),
-                      help="where seat tokens are kept, to go back to a table ('' : nowhere)")
+    play.add_argument(
+        "--tokens",
+        default=str(Path.home() / ".config" / "tute" / "tokens.json"),
+        help="where seat tokens are kept, to go back to a table ('' : nowhere)",
+    )
     play.set_defaults(run=_play)
 
     watch = sub.add_parser("watch", help="watch a table as a spectator")
     watch.add_argument("table", help="table id")
     watch.add_argument("--plain", action="store_true", help="a line per event, no screen")
-    watch.add_argument("--until-over", action="store_true",
-                       help="with --plain: stop when the match ends")
+    watch.add_argument(
+        "--until-over", action="store_true", help="with --plain: stop when the match ends"
+    )
     watch.set_defaults(run=_watch)
 
     tables = sub.add_parser("tables", help="the lobby: public tables waiting for players")
@@ -261,8 +289,7 @@ def parser() -> argparse.ArgumentParser:
     tables.set_defaults(run=_tables)
 
     b = sub.add_parser("bot", help="a bot that takes a seat over gRPC and plays it")
-    b.add_argument("--level", default="random",
-                   help="the engine bot: " + ", ".join(bot.levels()))
+    b.add_argument("--level", default="random", help="the engine bot: " + ", ".join(bot.levels()))
     target = b.add_mutually_exclusive_group(required=True)
     target.add_argument("--table", default="", help="table id (public tables)")
     target.add_argument("--invite", default="", help="invite code (private tables)")
@@ -278,8 +305,12 @@ def parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("replay", help="step through a finished match's record")
     _record_args(r)
-    r.add_argument("--seat", type=int, default=None,
-                   help="show the match as this seat saw it (default: every hand open)")
+    r.add_argument(
+        "--seat",
+        type=int,
+        default=None,
+        help="show the match as this seat saw it (default: every hand open)",
+    )
     r.add_argument("--hand", type=int, default=0, help="only this hand")
     r.add_argument("--step", action="store_true", help="wait for Enter after each hand")
     r.set_defaults(run=_replay)

@@ -261,8 +261,10 @@ class TableScreen(Vertical):
         self._render_seats(table)
         self._render_trump(table)
         self._render_trick(table)
-        _set(self.query_one("#scores", Static),
-             "\n".join(score_line(table, s) for s in range(len(v.scores))))
+        _set(
+            self.query_one("#scores", Static),
+            "\n".join(score_line(table, s) for s in range(len(v.scores))),
+        )
         _set(self.query_one("#turn", Static), turn_line(table, clock))
         result = self.query_one("#result", Static)
         if table.finished and v.HasField("match_result"):
@@ -284,8 +286,7 @@ class TableScreen(Vertical):
             if seat.index == table.my_seat:
                 mine = hands.get(seat.index)
                 tricks = f" · {plural(mine.tricks_won, 'trick')}" if mine is not None else ""
-                me = ("You" if seat.display_name.lower() == "you"
-                      else f"{seat.display_name} (you")
+                me = "You" if seat.display_name.lower() == "you" else f"{seat.display_name} (you"
                 me += f", seat {seat.index})" if me != "You" else f" (seat {seat.index})"
                 lines.append(Text(f"{mark} ● {me}{tricks}", style="bold" if mark == "▶" else ""))
                 continue
@@ -293,11 +294,13 @@ class TableScreen(Vertical):
                 lines.append(Text(f"{mark} seat {seat.index}: (free)", style="dim"))
                 continue
             who = seat.display_name or f"seat {seat.index}"
-            kind = f" (bot {seat.bot_level})" if seat.bot_level and seat.bot_level not in who \
-                else ""
+            kind = (
+                f" (bot {seat.bot_level})" if seat.bot_level and seat.bot_level not in who else ""
+            )
             dot = "●" if seat.connected else "○"
-            line = Text(f"{mark} {dot} {who}{kind}, seat {seat.index}",
-                        style="bold" if mark == "▶" else "")
+            line = Text(
+                f"{mark} {dot} {who}{kind}, seat {seat.index}", style="bold" if mark == "▶" else ""
+            )
             h = hands.get(seat.index)
             if h is not None:
                 line.append(f"  {'▮' * h.hand_size} {h.hand_size} cards", style="cyan")
@@ -316,19 +319,26 @@ class TableScreen(Vertical):
             widget.hide()
             _set(text, "no deal yet")
             return
-        suit = Text(f"trump: {SUIT_NAMES.get(v.trump_suit, '?')}",
-                    style=f"bold {SUIT_COLOURS.get(v.trump_suit, 'white')}")
+        suit = Text(
+            f"trump: {SUIT_NAMES.get(v.trump_suit, '?')}",
+            style=f"bold {SUIT_COLOURS.get(v.trump_suit, 'white')}",
+        )
         if v.HasField("turned_card"):
             widget.show(v.turned_card)
-            _set(text, Text("\n").join(
-                [suit, Text("turned card"), Text(f"stock: {v.stock_size}")]))
+            _set(text, Text("\n").join([suit, Text("turned card"), Text(f"stock: {v.stock_size}")]))
         elif len(v.seats) == 2:
             widget.hide()
             _set(text, Text("\n").join([suit, Text("stock: empty")]))
         else:
             widget.show(v.trump_card)
-            holder = next((h.seat for h in v.seat_hands
-                           if any(same_card(c, v.trump_card) for c in h.public_cards)), None)
+            holder = next(
+                (
+                    h.seat
+                    for h in v.seat_hands
+                    if any(same_card(c, v.trump_card) for c in h.public_cards)
+                ),
+                None,
+            )
             held = f"held by {table.seat_name(holder)}" if holder is not None else "played"
             _set(text, Text("\n").join([suit, Text(held)]))
 
@@ -338,12 +348,12 @@ class TableScreen(Vertical):
         last = table.last_trick
         if self.show_last and last is not None:
             cards = list(last.cards)
-            box.border_title = (f"last trick: {last.number}, won by "
-                                f"{table.seat_name(last.winner)}")
+            box.border_title = f"last trick: {last.number}, won by {table.seat_name(last.winner)}"
         else:
             cards = list(v.current_trick.cards)
-            box.border_title = f"trick {v.current_trick.number}" if v.HasField(
-                "current_trick") else "trick"
+            box.border_title = (
+                f"trick {v.current_trick.number}" if v.HasField("current_trick") else "trick"
+            )
         box.border_subtitle = "l: last trick" if last is not None else ""
         for i in range(4):
             slot = self.query_one(f"#played-{i}", Vertical)
@@ -352,9 +362,10 @@ class TableScreen(Vertical):
                 played = cards[i]
                 name = table.seat_name(played.seat)
                 self.query_one(f"#trick-{i}", CardWidget).show(played.card)
-                _set(self.query_one(f"#trick-name-{i}", Label),
-                    ("⏱" if played.timed_out else "") + (name if len(name) <= 9
-                                                          else name[:8] + "…")
+                _set(
+                    self.query_one(f"#trick-name-{i}", Label),
+                    ("⏱" if played.timed_out else "")
+                    + (name if len(name) <= 9 else name[:8] + "…"),
                 )
 
     def _render_hand(self, table: Table, selected: int) -> None:
@@ -370,8 +381,7 @@ class TableScreen(Vertical):
                 c = hand[i]
                 bright = any(same_card(c, x) for x in legal) or not table.legal_actions
                 title = str((i + 1) % 10) if i < 10 else ""
-                widget.show(c, bright=bright, selected=i == selected and bool(legal),
-                            title=title)
+                widget.show(c, bright=bright, selected=i == selected and bool(legal), title=title)
             else:
                 widget.hide()
 
@@ -401,8 +411,10 @@ def cards_text(cards: Iterable[card_pb2.Card]) -> Text:
     for i, c in enumerate(cards):
         if i:
             out.append(" ")
-        out.append(card_text(c) + SUIT_SYMBOLS.get(c.suit, ""),
-                   style=f"bold {SUIT_COLOURS.get(c.suit, 'white')}")
+        out.append(
+            card_text(c) + SUIT_SYMBOLS.get(c.suit, ""),
+            style=f"bold {SUIT_COLOURS.get(c.suit, 'white')}",
+        )
     return out
 
 
@@ -494,8 +506,14 @@ class MenuScreen(Screen[Start]):
             return
         for t in tables:
             names = ", ".join(s.display_name for s in t.seats if s.display_name)
-            lobby.add_row(t.table_id, t.rules.preset or "custom", str(len(t.seats)),
-                          str(t.free_seats), names, key=t.table_id)
+            lobby.add_row(
+                t.table_id,
+                t.rules.preset or "custom",
+                str(len(t.seats)),
+                str(t.free_seats),
+                names,
+                key=t.table_id,
+            )
 
     def _value(self, wid: str) -> str:
         return self.query_one(f"#{wid}", Input).value.strip()
@@ -503,12 +521,14 @@ class MenuScreen(Screen[Start]):
     @on(Button.Pressed, "#new")
     def new_table(self) -> None:
         turn = self._value("turn-time")
-        self.dismiss(NewTable(
-            preset=self._value("preset") or "corriente-6",
-            bot_level=self._value("level") or "random",
-            turn_time_s=int(turn) if turn.isdigit() else None,
-            name=self._value("name") or "You",
-        ))
+        self.dismiss(
+            NewTable(
+                preset=self._value("preset") or "corriente-6",
+                bot_level=self._value("level") or "random",
+                turn_time_s=int(turn) if turn.isdigit() else None,
+                name=self._value("name") or "You",
+            )
+        )
 
     @on(Button.Pressed, "#join")
     def join_invite(self) -> None:
@@ -607,7 +627,9 @@ class PlayApp(App[None]):
             if start.turn_time_s is not None:
                 options["turn_time_s"] = start.turn_time_s
             created = await client.create_table(
-                preset=start.preset, options=options or None, take_seat=True,
+                preset=start.preset,
+                options=options or None,
+                take_seat=True,
                 display_name=start.name,
             )
             for _ in range(len(created.table.seats) - 1):
@@ -616,7 +638,9 @@ class PlayApp(App[None]):
             return created.table_id, False
         if isinstance(start, JoinTable):
             joined = await client.join_table(
-                table_id=start.table_id, invite_code=start.invite_code, seat=start.seat,
+                table_id=start.table_id,
+                invite_code=start.invite_code,
+                seat=start.seat,
                 display_name=start.name,
             )
             self.say(f"you sit at seat {joined.seat} of table {joined.table_id}")
@@ -639,8 +663,11 @@ class PlayApp(App[None]):
         table = update.table
         if self.connection != "connected":
             if self.connection.startswith("connection lost"):
-                self.say(f"connection back: resumed after event {table.last_sequence - 1}"
-                         if update.event is not None else "connection back: a fresh snapshot")
+                self.say(
+                    f"connection back: resumed after event {table.last_sequence - 1}"
+                    if update.event is not None
+                    else "connection back: a fresh snapshot"
+                )
             self.connection = "connected"
         if update.event is not None and update.kind != "turn_started":
             self.say(describe(table, update.event))
@@ -703,8 +730,10 @@ class PlayApp(App[None]):
         try:
             await self.client.submit(table_id=self.table_id, action=action)
         except TuteError as err:
-            self.say(f"✗ {action_name(action)} refused: {err.reason or err.code.name}: "
-                     f"{err.message}", style="bold red")
+            self.say(
+                f"✗ {action_name(action)} refused: {err.reason or err.code.name}: {err.message}",
+                style="bold red",
+            )
         finally:
             self.submitting = False
             self.changed.set()

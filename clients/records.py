@@ -63,19 +63,19 @@ def record_from_proto(msg: record_pb2.MatchRecord) -> MatchRecord:
         rules=engine_rules(msg.rules),
         first_dealer=msg.first_dealer,
         seats=tuple(
-            SeatRecord(s.index, "bot" if s.bot else "player", s.display_name, s.bot_level,
-                       s.player_id)
+            SeatRecord(
+                s.index, "bot" if s.bot else "player", s.display_name, s.bot_level, s.player_id
+            )
             for s in msg.seats
         ),
         engine_version=msg.engine_version,
         hands=tuple(
-            HandRecord(h.hand_number, h.commitment, h.server_seed, tuple(h.client_seeds),
-                       tuple(h.pack))
+            HandRecord(
+                h.hand_number, h.commitment, h.server_seed, tuple(h.client_seeds), tuple(h.pack)
+            )
             for h in msg.hands
         ),
-        actions=tuple(
-            ActionRecord(a.seat, a.action, a.offset_ms, _BY[a.by]) for a in msg.actions
-        ),
+        actions=tuple(ActionRecord(a.seat, a.action, a.offset_ms, _BY[a.by]) for a in msg.actions),
         results=Results(
             hands=tuple(
                 HandOutcome(h.hand_number, tuple(h.totals), h.winner_side, h.capote, h.tute_seat)
@@ -150,8 +150,10 @@ def _event_line(record: MatchRecord, ev: Event) -> str | None:
     if isinstance(ev, TuteDeclared):
         return f"  {name(record, ev.seat)} declares tute: {mask_text(ev.cards)}"
     if isinstance(ev, TrumpExchanged):
-        return (f"  {name(record, ev.seat)} exchanges {engine.card_text(ev.given)} for "
-                f"{engine.card_text(ev.taken)}")
+        return (
+            f"  {name(record, ev.seat)} exchanges {engine.card_text(ev.given)} for "
+            f"{engine.card_text(ev.taken)}"
+        )
     if isinstance(ev, CardPlayed) and ev.auto:
         return f"  the server plays {engine.card_text(ev.card)} for {name(record, ev.seat)}"
     if isinstance(ev, CardDrawn) and ev.card is not None:

@@ -1,4 +1,4 @@
-'''``TuteClient``: the Python SDK of a tute server (asyncio, over the generated gRPC stubs).
+"""``TuteClient``: the Python SDK of a tute server (asyncio, over the generated gRPC stubs).
 
 It keeps the plumbing out of the caller's way:
 
@@ -62,7 +62,7 @@ Errors are typed and carry the server's reason code and field:
 bad field: rules.preset
 not found: TABLE_NOT_FOUND
 refused: MATCH_NOT_STARTED
-'''
+"""
 
 from __future__ import annotations
 

@@ -176,12 +176,7 @@ class Table:
         handler = _HANDLERS.get(kind or "")
         if handler is not None:
             handler(self, ev)
-        if (
-            not TURN_LEGAL_ACTIONS
-            and kind in _DECLARATION_KINDS
-            and self.my_turn
-            and self.playing
-        ):
+        if not TURN_LEGAL_ACTIONS and kind in _DECLARATION_KINDS and self.my_turn and self.playing:
             self._legal_pending = True
 
     # -- the events ------------------------------------------------------------------------

@@ -47,24 +47,30 @@ def describe(table: Table, ev: event_pb2.Event) -> str:  # noqa: C901 - one line
         return f"the match starts: {len(m.seats)} players, {preset}"
     if kind == "hand_dealt":
         d = ev.hand_dealt
-        line = (f"hand {d.hand_number} (game {d.game_number}): {name(d.dealer)} deals; trump is "
-                f"{SUIT_NAMES.get(d.trump_suit, '?')} ({card_text(d.trump_card)})")
+        line = (
+            f"hand {d.hand_number} (game {d.game_number}): {name(d.dealer)} deals; trump is "
+            f"{SUIT_NAMES.get(d.trump_suit, '?')} ({card_text(d.trump_card)})"
+        )
         if d.hand:
             line += "; your cards: " + " ".join(card_text(c) for c in d.hand)
         return line
     if kind == "turn_started":
         turn = ev.turn_started
-        return (f"{name(turn.seat)}'s turn {_TURN_KIND.get(turn.kind, '')} "
-                f"(trick {turn.trick_number})")
+        return (
+            f"{name(turn.seat)}'s turn {_TURN_KIND.get(turn.kind, '')} (trick {turn.trick_number})"
+        )
     if kind == "card_played":
         p = ev.card_played
-        return f"{name(p.seat)} plays {card_text(p.card)}" + (" (time ran out)" if p.timed_out
-                                                              else "")
+        return f"{name(p.seat)} plays {card_text(p.card)}" + (
+            " (time ran out)" if p.timed_out else ""
+        )
     if kind == "trick_taken":
         taken = ev.trick_taken
         last = " and las diez de últimas" if taken.last_trick else ""
-        return (f"{name(taken.trick.winner)} takes trick {taken.trick.number} "
-                f"({taken.trick.points} points{last})")
+        return (
+            f"{name(taken.trick.winner)} takes trick {taken.trick.number} "
+            f"({taken.trick.points} points{last})"
+        )
     if kind == "card_drawn":
         drawn = ev.card_drawn
         who = name(drawn.seat)
@@ -82,8 +88,7 @@ def describe(table: Table, ev: event_pb2.Event) -> str:  # noqa: C901 - one line
         return f"{name(tute.seat)} declares tute de {what}!"
     if kind == "trump_exchanged":
         x = ev.trump_exchanged
-        return (f"{name(x.seat)} exchanges {card_text(x.given)} for the turned "
-                f"{card_text(x.taken)}")
+        return f"{name(x.seat)} exchanges {card_text(x.given)} for the turned {card_text(x.taken)}"
     if kind == "turn_timed_out":
         return f"{name(ev.turn_timed_out.seat)} ran out of time"
     if kind == "hand_scored":
@@ -134,5 +139,7 @@ def score_line(table: Table, side: int) -> str:
         if options.games_to_win > 1:
             standing += f", {s.games_won} games"
     hand = s.hand_card_points + s.hand_cante_points
-    return (f"{side_name(table, side)}: {standing} · this hand {hand} "
-            f"({plural(s.hand_tricks_won, 'trick')})")
+    return (
+        f"{side_name(table, side)}: {standing} · this hand {hand} "
+        f"({plural(s.hand_tricks_won, 'trick')})"
+    )

@@ -191,8 +191,10 @@ def easy_card(rules: Rules, v: View) -> Card:  # noqa: C901 - the easy level is 
             # Throw points: the card with most points that is not kept.
             best = -1
             for c in cards_of(choices & ~keep):
-                if best < 0 or POINTS[c] > POINTS[best] or (
-                    POINTS[c] == POINTS[best] and STRENGTH[c] < STRENGTH[best]
+                if (
+                    best < 0
+                    or POINTS[c] > POINTS[best]
+                    or (POINTS[c] == POINTS[best] and STRENGTH[c] < STRENGTH[best])
                 ):
                     best = c
             if best >= 0:
@@ -300,8 +302,11 @@ def _current_margin(state: State, side: int) -> int:
     for seat, _, p, _ in state.cantes:
         pts[_side(n, seat)] += p
     mine = pts[side]
-    return mine - sum(pts[s] for s in range(len(pts)) if s != side) if n == 3 else (
-        mine - pts[1 - side])
+    return (
+        mine - sum(pts[s] for s in range(len(pts)) if s != side)
+        if n == 3
+        else (mine - pts[1 - side])
+    )
 
 
 class SearchBot:
@@ -326,9 +331,7 @@ class SearchBot:
             return cards[0]
         return self.choose(rules, v, rng, cards)
 
-    def scores(
-        self, rules: Rules, v: View, rng: random.Random, cards: list[Card]
-    ) -> list[float]:
+    def scores(self, rules: Rules, v: View, rng: random.Random, cards: list[Card]) -> list[float]:
         """The mean value of each card over the samples."""
         budget = self.budget
         me = v.seat
@@ -403,8 +406,12 @@ BOTS: dict[str, Bot] = {
 }
 """Bot levels by name, weakest first."""
 
-TIME_BUDGET_S: dict[str, float] = {"random": 0.0, "easy": 0.0, "medium": MEDIUM.time_s,
-                                   "hard": HARD.time_s}
+TIME_BUDGET_S: dict[str, float] = {
+    "random": 0.0,
+    "easy": 0.0,
+    "medium": MEDIUM.time_s,
+    "hard": HARD.time_s,
+}
 """The longest a level thinks for one move (beyond a first sample's work)."""
 
 RATINGS: Final[dict[str, float]] = {"random": 0.0, "easy": 268.0, "medium": 360.0, "hard": 363.0}
@@ -413,7 +420,11 @@ tournament's round robin, the 4p ``parejas``, 2p ``corriente-8`` and 3p ``tres``
 pooled (README, "Bots"). A difference of 400 means odds of 10 to 1 of winning a match."""
 
 RATINGS_CI95: Final[dict[str, tuple[float, float]]] = {
-    "random": (0.0, 0.0), "easy": (226.0, 313.0), "medium": (322.0, 414.0), "hard": (302.0, 428.0)}
+    "random": (0.0, 0.0),
+    "easy": (226.0, 313.0),
+    "medium": (322.0, 414.0),
+    "hard": (302.0, 428.0),
+}
 """The 95% interval of each of :data:`RATINGS` (a parametric bootstrap of the same fit)."""
 
 

@@ -213,9 +213,7 @@ def knowledge(rules: Rules, v: View) -> Knowledge:
     slots[me] = 0
     slots.append(v.stock_size - 1 if v.stock_size > 0 else 0)
     forbidden = (*constraints(rules, v), 0)
-    return Knowledge(
-        hidden, tuple(slots), known, forbidden, _not_both(rules, v), v.turned_card
-    )
+    return Knowledge(hidden, tuple(slots), known, forbidden, _not_both(rules, v), v.turned_card)
 
 
 def sample(rules: Rules, v: View, rng: random.Random) -> Sample:

@@ -203,6 +203,7 @@ Event = (
     | MatchEnded
 )
 
+
 def redact(event: Event, seat: int | None) -> Event:
     """The event as ``seat`` may see it (``None``: a spectator)."""
     if isinstance(event, HandDealt):

@@ -394,9 +394,7 @@ def _can_tute(state: State, seat: int, rank: int) -> bool:
         return False
     if rules.players == 2 and rules.cantes_only_with_stock and not state.stock:
         return False
-    return not (
-        rules.tute_requires_no_prior_cante and any(c[0] == seat for c in state.cantes)
-    )
+    return not (rules.tute_requires_no_prior_cante and any(c[0] == seat for c in state.cantes))
 
 
 def _exchange_card(state: State, seat: int) -> int:
@@ -779,4 +777,3 @@ def _end_hand(
     )
     dealt = _deal(mid, state.hand_no + 1, (state.dealer + 1) % rules.players)
     return dealt, (*events, _dealt_event(dealt))
-

@@ -21,9 +21,7 @@ TWENTY: Final = 20
 """A cante of any other suit (las veinte, §6)."""
 
 
-def tie_break(
-    values: tuple[int, ...], last_trick_of: tuple[int, ...], rule: TieRule | str
-) -> int:
+def tie_break(values: tuple[int, ...], last_trick_of: tuple[int, ...], rule: TieRule | str) -> int:
     """The side with the highest value; a tie goes to the side whose latest trick came last
     under ``tie_rule = last_trick`` (§9, §10), and is no winner (-1) under ``none``."""
     top = max(values)

@@ -47,9 +47,7 @@ _BETWEEN: Final = tuple(
 """``_BETWEEN[a][b]``: the cards of the suit stronger than ``a`` and weaker than ``b``."""
 
 
-def follow_mask(
-    rules: Rules, hand: Mask, trick: Sequence[Card], trump: int, seat_pos: int
-) -> Mask:
+def follow_mask(rules: Rules, hand: Mask, trick: Sequence[Card], trump: int, seat_pos: int) -> Mask:
     """The cards of ``hand`` its holder may play to ``trick`` with no stock left (§5)."""
     led = trick[0]
     led_suit = SUIT_OF[led]

@@ -133,7 +133,13 @@ class BotPool:
                 pool = self._pool()
                 try:
                     fut = loop.run_in_executor(
-                        pool, think, level, options, v, seed, self.scale,
+                        pool,
+                        think,
+                        level,
+                        options,
+                        v,
+                        seed,
+                        self.scale,
                         time.monotonic() + deadline - time.perf_counter(),
                     )
                     left = deadline - time.perf_counter()

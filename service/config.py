@@ -74,9 +74,7 @@ class Settings:
     """A header in which proxies pass on the client's address, such as ``x-forwarded-for``
     (comma-separated, each proxy appending the address it saw). '' (default): no header is
     believed, and the per-caller limits count by the connection's peer address."""
-    trusted_proxies: str = (
-        "127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"
-    )
+    trusted_proxies: str = "127.0.0.0/8,::1/128,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"
     """With ``trusted_proxy_header``: the networks (comma-separated CIDRs) of the proxies
     whose header is believed (loopback and private networks by default; narrow it to your
     proxies: a client inside them can name its own address). The caller is the right-most

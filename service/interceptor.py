@@ -95,9 +95,7 @@ def as_service_error(exc: BaseException) -> ServiceError | None:
     if isinstance(exc, ServiceError):
         err = exc
     elif isinstance(exc, StoreUnavailable):
-        err = Unavailable(
-            f"the table store is unreachable: {exc}", reason=Reason.STORE_UNAVAILABLE
-        )
+        err = Unavailable(f"the table store is unreachable: {exc}", reason=Reason.STORE_UNAVAILABLE)
     elif isinstance(exc, engine.TuteError):
         try:
             err = from_engine_error(exc)

@@ -52,8 +52,7 @@ class Limits:
         if not outcome.allowed:
             self.metrics.rate_limited.labels(limit).inc()
             raise RateLimited(
-                f"too many {_WHAT[limit]} from this caller; retry in "
-                f"{outcome.retry_after_s:.1f} s",
+                f"too many {_WHAT[limit]} from this caller; retry in {outcome.retry_after_s:.1f} s",
                 limit=limit,
                 retry_after_s=outcome.retry_after_s,
             )

@@ -77,11 +77,11 @@ class Metrics:
         ProcessCollector(registry=r)
         PlatformCollector(registry=r)
         GCCollector(registry=r)
-        Info("tute_build", "The running build: package version, engine build, Python version.",
-             registry=r).info(
-            {"version": version(), "engine": ENGINE_BUILD,
-             "python": platform.python_version()}
-        )
+        Info(
+            "tute_build",
+            "The running build: package version, engine build, Python version.",
+            registry=r,
+        ).info({"version": version(), "engine": ENGINE_BUILD, "python": platform.python_version()})
         labels = ("grpc_type", "grpc_service", "grpc_method", "protocol")
         self.started = Counter(
             "grpc_server_started_total", "RPCs started on the server.", labels, registry=r
@@ -111,8 +111,7 @@ class Metrics:
             buckets=_LATENCY_BUCKETS,
             registry=r,
         )
-        self.tables = Gauge("tute_tables", "Tables in the store, by state.", ("state",),
-                            registry=r)
+        self.tables = Gauge("tute_tables", "Tables in the store, by state.", ("state",), registry=r)
         self.actions = Counter(
             "tute_actions_total",
             "Actions submitted, by kind (card, sing, tute, exchange, timeout, forfeit, bot) and "
@@ -128,22 +127,31 @@ class Metrics:
             registry=r,
         )
         self.store_seconds = Histogram(
-            "tute_store_seconds", "Store operation latency.", ("op",),
-            buckets=_LATENCY_BUCKETS, registry=r,
+            "tute_store_seconds",
+            "Store operation latency.",
+            ("op",),
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
         )
         self.timeouts = Counter(
             "tute_timeouts_total", "Turns that timed out (the server played).", registry=r
         )
-        self.bot_moves = Counter("tute_bot_moves_total", "Moves made by server bots.",
-                                 registry=r)
-        self.bot_think = Histogram("tute_bot_think_seconds", "Time a bot took to choose its move.",
-                                   ("level",), buckets=_LATENCY_BUCKETS, registry=r)
+        self.bot_moves = Counter("tute_bot_moves_total", "Moves made by server bots.", registry=r)
+        self.bot_think = Histogram(
+            "tute_bot_think_seconds",
+            "Time a bot took to choose its move.",
+            ("level",),
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
         self.store_errors = Counter(
             "tute_store_errors_total", "Store calls that failed (store unreachable).", registry=r
         )
         self.rate_limited = Counter(
-            "tute_rate_limited_total", "Calls refused by a per-caller limit, by limit.",
-            ("limit",), registry=r,
+            "tute_rate_limited_total",
+            "Calls refused by a per-caller limit, by limit.",
+            ("limit",),
+            registry=r,
         )
 
     def serve(self, port: int, addr: str = "0.0.0.0") -> None:

@@ -32,11 +32,11 @@ def _v1_file() -> descriptor_pb2.FileDescriptorProto:
     for msg in fd.message_type:
         for field in msg.field:
             if field.type_name.startswith(old):
-                field.type_name = new + field.type_name[len(old):]
+                field.type_name = new + field.type_name[len(old) :]
     for service in fd.service:
         for method in service.method:
-            method.input_type = new + method.input_type[len(old):]
-            method.output_type = new + method.output_type[len(old):]
+            method.input_type = new + method.input_type[len(old) :]
+            method.output_type = new + method.output_type[len(old) :]
     return fd
 
 

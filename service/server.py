@@ -193,8 +193,12 @@ async def create_server(
     inner = (
         store
         if store is not None
-        else open_store(settings.store, finished_ttl_s=settings.finished_ttl_s,
-                        index_shards=settings.store_index_shards, clock=clock)
+        else open_store(
+            settings.store,
+            finished_ttl_s=settings.finished_ttl_s,
+            index_shards=settings.store_index_shards,
+            clock=clock,
+        )
     )
     timed = TimedStore(inner, metrics)
     app = TableService(timed, settings, metrics, clock=clock)

@@ -112,19 +112,26 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         elif req.HasField("seat"):
             raise InvalidArgument("seat is only meaningful with take_seat", field="seat")
         elif req.client_seed:
-            raise InvalidArgument("client_seed is only meaningful with take_seat",
-                                  field="client_seed")
+            raise InvalidArgument(
+                "client_seed is only meaningful with take_seat", field="client_seed"
+            )
         await tables.limits.create_table()
         counts = await tables.store.count_tables()
         if counts.get(WAITING, 0) + counts.get(PLAYING, 0) >= tables.settings.max_tables:
-            raise ResourceExhausted("too many open tables on this server; try later",
-                                    reason=Reason.TOO_MANY_TABLES)
+            raise ResourceExhausted(
+                "too many open tables on this server; try later", reason=Reason.TOO_MANY_TABLES
+            )
         table_id = secrets.token_hex(8)
         invite = "".join(secrets.choice(INVITE_ALPHABET) for _ in range(8)) if private else ""
         owner_token, owner_hash = new_token()
         rec = changes.new_table(
-            table_id, preset, rules, private=private, invite_code=invite,
-            created_at=tables.clock(), owner_token_hash=owner_hash,
+            table_id,
+            preset,
+            rules,
+            private=private,
+            invite_code=invite,
+            created_at=tables.clock(),
+            owner_token_hash=owner_hash,
         )
         await tables.commits.create(rec)
         structlog.contextvars.bind_contextvars(table_id=table_id)
@@ -140,7 +147,14 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             done = await tables.commits.mutate(
                 table_id,
                 lambda r: changes.take_seat(
-                    r, taken, HUMAN, name, token_hash, "", now=now, away_from_start=away,
+                    r,
+                    taken,
+                    HUMAN,
+                    name,
+                    token_hash,
+                    "",
+                    now=now,
+                    away_from_start=away,
                     client_seed=client_seed,
                 ),
             )
@@ -164,9 +178,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             raise InvalidArgument("unknown preset", field="preset")
         after = _parse_page_token(req.page_token) if req.page_token else None
         records, last = await self.tables.commits.lobby_page(req.preset, req.players, after, size)
-        resp = service_pb2.ListTablesResponse(
-            tables=[wire.table_to_proto(rec) for rec in records]
-        )
+        resp = service_pb2.ListTablesResponse(tables=[wire.table_to_proto(rec) for rec in records])
         if last is not None:
             resp.next_page_token = _page_token(last.created_at, last.table_id)
         return resp
@@ -209,7 +221,14 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                     reason=Reason.ALREADY_SEATED,
                 )
             return changes.take_seat(
-                r, seat, HUMAN, name, token_hash, "", now=now, away_from_start=away,
+                r,
+                seat,
+                HUMAN,
+                name,
+                token_hash,
+                "",
+                now=now,
+                away_from_start=away,
                 client_seed=client_seed,
             )
 
@@ -219,7 +238,9 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         log.info("seat_joined", seat=got)
         rec = done.record
         return service_pb2.JoinTableResponse(
-            table_id=table_id, seat=got, seat_token=token,
+            table_id=table_id,
+            seat=got,
+            seat_token=token,
             view=wire.view_to_proto(rec, got),
         )
 
@@ -269,9 +290,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
 
         done = await tables.commits.mutate(table_id, change, loaded=rec)
         rec = done.record
-        return service_pb2.AddBotResponse(
-            seat=done.result, table=wire.table_to_proto(rec)
-        )
+        return service_pb2.AddBotResponse(seat=done.result, table=wire.table_to_proto(rec))
 
     async def LeaveTable(
         self, request: service_pb2.LeaveTableRequest, context: Any
@@ -294,9 +313,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     ) -> service_pb2.GetTableResponse:
         rec = await self.tables.load(request.table_id)
         seat = seat_of(rec, _token(context))
-        return service_pb2.GetTableResponse(
-            view=wire.view_to_proto(rec, seat)
-        )
+        return service_pb2.GetTableResponse(view=wire.view_to_proto(rec, seat))
 
     async def SubmitAction(
         self, request: service_pb2.SubmitActionRequest, context: Any
@@ -331,8 +348,12 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         kind = action_kind(action)
         try:
             done = await tables.commits.mutate_once(
-                table_id, key, lambda r: changes.act(r, seat, action, now=now), respond,
-                expect=expect, loaded=rec,
+                table_id,
+                key,
+                lambda r: changes.act(r, seat, action, now=now),
+                respond,
+                expect=expect,
+                loaded=rec,
             )
         except ServiceError as exc:
             if isinstance(exc, FailedPrecondition) and exc.engine_reason:
@@ -409,8 +430,9 @@ def _display_name(name: str) -> str:
             field="display_name",
         )
     if len(name) > MAX_NAME:
-        raise InvalidArgument(f"display_name is at most {MAX_NAME} characters",
-                              field="display_name")
+        raise InvalidArgument(
+            f"display_name is at most {MAX_NAME} characters", field="display_name"
+        )
     if any(not ch.isprintable() for ch in name):
         raise InvalidArgument("display_name has unprintable characters", field="display_name")
     if not any(unicodedata.category(ch)[0] in "LNPS" for ch in name):

@@ -67,9 +67,7 @@ CORS_EXPOSE_HEADERS = (
 def connect_error(code: str, status: status_pb2.Status) -> ConnectError:
     """The Connect error of a status (``code`` a ``grpc.StatusCode`` name), details and all."""
     name = "CANCELED" if code == "CANCELLED" else code
-    details = [
-        ErrorDetail(WireAny(type_url=d.type_url, value=d.value)) for d in status.details
-    ]
+    details = [ErrorDetail(WireAny(type_url=d.type_url, value=d.value)) for d in status.details]
     return ConnectError(Code[name], status.message, details)
 
 
@@ -221,13 +219,21 @@ def cors(app: ASGIApp, origins: str) -> ASGIApp:
             await app(scope, receive, send)
             return
         if scope["method"] == "OPTIONS" and "access-control-request-method" in headers:
-            await _respond(send, 204, b"", [
-                (b"access-control-allow-origin", origin.encode()),
-                (b"access-control-allow-methods", b"POST, GET, OPTIONS"),
-                (b"access-control-allow-headers", CORS_ALLOW_HEADERS.encode()),
-                (b"access-control-max-age", b"7200"),
-                (b"vary", b"origin, access-control-request-method, access-control-request-headers"),
-            ])
+            await _respond(
+                send,
+                204,
+                b"",
+                [
+                    (b"access-control-allow-origin", origin.encode()),
+                    (b"access-control-allow-methods", b"POST, GET, OPTIONS"),
+                    (b"access-control-allow-headers", CORS_ALLOW_HEADERS.encode()),
+                    (b"access-control-max-age", b"7200"),
+                    (
+                        b"vary",
+                        b"origin, access-control-request-method, access-control-request-headers",
+                    ),
+                ],
+            )
             return
 
         async def send_with_cors(message: MutableMapping[str, Any]) -> None:
@@ -272,11 +278,16 @@ def static_files(root: Path | None) -> ASGIApp:
         kind = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         cache = b"no-cache" if path.name == "index.html" else b"max-age=3600"
         body = path.read_bytes() if scope["method"] == "GET" else b""
-        await _respond(send, 200, body, [
-            (b"content-type", kind.encode()),
-            (b"cache-control", cache),
-            (b"content-length", str(path.stat().st_size).encode()),
-        ])
+        await _respond(
+            send,
+            200,
+            body,
+            [
+                (b"content-type", kind.encode()),
+                (b"cache-control", cache),
+                (b"content-length", str(path.stat().st_size).encode()),
+            ],
+        )
 
     return serve
 

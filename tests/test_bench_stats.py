@@ -44,8 +44,12 @@ def test_ratings_recover_a_known_ladder() -> None:
     # Expected scores of a ladder 0 / 200 / 400 under the logistic Elo model.
     def expect(d: float) -> float:
         return 1 / (1 + 10 ** (-d / 400))
-    results = {("b", "a"): (expect(200), 4000), ("c", "b"): (expect(200), 4000),
-               ("c", "a"): (expect(400), 4000)}
+
+    results = {
+        ("b", "a"): (expect(200), 4000),
+        ("c", "b"): (expect(200), 4000),
+        ("c", "a"): (expect(400), 4000),
+    }
     r = ratings(results, "a", ["a", "b", "c"])
     assert r["a"] == 0.0
     assert r["b"] == pytest.approx(200, abs=1)
@@ -57,14 +61,18 @@ def test_duplicate_seatings_and_scores() -> None:
     assert seatings(2, "x", "y") == [("x", "y"), ("y", "x")]
     assert seatings(3, "x", "y") == [("x", "y", "y"), ("y", "x", "y"), ("y", "y", "x")]
     seats = seatings(2, "x", "y")
-    results = [{"winners": [0], "totals": [100, 60], "match_points": [3, 1]},
-               {"winners": [0], "totals": [90, 70], "match_points": [3, 0]}]
+    results = [
+        {"winners": [0], "totals": [100, 60], "match_points": [3, 1]},
+        {"winners": [0], "totals": [90, 70], "match_points": [3, 0]},
+    ]
     # x wins the first (side 0), loses the second (y is side 0 there); margin 40 - 20.
     assert score_deal(2, "x", seats, results) == (1.0, 2, 20.0)
     seats3 = seatings(3, "x", "y")
-    results3 = [{"match_points": [3, 1, 1], "totals": [50, 40, 40]},
-                {"match_points": [2, 2, 3], "totals": [30, 30, 70]},
-                {"match_points": [0, 1, 1], "totals": [20, 30, 80]}]
+    results3 = [
+        {"match_points": [3, 1, 1], "totals": [50, 40, 40]},
+        {"match_points": [2, 2, 3], "totals": [30, 30, 70]},
+        {"match_points": [0, 1, 1], "totals": [20, 30, 80]},
+    ]
     wins, trials, _ = score_deal(3, "x", seats3, results3)
     assert trials == 6 and wins == 2 + 0.5 + 1.5
 
@@ -72,6 +80,7 @@ def test_duplicate_seatings_and_scores() -> None:
 def test_rating_intervals_cover_the_fit_and_narrow_with_games() -> None:
     def expect(d: float) -> float:
         return 1 / (1 + 10 ** (-d / 400))
+
     few = {("b", "a"): (expect(200), 100), ("c", "b"): (expect(200), 100)}
     many = {k: (p, n * 25) for k, (p, n) in few.items()}
     fit = ratings(few, "a", ["a", "b", "c"])

@@ -83,7 +83,8 @@ def test_below_the_servicer_nothing_speaks_protobuf(layer: str) -> None:
     """The table lifecycle and the stores take and return domain values: no ``tute.v1``
     message module (requests, responses or events) is imported there."""
     offenders = sorted(
-        name for name, imports in SOURCES.items()
+        name
+        for name, imports in SOURCES.items()
         if name.startswith(layer) and _uses(imports, "tute")
     )
     assert offenders == []
@@ -93,7 +94,8 @@ def test_requests_and_responses_stay_at_the_edge() -> None:
     """Only the servicer and the server (registration, health names) import the module of the
     request and response messages."""
     users = sorted(
-        name for name, imports in SOURCES.items()
+        name
+        for name, imports in SOURCES.items()
         if name.startswith("service") and _uses(imports, "tute.v1.service_pb2")
     )
     assert users == ["service.server", "service.servicer"]
@@ -105,8 +107,7 @@ def test_the_engine_imports_only_the_standard_library() -> None:
         if not name.startswith("engine"):
             continue
         outside = sorted(
-            i for i in imports
-            if i.split(".")[0] not in stdlib and not i.startswith("engine")
+            i for i in imports if i.split(".")[0] not in stdlib and not i.startswith("engine")
         )
         assert outside == [], name
 

@@ -71,15 +71,19 @@ def _build(src: Path, hook: str, **env: str) -> tuple[Path, str]:
     out = src.parent / "dist"
     out.mkdir(exist_ok=True)
     code = (
-        "import sys, setuptools.build_meta as backend; "
-        f"print('WHEEL', backend.{hook}(sys.argv[1]))"
+        f"import sys, setuptools.build_meta as backend; print('WHEEL', backend.{hook}(sys.argv[1]))"
     )
     environ = {k: v for k, v in os.environ.items() if k not in ("TUTE_PURE_ENGINE", "CC")}
     environ.pop("PYTHONPATH", None)
     environ.update(env)
     proc = subprocess.run(
-        [sys.executable, "-c", code, str(out)], cwd=src, env=environ, capture_output=True,
-        text=True, timeout=600, check=False,
+        [sys.executable, "-c", code, str(out)],
+        cwd=src,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log
@@ -134,8 +138,13 @@ def test_without_a_c_compiler_the_wheel_has_the_pure_engine(tmp_path: Path) -> N
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(tmp_path / "site")
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys; " + load, str(tmp_path / "site")], cwd=tmp_path,
-        env=env, capture_output=True, text=True, timeout=120, check=False,
+        [sys.executable, "-c", "import sys; " + load, str(tmp_path / "site")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == sorted(p.stem for p in LUA if p.stem != "now_ms")
@@ -148,7 +157,9 @@ def test_the_wheel_has_the_engine_compiled_and_it_plays(tmp_path: Path) -> None:
     compiled = _compiled_in(wheel)
     for module in ENGINE:
         assert any(re.fullmatch(rf"engine/{module}\.cpython-\d+-.*\.so", n) for n in compiled), (
-            module, compiled, log[-3000:],
+            module,
+            compiled,
+            log[-3000:],
         )
     assert any(n.startswith("tute_engine__mypyc.") for n in compiled), compiled
     assert _engine_sources(wheel) == sorted(f"engine/{m}.py" for m in [*ENGINE, "__init__"])
@@ -168,8 +179,13 @@ def test_the_wheel_has_the_engine_compiled_and_it_plays(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(site)
     proc = subprocess.run(
-        [sys.executable, "-c", play], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=120, check=False,
+        [sys.executable, "-c", play],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("winners ("), proc.stdout

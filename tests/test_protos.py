@@ -281,7 +281,11 @@ def test_buf_generate_writes_the_committed_code(tmp_path: Path) -> None:
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
     proc = subprocess.run(
         [str(bindir / "buf"), "generate", "--template", "buf.gen.yaml", "-o", str(tmp_path)],
-        cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, f"buf generate failed:\n{proc.stdout}\n{proc.stderr}"
     fresh = _generated(tmp_path / "protos" / "tute" / "v1")

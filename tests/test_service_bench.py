@@ -16,10 +16,21 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 KEYS = {
-    "actions_per_s", "actions_per_s_stream", "baseline_publish_per_s", "ratio", "ratio_stream",
-    "p99_ms_at_250", "baseline_p99_ms_at_250", "p99_ratio", "kb_per_stream",
-    "baseline_kb_per_stream", "kb_per_table", "redis_actions_per_s", "redis_ratio",
-    "server_cpu_us_per_action", "ratio_parejas_vs_openspiel",
+    "actions_per_s",
+    "actions_per_s_stream",
+    "baseline_publish_per_s",
+    "ratio",
+    "ratio_stream",
+    "p99_ms_at_250",
+    "baseline_p99_ms_at_250",
+    "p99_ratio",
+    "kb_per_stream",
+    "baseline_kb_per_stream",
+    "kb_per_table",
+    "redis_actions_per_s",
+    "redis_ratio",
+    "server_cpu_us_per_action",
+    "ratio_parejas_vs_openspiel",
 }
 
 
@@ -27,11 +38,39 @@ def run_bench(*extra: str) -> dict[str, Any]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(REPO / "protos")])
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.service_bench", "--tables", "2", "--clients", "1",
-         "--rounds", "1", "--window", "1.5", "--warmup", "0.5", "--rate", "20",
-         "--idle-tables", "20", "--streams", "40", "--engine-duration", "0.1",
-         "--engine-rounds", "1", "--profile-actions", "20", *extra],
-        capture_output=True, text=True, cwd=REPO, env=env, timeout=240,
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.service_bench",
+            "--tables",
+            "2",
+            "--clients",
+            "1",
+            "--rounds",
+            "1",
+            "--window",
+            "1.5",
+            "--warmup",
+            "0.5",
+            "--rate",
+            "20",
+            "--idle-tables",
+            "20",
+            "--streams",
+            "40",
+            "--engine-duration",
+            "0.1",
+            "--engine-rounds",
+            "1",
+            "--profile-actions",
+            "20",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=240,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])

@@ -36,14 +36,13 @@ class PostgresHistory(History):
 
     async def start(self) -> None:
         try:
-            self._pool = await asyncpg.create_pool(
-                self.url, min_size=self._min, max_size=self._max
-            )
+            self._pool = await asyncpg.create_pool(self.url, min_size=self._min, max_size=self._max)
             async with self._p().acquire() as conn, conn.transaction():
                 await conn.execute("SELECT pg_advisory_xact_lock($1)", _MIGRATION_LOCK)
                 await conn.execute(SCHEMA_TABLE)
-                done = {r["version"] for r in await conn.fetch(
-                    "SELECT version FROM schema_migrations")}
+                done = {
+                    r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")
+                }
                 for m in MIGRATIONS:
                     if m.version in done:
                         continue
@@ -52,7 +51,9 @@ class PostgresHistory(History):
                     await conn.execute(
                         "INSERT INTO schema_migrations (version, name, applied_at_ms)"
                         " VALUES ($1, $2, $3)",
-                        m.version, m.name, int(time.time() * 1000),
+                        m.version,
+                        m.name,
+                        int(time.time() * 1000),
                     )
         except (OSError, asyncpg.PostgresError) as exc:
             await self.close()
@@ -85,8 +86,12 @@ class PostgresHistory(History):
                     "INSERT INTO match_records (table_id, format, ranked, started_at_ms,"
                     " finished_at_ms, record) VALUES ($1, $2, $3, $4, $5, $6)"
                     " ON CONFLICT (table_id) DO NOTHING",
-                    record.table_id, record.format, ranked, record.started_at_ms,
-                    finished_at_ms, text,
+                    record.table_id,
+                    record.format,
+                    ranked,
+                    record.started_at_ms,
+                    finished_at_ms,
+                    text,
                 )
                 if status == "INSERT 0 0":
                     stored = await conn.fetchval(
@@ -98,17 +103,18 @@ class PostgresHistory(History):
                 await conn.executemany(
                     "INSERT INTO match_seats (table_id, seat, player_id, finished_at_ms)"
                     " VALUES ($1, $2, $3, $4)",
-                    [(record.table_id, s.seat, s.player_id, finished_at_ms)
-                     for s in record.seats if s.player_id],
+                    [
+                        (record.table_id, s.seat, s.player_id, finished_at_ms)
+                        for s in record.seats
+                        if s.player_id
+                    ],
                 )
                 return True
         except (OSError, asyncpg.PostgresError) as exc:
             raise HistoryUnavailable(f"postgresql: {exc}") from exc
 
     async def get_record(self, table_id: str) -> MatchRecord | None:
-        rows = await self._fetch(
-            "SELECT record FROM match_records WHERE table_id = $1", table_id
-        )
+        rows = await self._fetch("SELECT record FROM match_records WHERE table_id = $1", table_id)
         return decode(rows[0]["record"]) if rows else None
 
     async def list_matches(
@@ -120,7 +126,8 @@ class PostgresHistory(History):
                 " FROM match_seats s JOIN match_records r ON r.table_id = s.table_id"
                 " WHERE s.player_id = $1"
                 " ORDER BY s.finished_at_ms DESC, s.table_id DESC LIMIT $2",
-                player_id, limit,
+                player_id,
+                limit,
             )
         else:
             rows = await self._fetch(
@@ -128,11 +135,15 @@ class PostgresHistory(History):
                 " FROM match_seats s JOIN match_records r ON r.table_id = s.table_id"
                 " WHERE s.player_id = $1 AND (s.finished_at_ms, s.table_id) < ($2, $3)"
                 " ORDER BY s.finished_at_ms DESC, s.table_id DESC LIMIT $4",
-                player_id, before[0], before[1], limit,
+                player_id,
+                before[0],
+                before[1],
+                limit,
             )
         return [
-            MatchSummary(r["table_id"], r["seat"], r["ranked"], r["started_at_ms"],
-                         r["finished_at_ms"])
+            MatchSummary(
+                r["table_id"], r["seat"], r["ranked"], r["started_at_ms"], r["finished_at_ms"]
+            )
             for r in rows
         ]
 
@@ -141,7 +152,8 @@ class PostgresHistory(History):
             async with self._p().acquire() as conn:
                 status = await conn.execute(
                     "DELETE FROM match_records WHERE ranked = $1 AND finished_at_ms < $2",
-                    ranked, finished_before_ms,
+                    ranked,
+                    finished_before_ms,
                 )
         except (OSError, asyncpg.PostgresError) as exc:
             raise HistoryUnavailable(f"postgresql: {exc}") from exc

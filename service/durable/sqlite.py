@@ -96,14 +96,23 @@ class SqliteHistory(History):
                 db.execute(
                     "INSERT INTO match_records (table_id, format, ranked, started_at_ms,"
                     " finished_at_ms, record) VALUES (?, ?, ?, ?, ?, ?)",
-                    (record.table_id, record.format, ranked, record.started_at_ms,
-                     finished_at_ms, text),
+                    (
+                        record.table_id,
+                        record.format,
+                        ranked,
+                        record.started_at_ms,
+                        finished_at_ms,
+                        text,
+                    ),
                 )
                 db.executemany(
                     "INSERT INTO match_seats (table_id, seat, player_id, finished_at_ms)"
                     " VALUES (?, ?, ?, ?)",
-                    [(record.table_id, s.seat, s.player_id, finished_at_ms)
-                     for s in record.seats if s.player_id],
+                    [
+                        (record.table_id, s.seat, s.player_id, finished_at_ms)
+                        for s in record.seats
+                        if s.player_id
+                    ],
                 )
                 db.execute("COMMIT")
                 return True

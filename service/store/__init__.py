@@ -29,7 +29,10 @@ __all__ = [
 
 
 def open_store(
-    url: str, *, finished_ttl_s: float = 3600.0, index_shards: int = 1,
+    url: str,
+    *,
+    finished_ttl_s: float = 3600.0,
+    index_shards: int = 1,
     clock: Clock = SYSTEM_CLOCK,
 ) -> Store:
     """The store for a ``TUTE_STORE`` URL: ``memory`` (default) or ``redis://host:port/db``

@@ -319,9 +319,7 @@ class Store(abc.ABC):
         a table that expired may count until the store notices (the scheduler's pass)."""
 
     @abc.abstractmethod
-    async def set_presence(
-        self, table_id: str, watcher: str, seat: int, expires_at: float
-    ) -> None:
+    async def set_presence(self, table_id: str, watcher: str, seat: int, expires_at: float) -> None:
         """``watcher`` (one open WatchTable stream of a seated player, on any replica) watches
         as ``seat`` until ``expires_at``; the replica refreshes it while the stream is open, so
         a crashed replica's watchers fade out by themselves."""

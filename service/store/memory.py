@@ -282,9 +282,7 @@ class MemoryStore(Store):
     async def count_bot_seats(self) -> int:
         return sum(n for table_id, n in list(self._bots.items()) if self._get(table_id))
 
-    async def set_presence(
-        self, table_id: str, watcher: str, seat: int, expires_at: float
-    ) -> None:
+    async def set_presence(self, table_id: str, watcher: str, seat: int, expires_at: float) -> None:
         t = self._get(table_id)
         if t is not None:
             t.presence[watcher] = (seat, expires_at)

@@ -98,9 +98,7 @@ class TimedStore(Store):
     async def renew_due(self, held: Mapping[str, float], until: float) -> list[str]:
         return await self._timed("renew_due", self.inner.renew_due(held, until))
 
-    async def set_presence(
-        self, table_id: str, watcher: str, seat: int, expires_at: float
-    ) -> None:
+    async def set_presence(self, table_id: str, watcher: str, seat: int, expires_at: float) -> None:
         await self._timed(
             "set_presence", self.inner.set_presence(table_id, watcher, seat, expires_at)
         )
@@ -109,9 +107,7 @@ class TimedStore(Store):
         await self._timed("clear_presence", self.inner.clear_presence(table_id, watcher))
 
     async def present_watchers(self, table_id: str, now: float) -> dict[str, int]:
-        return await self._timed(
-            "present_watchers", self.inner.present_watchers(table_id, now)
-        )
+        return await self._timed("present_watchers", self.inner.present_watchers(table_id, now))
 
     async def next_due(self) -> float | None:
         return await self.inner.next_due()
@@ -128,9 +124,7 @@ class TimedStore(Store):
     async def take_tokens(
         self, key: str, rate: float, burst: float, cost: float, now: float
     ) -> BucketOutcome:
-        return await self._timed(
-            "take_tokens", self.inner.take_tokens(key, rate, burst, cost, now)
-        )
+        return await self._timed("take_tokens", self.inner.take_tokens(key, rate, burst, cost, now))
 
     async def close(self) -> None:
         await self.inner.close()

@@ -184,9 +184,7 @@ def act(
             rec.seats[e.seat].token_hash = ""  # its token stops opening the seat
     if after.over:
         rec.status = FINISHED
-    variants = wire.engine_events_to_proto(
-        before.rules, events, forfeit_reason=forfeit_reason
-    )
+    variants = wire.engine_events_to_proto(before.rules, events, forfeit_reason=forfeit_reason)
     if rec.fair is not None:
         fair.note(rec.fair, seat, action, by, now, events)
         rec.state = fair.next_pack(after, rec.fair)
@@ -243,8 +241,9 @@ def bot_move(
 
 def forfeit_away(rec: TableRecord, seat: int, *, now: float) -> Changed[None]:
     """The seat away beyond the grace period forfeits the match."""
-    return act(rec, seat, engine.FORFEIT, now=now, forfeit_reason=wire.FORFEIT_DISCONNECTED,
-               by=fair.SERVER)
+    return act(
+        rec, seat, engine.FORFEIT, now=now, forfeit_reason=wire.FORFEIT_DISCONNECTED, by=fair.SERVER
+    )
 
 
 def mark_away(rec: TableRecord, seat: int, *, away: bool, now: float) -> Changed[None]:

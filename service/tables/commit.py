@@ -121,9 +121,7 @@ class Committer:
         rec = decode_record(data)
         rec.version = version
         if presence:
-            rec.connected = connected(
-                rec, await store.present_watchers(table_id, self.ctx.clock())
-            )
+            rec.connected = connected(rec, await store.present_watchers(table_id, self.ctx.clock()))
         return rec
 
     async def lobby_page(
@@ -149,7 +147,10 @@ class Committer:
         """Store a new table's record (its first version)."""
         self.set_expiry(rec, rec.created_at)
         await self.ctx.store.create(
-            rec.table_id, encode_record(rec), rec.invite_code, self.lobby_entry(rec),
+            rec.table_id,
+            encode_record(rec),
+            rec.invite_code,
+            self.lobby_entry(rec),
             due_at=self.due_at(rec, rec.created_at),
         )
 
@@ -185,8 +186,9 @@ class Committer:
         """:meth:`mutate` for a request with an idempotency ``key`` ('' for none): the
         response ``respond`` builds from the committed record and events is stored with the
         commit, and a repeat of the key gets it back (:class:`Repeated`) without a change."""
-        return await self._run(table_id, change, expect=expect, loaded=loaded, key=key,
-                               respond=respond)
+        return await self._run(
+            table_id, change, expect=expect, loaded=loaded, key=key, respond=respond
+        )
 
     async def _run(
         self,
@@ -321,9 +323,15 @@ class Committer:
 def _log_match(rec: TableRecord, status_before: TableStatus) -> None:
     """The committed change started or ended the table's match: one line about it."""
     if rec.status == PLAYING:
-        log.info("match_started", table_id=rec.table_id, preset=rec.preset,
-                 players=rec.rules.players)
+        log.info(
+            "match_started", table_id=rec.table_id, preset=rec.preset, players=rec.rules.players
+        )
     elif rec.status == FINISHED and status_before == PLAYING and rec.state is not None:
-        log.info("match_ended", table_id=rec.table_id, winners=list(rec.state.winners),
-                 end_reason=rec.state.end_reason, games=len(rec.games),
-                 forfeited_seat=rec.forfeited_seat)
+        log.info(
+            "match_ended",
+            table_id=rec.table_id,
+            winners=list(rec.state.winners),
+            end_reason=rec.state.end_reason,
+            games=len(rec.games),
+            forfeited_seat=rec.forfeited_seat,
+        )

@@ -77,8 +77,14 @@ class FairLog:
         return commitment(bytes.fromhex(self.seeds[hand_no - 1])).hex()
 
     def to_json(self) -> list[Any]:
-        return [self.started_at, self.first_dealer, self.client_seeds, self.seeds,
-                self.actions, self.outcomes]
+        return [
+            self.started_at,
+            self.first_dealer,
+            self.client_seeds,
+            self.seeds,
+            self.actions,
+            self.outcomes,
+        ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> FairLog:
@@ -106,13 +112,13 @@ def next_pack(state: engine.State, log: FairLog, draw: Draw | None = None) -> en
     hand_no = len(state.decks) + 1
     if len(log.seeds) < hand_no:
         log.seeds.append(draw().hex())
-    pack = shuffle(bytes.fromhex(log.seeds[hand_no - 1]), log.client_seeds, hand_no,
-                   state.rules)
+    pack = shuffle(bytes.fromhex(log.seeds[hand_no - 1]), log.client_seeds, hand_no, state.rules)
     return engine.with_deck(state, pack)
 
 
-def note(log: FairLog, seat: int, action: int, by: int, now: float,
-         events: Iterable[Event]) -> None:
+def note(
+    log: FairLog, seat: int, action: int, by: int, now: float, events: Iterable[Event]
+) -> None:
     """An applied action and the outcomes of the hands it ended."""
     log.actions.append([seat, action, max(0, round((now - log.started_at) * 1000)), by])
     for e in events:
@@ -131,8 +137,14 @@ def match_record(
     engine_version: str,
 ) -> MatchRecord:
     """The record of a finished match (the hands dealt, not the one drawn ahead)."""
-    record = start_record(table_id, rules, log.first_dealer, seats, engine_version,
-                          started_at_ms=round(log.started_at * 1000))
+    record = start_record(
+        table_id,
+        rules,
+        log.first_dealer,
+        seats,
+        engine_version,
+        started_at_ms=round(log.started_at * 1000),
+    )
     for h in range(1, state.hand_no + 1):
         record = add_hand(record, h, bytes.fromhex(log.seeds[h - 1]), log.client_seeds)
     return record._replace(

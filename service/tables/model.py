@@ -159,7 +159,8 @@ def connected(rec: TableRecord, watchers: Mapping[str, int]) -> frozenset[int]:
     """The seats of ``rec`` whose present watchers (watcher id -> seat) count for their
     current occupants."""
     return frozenset(
-        seat for watcher, seat in watchers.items()
+        seat
+        for watcher, seat in watchers.items()
         if 0 <= seat < len(rec.seats) and counts_for(watcher, rec.seats[seat])
     )
 

@@ -44,8 +44,14 @@ def record_of(rec: TableRecord) -> MatchRecord | None:
         bot_seat(i, s.bot_level, s.name) if s.occupant == BOT else player_seat(i, s.name)
         for i, s in enumerate(rec.seats)
     ]
-    return build(rec.fair, table_id=rec.table_id, rules=rec.rules, seats=seats,
-                 state=rec.state, engine_version=ENGINE_VERSION)
+    return build(
+        rec.fair,
+        table_id=rec.table_id,
+        rules=rec.rules,
+        seats=seats,
+        state=rec.state,
+        engine_version=ENGINE_VERSION,
+    )
 
 
 def finished_at_ms(record: MatchRecord) -> int:
@@ -76,8 +82,9 @@ async def match_record(history: History, table_id: str, rec: TableRecord | None)
         log.warning("history_unavailable", error=str(exc))
         found = None
         if rec is None:
-            raise Unavailable("the match history cannot be reached; retry later",
-                              reason=Reason.STORE_UNAVAILABLE) from None
+            raise Unavailable(
+                "the match history cannot be reached; retry later", reason=Reason.STORE_UNAVAILABLE
+            ) from None
     if found is not None:
         return found
     if rec is None:
@@ -85,8 +92,9 @@ async def match_record(history: History, table_id: str, rec: TableRecord | None)
     record = record_of(rec)
     if record is None:
         if rec.status == FINISHED:
-            raise NotFound("this table's match was played without a record",
-                           reason=Reason.TABLE_NOT_FOUND)
+            raise NotFound(
+                "this table's match was played without a record", reason=Reason.TABLE_NOT_FOUND
+            )
         raise FailedPrecondition("the match is not over yet", reason=Reason.MATCH_NOT_OVER)
     await keep(history, rec)
     return record

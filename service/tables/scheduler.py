@@ -41,7 +41,11 @@ class Scheduler:
     """This replica's share of the due work, and the bots' thinking."""
 
     def __init__(
-        self, ctx: Context, commits: Committer, streams: Streams, bots: BotPool,
+        self,
+        ctx: Context,
+        commits: Committer,
+        streams: Streams,
+        bots: BotPool,
         wake: asyncio.Event,
     ) -> None:
         self.ctx = ctx
@@ -255,6 +259,10 @@ class Scheduler:
         except Aborted:
             return True  # another replica (or the player) changed it first
         self.ctx.metrics.actions.labels("forfeit", "applied").inc()
-        log.info("seat_forfeited_disconnected", table_id=rec.table_id, seat=seat,
-                 away_s=round(now - since, 3))
+        log.info(
+            "seat_forfeited_disconnected",
+            table_id=rec.table_id,
+            seat=seat,
+            away_s=round(now - since, 3),
+        )
         return True

@@ -49,16 +49,24 @@ class TableService:
     ) -> None:
         """``history``: where finished matches' records go (default: ``settings.history``,
         not started yet: :meth:`start_history`)."""
-        self.ctx = Context(store, settings, metrics, clock,
-                           history if history is not None else open_history(settings.history))
+        self.ctx = Context(
+            store,
+            settings,
+            metrics,
+            clock,
+            history if history is not None else open_history(settings.history),
+        )
         wake = asyncio.Event()
         self.commits = Committer(self.ctx, wake=wake.set)
         self.limits = Limits(store, settings, metrics, self._now)
         self.callers = CallerResolver(settings.trusted_proxy_header, settings.trusted_proxies)
         self.streams = Streams(self.ctx, self.commits, self.limits)
         self.scheduler = Scheduler(
-            self.ctx, self.commits, self.streams,
-            BotPool(settings.bot_workers, settings.bot_budget_scale), wake,
+            self.ctx,
+            self.commits,
+            self.streams,
+            BotPool(settings.bot_workers, settings.bot_budget_scale),
+            wake,
         )
 
     @property
@@ -107,11 +115,14 @@ class TableService:
         """Delete the records older than the retention settings; how many went."""
         now_ms = round(self.ctx.clock() * 1000)
         gone = 0
-        for ranked, days in ((False, self.settings.history_casual_days),
-                             (True, self.settings.history_ranked_days)):
+        for ranked, days in (
+            (False, self.settings.history_casual_days),
+            (True, self.settings.history_ranked_days),
+        ):
             if days > 0:
                 gone += await self.ctx.history.prune(
-                    ranked=ranked, finished_before_ms=now_ms - round(days * 86_400_000))
+                    ranked=ranked, finished_before_ms=now_ms - round(days * 86_400_000)
+                )
         return gone
 
     async def close_history(self) -> None:
@@ -138,9 +149,7 @@ class TableService:
         """Whatever is due at one table (see :meth:`Scheduler.run_due`)."""
         await self.scheduler.run_due(table_id)
 
-    async def play_bot_move(
-        self, table_id: str, seat: int, seen: engine.View, action: int
-    ) -> bool:
+    async def play_bot_move(self, table_id: str, seat: int, seen: engine.View, action: int) -> bool:
         """A bot's move, exactly once (see :meth:`Scheduler.play_bot_move`)."""
         return await self.scheduler.play_bot_move(table_id, seat, seen, action)
 

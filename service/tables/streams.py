@@ -122,8 +122,14 @@ class Streams:
             if seat in rec.away:
                 await self.mark_away(table_id, seat, away=False)
         self.ctx.metrics.watch_streams.inc()
-        follow = _Follow(self, table_id, token, seat, occupancy,
-                         since=rec.seats[seat].since_seq if seat is not None else 0)
+        follow = _Follow(
+            self,
+            table_id,
+            token,
+            seat,
+            occupancy,
+            since=rec.seats[seat].since_seq if seat is not None else 0,
+        )
         try:
             async with contextlib.aclosing(follow.items(sub, resume_after)) as items:
                 async for item in items:
@@ -134,8 +140,13 @@ class Streams:
             await self._close(sub, counted, caller, watcher, lost=follow.lost)
 
     async def _close(
-        self, sub: Subscription, counted: tuple[str, int | None, str], caller: str,
-        watcher: str, *, lost: bool,
+        self,
+        sub: Subscription,
+        counted: tuple[str, int | None, str],
+        caller: str,
+        watcher: str,
+        *,
+        lost: bool,
     ) -> None:
         self._subs.discard(sub)
         self._open -= 1
@@ -169,11 +180,13 @@ class Streams:
                 )
             return
         if self._open >= settings.max_streams:
-            raise ResourceExhausted("too many open streams on this server",
-                                    reason=Reason.TOO_MANY_STREAMS)
+            raise ResourceExhausted(
+                "too many open streams on this server", reason=Reason.TOO_MANY_STREAMS
+            )
         if self._streams[counted] >= settings.max_spectator_streams_per_table:
-            raise ResourceExhausted("too many spectator streams on this table",
-                                    reason=Reason.TOO_MANY_STREAMS)
+            raise ResourceExhausted(
+                "too many spectator streams on this table", reason=Reason.TOO_MANY_STREAMS
+            )
 
     async def mark_away(self, table_id: str, seat: int, *, away: bool) -> None:
         """Record that a seat has no stream (``away``) or has one again (see
@@ -199,8 +212,14 @@ class _Follow:
     """One stream's reading of its table: what it has sent and whether its seat was lost."""
 
     def __init__(
-        self, streams: Streams, table_id: str, token: str | None, seat: int | None,
-        occupancy: str, *, since: int,
+        self,
+        streams: Streams,
+        table_id: str,
+        token: str | None,
+        seat: int | None,
+        occupancy: str,
+        *,
+        since: int,
     ) -> None:
         self.streams = streams
         self.table_id = table_id

@@ -214,9 +214,7 @@ def rules_from_proto(msg: rules_pb2.Rules, field: str = "rules") -> tuple[str, e
     try:
         rules = engine.Rules.from_options(overrides, base=base)
     except engine.InvalidOption as e:
-        raise BadField(
-            f"{field}.options.{e.option}", e.message, from_engine(e.reason)
-        ) from None
+        raise BadField(f"{field}.options.{e.option}", e.message, from_engine(e.reason)) from None
     return preset, rules
 
 
@@ -247,6 +245,7 @@ def rules_to_proto(preset: str, rules: engine.Rules) -> rules_pb2.Rules:
 # ---------------------------------------------------------------------------------------------
 # Actions
 # ---------------------------------------------------------------------------------------------
+
 
 def action_from_proto(msg: action_pb2.Action, field: str = "action") -> int:
     """The engine action number of an ``Action`` (a card 0..39, ``SING + suit``, ``TUTE_12``,

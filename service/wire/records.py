@@ -74,17 +74,33 @@ def record_to_proto(record: MatchRecord, preset: str) -> record_pb2.MatchRecord:
     )
     msg.started_at.FromMilliseconds(record.started_at_ms)
     for s in record.seats:
-        msg.seats.add(index=s.seat, display_name=s.name, bot=s.kind == "bot",
-                      bot_level=s.level, player_id=s.player_id)
+        msg.seats.add(
+            index=s.seat,
+            display_name=s.name,
+            bot=s.kind == "bot",
+            bot_level=s.level,
+            player_id=s.player_id,
+        )
     for h in record.hands:
-        msg.hands.add(hand_number=h.hand_no, commitment=h.commitment, server_seed=h.server_seed,
-                      client_seeds=h.client_seeds, pack=h.pack)
+        msg.hands.add(
+            hand_number=h.hand_no,
+            commitment=h.commitment,
+            server_seed=h.server_seed,
+            client_seeds=h.client_seeds,
+            pack=h.pack,
+        )
     for a in record.actions:
-        msg.actions.add(seat=a.seat, action=a.action, offset_ms=a.offset_ms, by=_BY[a.by],
-                        timed_out=a.timeout)
+        msg.actions.add(
+            seat=a.seat, action=a.action, offset_ms=a.offset_ms, by=_BY[a.by], timed_out=a.timeout
+        )
     for o in record.results.hands:
-        msg.results.hands.add(hand_number=o.hand_no, totals=o.totals, winner_side=o.winner,
-                              capote=o.capote, tute_seat=o.tute_seat)
+        msg.results.hands.add(
+            hand_number=o.hand_no,
+            totals=o.totals,
+            winner_side=o.winner,
+            capote=o.capote,
+            tute_seat=o.tute_seat,
+        )
     msg.results.winner_sides[:] = record.results.winners
     msg.results.reason = record.results.reason
     return msg

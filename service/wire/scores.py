@@ -63,9 +63,7 @@ def hand_result_msg(rules: engine.Rules, res: HandResult, awarded: int) -> score
     if res.winner >= 0:
         out.winner_side = res.winner
     if res.tute_seat >= 0:
-        out.tute.CopyFrom(
-            tute_msg(n, res.tute_seat, res.tute_rank, res.tute_cards, res.tute_trick)
-        )
+        out.tute.CopyFrom(tute_msg(n, res.tute_seat, res.tute_rank, res.tute_cards, res.tute_trick))
     else:
         seats = SIDE_SEATS[n]
         out.totals.extend(
@@ -118,5 +116,3 @@ def match_result_msg(
     if reason == "forfeit" and forfeited_seat >= 0:
         out.forfeited_seat = forfeited_seat
     return out
-
-

@@ -94,9 +94,7 @@ def table_to_proto(record: TableRecord) -> table_pb2.Table:
 
 def seat_joined_event(record: TableRecord, seat: int) -> event_pb2.Event:
     """``SeatJoined`` for ``seat`` as the record has it now (public)."""
-    return event_pb2.Event(
-        seat_joined=event_pb2.SeatJoined(seat=_seat_msg(record, seat))
-    )
+    return event_pb2.Event(seat_joined=event_pb2.SeatJoined(seat=_seat_msg(record, seat)))
 
 
 def seat_left_event(seat: int) -> event_pb2.Event:
@@ -244,8 +242,12 @@ def _match_view(out: view_pb2.TableView, record: TableRecord, v: engine.View) ->
     # the standing now, with the current hand's tally (a finished match's final standing: the
     # hand scored last, or the one a forfeit cut short, as far as it went)
     now = Standing(
-        v.game_scores, v.games_won, v.match_points, v.won_points,
-        cante_points(n, v.cantes), v.tricks_won,
+        v.game_scores,
+        v.games_won,
+        v.match_points,
+        v.won_points,
+        cante_points(n, v.cantes),
+        v.tricks_won,
     )
     out.scores.extend(standing(n, now))
 

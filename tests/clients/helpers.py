@@ -39,8 +39,9 @@ class Gate:
         await asyncio.wait_for(self.open.wait(), 30)
 
 
-async def until(changed: asyncio.Event, predicate: Callable[[], bool],
-                timeout: float = 15.0) -> None:
+async def until(
+    changed: asyncio.Event, predicate: Callable[[], bool], timeout: float = 15.0
+) -> None:
     """Wait until ``predicate()`` holds, re-checking whenever ``changed`` is set."""
     async with asyncio.timeout(timeout):
         while not predicate():

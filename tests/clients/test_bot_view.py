@@ -18,9 +18,15 @@ from service.tables.model import FINISHED, HUMAN, PLAYING, SeatInfo, TableRecord
 def _record(state: engine.State) -> TableRecord:
     n = state.rules.players
     return TableRecord(
-        table_id="t", preset="", rules=state.rules, visibility=Visibility.PUBLIC, invite_code="",
-        created_at=0.0, seats=[SeatInfo(HUMAN, f"p{i}", f"h{i}") for i in range(n)],
-        status=FINISHED if state.over else PLAYING, state=state,
+        table_id="t",
+        preset="",
+        rules=state.rules,
+        visibility=Visibility.PUBLIC,
+        invite_code="",
+        created_at=0.0,
+        seats=[SeatInfo(HUMAN, f"p{i}", f"h{i}") for i in range(n)],
+        status=FINISHED if state.over else PLAYING,
+        state=state,
     )
 
 

@@ -23,8 +23,16 @@ def _env() -> dict[str, str]:
 
 async def _tute(address: str, *args: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "clients", "--server", address, *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=_env(), cwd=REPO,
+        sys.executable,
+        "-m",
+        "clients",
+        "--server",
+        address,
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=_env(),
+        cwd=REPO,
     )
 
 
@@ -44,8 +52,19 @@ async def test_four_bot_processes_finish_a_match(address: str) -> None:
         assert table_id in lobby and "parejas" in lobby
         watcher = await _tute(address, "watch", table_id, "--plain", "--until-over")
         bots = [
-            await _tute(address, "bot", "--level", "random", "--table", table_id,
-                        "--name", f"bot-{i}", "--seed", str(i), "--quiet")
+            await _tute(
+                address,
+                "bot",
+                "--level",
+                "random",
+                "--table",
+                table_id,
+                "--name",
+                f"bot-{i}",
+                "--seed",
+                str(i),
+                "--quiet",
+            )
             for i in range(4)
         ]
         results = await asyncio.gather(*(_output(b) for b in bots))
@@ -60,7 +79,7 @@ async def test_four_bot_processes_finish_a_match(address: str) -> None:
         assert out.strip().endswith(f"match over: {winners} wins on points")
     lines = watched.splitlines()
     assert lines[0].startswith("[") and "snapshot" in lines[0]
-    sequences = [int(line[1:line.index("]")]) for line in lines[1:]]
+    sequences = [int(line[1 : line.index("]")]) for line in lines[1:]]
     assert sequences == list(range(sequences[0], view.last_event_sequence + 1))
     assert f"match over: {winners} wins on points" in lines[-1]
     assert sum(" plays " in line for line in lines) >= 40  # the 40 cards of the hand

@@ -27,8 +27,7 @@ from ..support.replicas import Replica
 from .helpers import Gate, until
 
 SIZE = (100, 46)
-SHORT = NewTable(preset="corriente-6", turn_time_s=0, name="Ana",
-                 options={"target_points": 1})
+SHORT = NewTable(preset="corriente-6", turn_time_s=0, name="Ana", options={"target_points": 1})
 
 
 def _button(a: action_pb2.Action) -> str:
@@ -42,9 +41,11 @@ def _button(a: action_pb2.Action) -> str:
 
 async def _ready(app: PlayApp, pilot: Pilot[None]) -> None:
     """Until the app may act (or the match is over), and the screen shows it."""
+
     def ready() -> bool:
         t = app.table
         return t is not None and (t.finished or (bool(t.legal_actions) and not app.submitting))
+
     await until(app.changed, ready)
     await pilot.pause()
 
@@ -65,8 +66,9 @@ async def play(app: PlayApp, pilot: Pilot[None], rng: random.Random, moves: int 
             await pilot.click(_button(declarations[0]))
         else:
             hand = list(table.hand)
-            legal = [i for i, c in enumerate(hand) if any(same_card(c, x)
-                                                            for x in table.legal_cards)]
+            legal = [
+                i for i, c in enumerate(hand) if any(same_card(c, x) for x in table.legal_cards)
+            ]
             i = rng.choice(legal)
             way = rng.random()
             if way < 0.2 and abs(app.selected - i) <= 2:  # (each key costs a redraw)
@@ -77,8 +79,13 @@ async def play(app: PlayApp, pilot: Pilot[None], rng: random.Random, moves: int 
                 await pilot.click(f"#card-{i}")
             else:
                 await pilot.press(str((i + 1) % 10))
-        await until(app.changed, lambda s=seq: app.table is not None  # type: ignore[misc]
-                    and app.table.last_sequence > s)
+        await until(
+            app.changed,
+            lambda s=seq: (
+                app.table is not None  # type: ignore[misc]
+                and app.table.last_sequence > s
+            ),
+        )
         made += 1
     await pilot.pause()
     return made
@@ -88,8 +95,9 @@ def _text(app: PlayApp, selector: str) -> str:
     return str(app.query_one(selector, Static).content)
 
 
-async def _server(tmp_path: Path, store: str = "memory", port: int = 0,
-                  name: str = "server") -> Replica:
+async def _server(
+    tmp_path: Path, store: str = "memory", port: int = 0, name: str = "server"
+) -> Replica:
     server = Replica(name, store, tmp_path, "--port", str(port))
     await server.wait_ready()
     return server
@@ -117,8 +125,9 @@ async def test_a_whole_match_against_a_bot_ends_on_the_final_score(address: str)
         text = str(result.content)
         assert text.startswith("Match over: ")
         assert "Ana: " in text and "Bot (random): " in text
-        standing = {side_line.split(":")[0].strip(): side_line for side_line
-                    in text.splitlines()[1:]}
+        standing = {
+            side_line.split(":")[0].strip(): side_line for side_line in text.splitlines()[1:]
+        }
         for s in table.view.match_result.scores:
             name = "Ana" if s.side == table.my_seat else "Bot (random)"
             assert f"{s.game_score} points" in standing[name]
@@ -136,17 +145,21 @@ async def test_a_whole_match_against_a_bot_ends_on_the_final_score(address: str)
 async def test_a_refused_action_shows_the_servers_reason(address: str) -> None:
     """The app's player presses a card while the other player (an SDK client) is on turn."""
     other = TuteClient(address)
-    created = await other.create_table(preset="corriente-6", options={"turn_time_s": 0},
-                                       take_seat=True, display_name="Bea")
+    created = await other.create_table(
+        preset="corriente-6", options={"turn_time_s": 0}, take_seat=True, display_name="Bea"
+    )
     client = TuteClient(address)
     app = PlayApp(client, JoinTable(table_id=created.table_id, name="Ana"))
     async with app.run_test(size=SIZE) as pilot:
-        await until(app.changed, lambda: app.table is not None and app.table.playing
-                    and app.table.turn_seat is not None)
+        await until(
+            app.changed,
+            lambda: app.table is not None and app.table.playing and app.table.turn_seat is not None,
+        )
         if app.table is not None and app.table.my_turn:
             await play(app, pilot, random.Random(1), moves=1)  # now Bea follows
-        await until(app.changed, lambda: app.table is not None
-                    and app.table.turn_seat == created.seat)
+        await until(
+            app.changed, lambda: app.table is not None and app.table.turn_seat == created.seat
+        )
         before = app.table.last_sequence if app.table else 0
         await pilot.press("1")
         await until(app.changed, lambda: any("refused" in line for line in app.log_lines))

@@ -40,6 +40,7 @@ def _seated(app: PlayApp, table_id: str) -> Callable[[], bool]:
     def seated() -> bool:
         t = app.table
         return t is not None and t.table_id == table_id and t.my_seat is not None
+
     return seated
 
 
@@ -63,10 +64,12 @@ async def test_the_menu_creates_a_table_against_bots(address: str) -> None:
 
 async def test_the_menu_joins_by_invite_code_and_from_the_lobby(address: str) -> None:
     host = TuteClient(address)
-    private = await host.create_table(preset="corriente-6", private=True, take_seat=True,
-                                      display_name="Bea")
-    public = await TuteClient(address).create_table(preset="parejas", take_seat=True,
-                                                    display_name="Carlos")
+    private = await host.create_table(
+        preset="corriente-6", private=True, take_seat=True, display_name="Bea"
+    )
+    public = await TuteClient(address).create_table(
+        preset="parejas", take_seat=True, display_name="Carlos"
+    )
     for target, how in ((private.table_id, "invite"), (public.table_id, "lobby")):
         client = TuteClient(address)
         app = PlayApp(client)
@@ -84,16 +87,16 @@ async def test_the_menu_joins_by_invite_code_and_from_the_lobby(address: str) ->
                 await pilot.press("enter")
             await until(app.changed, _seated(app, target))
             assert client.seat_tokens[target]
-            assert any(f"you sit at seat 1 of table {target}" in line
-                       for line in app.log_lines)
+            assert any(f"you sit at seat 1 of table {target}" in line for line in app.log_lines)
         await client.close()
     await host.close()
 
 
 async def test_a_spectator_sees_the_table_without_a_hand(address: str) -> None:
     players = [TuteClient(address), TuteClient(address)]
-    created = await players[0].create_table(preset="corriente-6", options={"turn_time_s": 0},
-                                            take_seat=True, display_name="Ana")
+    created = await players[0].create_table(
+        preset="corriente-6", options={"turn_time_s": 0}, take_seat=True, display_name="Ana"
+    )
     await players[1].join_table(table_id=created.table_id, display_name="Bea")
     client = TuteClient(address)
     app = PlayApp(client, Spectate(created.table_id))
@@ -104,8 +107,9 @@ async def test_a_spectator_sees_the_table_without_a_hand(address: str) -> None:
         mine = await mover.get_table(table_id=created.table_id)
         await mover.submit(table_id=created.table_id, action=mine.legal_actions[0])
         name = mine.seats[mine.my_seat].display_name
-        await until(app.changed, lambda: any(line.startswith(f"{name} plays")
-                                             for line in app.log_lines))
+        await until(
+            app.changed, lambda: any(line.startswith(f"{name} plays") for line in app.log_lines)
+        )
         await pilot.pause()
         assert app.table is not None and app.table.my_seat is None and not app.table.hand
         assert _text(app, "#hand-empty") == "(spectating: no hand)"
@@ -119,15 +123,16 @@ async def test_a_spectator_sees_the_table_without_a_hand(address: str) -> None:
 async def test_the_turn_clock_counts_down(address: str) -> None:
     """On an injected clock: the seconds left follow the deadline the server set."""
     other = TuteClient(address)
-    created = await other.create_table(preset="corriente-6", options={"turn_time_s": 30},
-                                       take_seat=True, display_name="Bea")
+    created = await other.create_table(
+        preset="corriente-6", options={"turn_time_s": 30}, take_seat=True, display_name="Bea"
+    )
     now = [time.time()]
     client = TuteClient(address)
-    app = PlayApp(client, JoinTable(table_id=created.table_id, name="Ana"),
-                  clock=lambda: now[0], tick_s=3600)
+    app = PlayApp(
+        client, JoinTable(table_id=created.table_id, name="Ana"), clock=lambda: now[0], tick_s=3600
+    )
     async with app.run_test(size=SIZE) as pilot:
-        await until(app.changed, lambda: app.table is not None
-                    and app.table.deadline is not None)
+        await until(app.changed, lambda: app.table is not None and app.table.deadline is not None)
         assert app.table is not None and app.table.deadline is not None
         now[0] = app.table.deadline - 25.2
         app.tick()
@@ -167,8 +172,13 @@ async def test_the_declaration_buttons_and_keys_send_their_actions(address: str)
                 await pilot.click(press)
             else:
                 await pilot.press(press)
-            await until(app.changed, lambda n=before: len(app.log_lines) > n  # type: ignore[misc]
-                        and not app.submitting)
+            await until(
+                app.changed,
+                lambda n=before: (
+                    len(app.log_lines) > n  # type: ignore[misc]
+                    and not app.submitting
+                ),
+            )
             line = app.log_lines[-1]
             if press == "t":
                 assert line == "nothing to declare tute now"

@@ -197,8 +197,12 @@ async def test_unavailable_after_bounded_backoff() -> None:
 
     backoff = Backoff(initial_s=0.1, max_s=1.0, multiplier=2.0, jitter=0.5, give_up_after_s=5.0)
     async with TuteClient(
-        f"127.0.0.1:{free_port()}", backoff=backoff, sleep=sleep, clock=lambda: now[0],
-        rng=random.Random(3), connect_timeout_s=0.01,
+        f"127.0.0.1:{free_port()}",
+        backoff=backoff,
+        sleep=sleep,
+        clock=lambda: now[0],
+        rng=random.Random(3),
+        connect_timeout_s=0.01,
     ) as client:
         with pytest.raises(Unavailable) as err:
             await client.get_table(table_id="abc")
@@ -225,18 +229,24 @@ def _rpc_error(code: grpc.StatusCode, *details: object) -> grpc.aio.AioRpcError:
 def test_reasons_of_other_branches_map_to_their_classes() -> None:
     """RATE_LIMITED (with RetryInfo) and SEAT_LOST, which servers of this contract send, have
     their own classes; an unknown code stays a TuteError."""
-    limited = error_from_rpc(_rpc_error(
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
-        error_details_pb2.ErrorInfo(reason="RATE_LIMITED", domain="tute.v1"),
-        error_details_pb2.RetryInfo(
-            retry_delay=duration_pb2.Duration(seconds=1, nanos=500_000_000)
+    limited = error_from_rpc(
+        _rpc_error(
+            grpc.StatusCode.RESOURCE_EXHAUSTED,
+            error_details_pb2.ErrorInfo(reason="RATE_LIMITED", domain="tute.v1"),
+            error_details_pb2.RetryInfo(
+                retry_delay=duration_pb2.Duration(seconds=1, nanos=500_000_000)
+            ),
         ),
-    ), "GetTable")
+        "GetTable",
+    )
     assert isinstance(limited, RateLimited) and limited.retry_after == 1.5
-    lost = error_from_rpc(_rpc_error(
-        grpc.StatusCode.PERMISSION_DENIED,
-        error_details_pb2.ErrorInfo(reason="SEAT_LOST", domain="tute.v1"),
-    ), "WatchTable")
+    lost = error_from_rpc(
+        _rpc_error(
+            grpc.StatusCode.PERMISSION_DENIED,
+            error_details_pb2.ErrorInfo(reason="SEAT_LOST", domain="tute.v1"),
+        ),
+        "WatchTable",
+    )
     assert isinstance(lost, SeatLost) and isinstance(lost, PermissionDenied)
     internal = error_from_rpc(_rpc_error(grpc.StatusCode.INTERNAL), "GetTable")
     assert type(internal) is TuteError and internal.code == grpc.StatusCode.INTERNAL

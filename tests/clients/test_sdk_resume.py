@@ -47,8 +47,9 @@ class Seq:
                 await self.changed.wait()
 
 
-async def _follow(client: TuteClient, table_id: str, rng: random.Random | None,
-                  seq: Seq) -> list[int]:
+async def _follow(
+    client: TuteClient, table_id: str, rng: random.Random | None, seq: Seq
+) -> list[int]:
     """Watch (and, with ``rng``, play random legal actions) until the match ends."""
     delivered: list[int] = []
     async for update in client.watch(table_id, spectator=rng is None):
@@ -69,8 +70,9 @@ def _gap_free(delivered: list[int]) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _clients(targets: list[str] | list[list[str]], gate: Gate
-                   ) -> AsyncIterator[list[TuteClient]]:
+async def _clients(
+    targets: list[str] | list[list[str]], gate: Gate
+) -> AsyncIterator[list[TuteClient]]:
     clients = [TuteClient(t, sleep=gate.sleep, connect_timeout_s=5) for t in targets]
     try:
         yield clients
@@ -81,7 +83,9 @@ async def _clients(targets: list[str] | list[list[str]], gate: Gate
 
 async def _seat_players(clients: list[TuteClient]) -> str:
     created = await clients[0].create_table(
-        preset="corriente-6", options={"turn_time_s": 0, "target_points": 1}, take_seat=True,
+        preset="corriente-6",
+        options={"turn_time_s": 0, "target_points": 1},
+        take_seat=True,
         display_name="A",
     )
     await clients[1].join_table(table_id=created.table_id, display_name="B")
@@ -158,7 +162,9 @@ async def test_a_new_client_resumes_a_seat_from_exported_tokens(address: str) ->
     after the saved event and plays the match to its end."""
     first = TuteClient(address)
     created = await first.create_table(
-        preset="corriente-6", options={"turn_time_s": 0, "target_points": 1}, take_seat=True,
+        preset="corriente-6",
+        options={"turn_time_s": 0, "target_points": 1},
+        take_seat=True,
         display_name="A",
     )
     table_id = created.table_id

@@ -42,27 +42,44 @@ def _position(rules: engine.Rules, want: Callable[[engine.State], bool]) -> engi
 
 def _follow(state: engine.State) -> bool:
     legal = engine.legal_actions(state, 0)
-    return (state.turn == 0 and len(state.trick) == 2 and 0 < len(legal) < 5
-            and state.hands[0].bit_count() >= 6 and state.trick_no >= 2)
+    return (
+        state.turn == 0
+        and len(state.trick) == 2
+        and 0 < len(legal) < 5
+        and state.hands[0].bit_count() >= 6
+        and state.trick_no >= 2
+    )
 
 
 def _declare(state: engine.State) -> bool:
     legal = engine.legal_actions(state, 0)
-    return (state.turn == 0 and not state.trick and engine.EXCHANGE in legal
-            and any(engine.SING <= a < engine.SING + 4 for a in legal))
+    return (
+        state.turn == 0
+        and not state.trick
+        and engine.EXCHANGE in legal
+        and any(engine.SING <= a < engine.SING + 4 for a in legal)
+    )
 
 
 def _record(state: engine.State, bots: bool) -> TableRecord:
     n = state.rules.players
     seats = [SeatInfo(HUMAN, NAMES[0], "h0")] + [
-        SeatInfo(BOT, "Bot (random)", "", "random") if bots else SeatInfo(HUMAN, NAMES[i],
-                                                                         f"h{i}")
+        SeatInfo(BOT, "Bot (random)", "", "random") if bots else SeatInfo(HUMAN, NAMES[i], f"h{i}")
         for i in range(1, n)
     ]
-    return TableRecord(table_id="0123456789abcdef", preset="parejas" if n == 4 else
-                       "corriente-6", rules=state.rules, visibility=Visibility.PUBLIC,
-                       invite_code="", created_at=0.0, seats=seats, status=PLAYING, state=state,
-                       last_seq=42, version=17)
+    return TableRecord(
+        table_id="0123456789abcdef",
+        preset="parejas" if n == 4 else "corriente-6",
+        rules=state.rules,
+        visibility=Visibility.PUBLIC,
+        invite_code="",
+        created_at=0.0,
+        seats=seats,
+        status=PLAYING,
+        state=state,
+        last_seq=42,
+        version=17,
+    )
 
 
 @pytest.mark.parametrize(
@@ -73,7 +90,10 @@ def _record(state: engine.State, bots: bool) -> TableRecord:
     ],
 )
 async def test_the_table_looks_as_reviewed(
-    name: str, rules: engine.Rules, want: Callable[[engine.State], bool], bots: bool,
+    name: str,
+    rules: engine.Rules,
+    want: Callable[[engine.State], bool],
+    bots: bool,
     tmp_path: Path,
 ) -> None:
     state = _position(rules, want)
@@ -84,8 +104,10 @@ async def test_the_table_looks_as_reviewed(
     async with app.run_test(size=(100, 40)) as pilot:
         app.connection = "connected"
         app.say("table 0123456789abcdef created; you sit at seat 0")
-        app.say("✗ play Sota de copas refused: MUST_FOLLOW_SUIT: must follow suit (oros led)",
-                style="bold red")
+        app.say(
+            "✗ play Sota de copas refused: MUST_FOLLOW_SUIT: must follow suit (oros led)",
+            style="bold red",
+        )
         app.show(Table.from_view(view))
         await pilot.pause()
         svg = app.export_screenshot(title=f"tute: {name}")

@@ -60,24 +60,42 @@ def _first_card_action(d: dict[str, Any]) -> dict[str, Any]:
 
 
 CHANGES: dict[str, tuple[Callable[[dict[str, Any]], object], str]] = {
-    "server seed": (lambda d: d["hands"][1].update(
-        server_seed=_flip_hex(d["hands"][1]["server_seed"])), "commitment_mismatch"),
-    "commitment": (lambda d: d["hands"][0].update(
-        commitment=_flip_hex(d["hands"][0]["commitment"])), "commitment_mismatch"),
-    "client seed": (lambda d: d["hands"][0]["client_seeds"].__setitem__(0, "ana-seeD"),
-                    "pack_mismatch"),
-    "empty client seed": (lambda d: d["hands"][1]["client_seeds"].__setitem__(1, "x"),
-                          "pack_mismatch"),
-    "pack": (lambda d: d["hands"][1]["pack"].__setitem__(0, _other_card(d["hands"][1]["pack"][0])),
-             "pack_mismatch"),
+    "server seed": (
+        lambda d: d["hands"][1].update(server_seed=_flip_hex(d["hands"][1]["server_seed"])),
+        "commitment_mismatch",
+    ),
+    "commitment": (
+        lambda d: d["hands"][0].update(commitment=_flip_hex(d["hands"][0]["commitment"])),
+        "commitment_mismatch",
+    ),
+    "client seed": (
+        lambda d: d["hands"][0]["client_seeds"].__setitem__(0, "ana-seeD"),
+        "pack_mismatch",
+    ),
+    "empty client seed": (
+        lambda d: d["hands"][1]["client_seeds"].__setitem__(1, "x"),
+        "pack_mismatch",
+    ),
+    "pack": (
+        lambda d: d["hands"][1]["pack"].__setitem__(0, _other_card(d["hands"][1]["pack"][0])),
+        "pack_mismatch",
+    ),
     "hand number": (lambda d: d["hands"][1].update(hand_no=3), "bad_record"),
-    "action": (lambda d: _first_card_action(d).update(seat=1 - _first_card_action(d)["seat"]),
-               "illegal_action"),
+    "action": (
+        lambda d: _first_card_action(d).update(seat=1 - _first_card_action(d)["seat"]),
+        "illegal_action",
+    ),
     "action time": (lambda d: d["actions"][-1].update(offset_ms=0), "bad_record"),
-    "winners": (lambda d: d["results"].update(winners=[1 - d["results"]["winners"][0]]),
-                "results_mismatch"),
-    "hand totals": (lambda d: d["results"]["hands"][0]["totals"].__setitem__(
-        0, d["results"]["hands"][0]["totals"][0] + 1), "results_mismatch"),
+    "winners": (
+        lambda d: d["results"].update(winners=[1 - d["results"]["winners"][0]]),
+        "results_mismatch",
+    ),
+    "hand totals": (
+        lambda d: d["results"]["hands"][0]["totals"].__setitem__(
+            0, d["results"]["hands"][0]["totals"][0] + 1
+        ),
+        "results_mismatch",
+    ),
     "end reason": (lambda d: d["results"].update(reason="forfeit"), "results_mismatch"),
     "rules": (lambda d: d["rules"].update(players=4), "bad_record"),
     "shuffle": (lambda d: d.update(shuffle="tute-shuffle-v2"), "unknown_shuffle"),
@@ -154,9 +172,7 @@ def test_replay_shows_a_seat_only_its_own_cards(
         from engine import parse_card
         from engine.cards import mask_of, mask_text
 
-        return f"  {names[seat]}: " + mask_text(
-            mask_of(parse_card(c) for c in dealt[seat])
-        )
+        return f"  {names[seat]}: " + mask_text(mask_of(parse_card(c) for c in dealt[seat]))
 
     assert hand_line(0) in seat0.splitlines()
     assert hand_line(1) not in seat0.splitlines()

@@ -45,7 +45,10 @@ def render(overlay: str) -> tuple[Obj, ...]:
     """The objects ``kubectl kustomize deploy/k8s/overlays/<overlay>`` prints."""
     out = subprocess.run(
         [tool("kubectl"), "kustomize", str(K8S / "overlays" / overlay)],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert out.returncode == 0, out.stderr
     return tuple(doc for doc in yaml.safe_load_all(out.stdout) if doc)
@@ -118,8 +121,9 @@ class Rendered:
     @property
     def settings(self) -> Settings:
         """The server's settings in the tute container (its TUTE_* variables and arguments)."""
-        return load_settings(self.container.get("args", []),
-                             environ=self.environment(self.container))
+        return load_settings(
+            self.container.get("args", []), environ=self.environment(self.container)
+        )
 
 
 def matches(selector: dict[str, str], labels: dict[str, str]) -> bool:

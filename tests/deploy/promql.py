@@ -17,11 +17,35 @@ _TOKEN = re.compile(
 )
 KEYWORDS = {
     # aggregation operators
-    "sum", "min", "max", "avg", "group", "stddev", "stdvar", "count", "count_values",
-    "bottomk", "topk", "quantile", "limitk", "limit_ratio",
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "group",
+    "stddev",
+    "stdvar",
+    "count",
+    "count_values",
+    "bottomk",
+    "topk",
+    "quantile",
+    "limitk",
+    "limit_ratio",
     # clauses, modifiers and binary operators
-    "by", "without", "on", "ignoring", "group_left", "group_right", "bool", "offset",
-    "and", "or", "unless", "atan2", "inf", "nan",
+    "by",
+    "without",
+    "on",
+    "ignoring",
+    "group_left",
+    "group_right",
+    "bool",
+    "offset",
+    "and",
+    "or",
+    "unless",
+    "atan2",
+    "inf",
+    "nan",
 }
 GROUPING = {"by", "without", "on", "ignoring", "group_left", "group_right"}
 

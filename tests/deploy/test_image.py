@@ -21,9 +21,22 @@ from service.config import Settings
 from .manifests import DEPLOY, REPO, pyproject, tool
 
 DOCKERFILE = DEPLOY / "Dockerfile"
-OPTIONS_WITH_VALUES = {"-w", "--wheel-dir", "-f", "--find-links", "-i", "--index-url",
-                       "--extra-index-url", "-r", "--requirement", "-c", "--constraint",
-                       "--target", "--prefix", "--root"}
+OPTIONS_WITH_VALUES = {
+    "-w",
+    "--wheel-dir",
+    "-f",
+    "--find-links",
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-r",
+    "--requirement",
+    "-c",
+    "--constraint",
+    "--target",
+    "--prefix",
+    "--root",
+}
 
 
 @dataclass
@@ -106,9 +119,11 @@ def pip_call(cmd: list[str]) -> tuple[str, list[str], list[str]] | None:
 
 
 def port_settings() -> dict[str, int]:
-    return {f.name: int(f.default)  # type: ignore[arg-type]  # every port has a default
-            for f in dataclasses.fields(Settings)
-            if (f.name == "port" or f.name.endswith("_port")) and f.default}
+    return {
+        f.name: int(f.default)  # type: ignore[arg-type]  # every port has a default
+        for f in dataclasses.fields(Settings)
+        if (f.name == "port" or f.name.endswith("_port")) and f.default
+    }
 
 
 def test_multi_stage_on_a_slim_python_the_project_allows(stages: list[Stage]) -> None:
@@ -140,8 +155,10 @@ def test_exposes_the_servers_ports(stages: list[Stage]) -> None:
 
 def test_python_packages_come_from_the_project_only(stages: list[Stage]) -> None:
     build, runtime = stages[0], stages[-1]
-    pips = {s.name: [p for run in s.all("RUN") for c in commands(run) if (p := pip_call(c))]
-            for s in stages}
+    pips = {
+        s.name: [p for run in s.all("RUN") for c in commands(run) if (p := pip_call(c))]
+        for s in stages
+    }
     # The build stage builds the project (whose pyproject.toml pins the dependencies) ...
     assert pips[build.name] == [(sub, opts, ["."]) for sub, opts, _ in pips[build.name]]
     assert [sub for sub, _, _ in pips[build.name]] == ["wheel"]
@@ -166,8 +183,14 @@ def test_python_packages_come_from_the_project_only(stages: list[Stage]) -> None
 
 def test_compiler_only_in_the_build_stage(stages: list[Stage]) -> None:
     def apt_installs(stage: Stage) -> list[str]:
-        return [w for run in stage.all("RUN") for c in commands(run)
-                if c[:2] == ["apt-get", "install"] for w in c[2:] if not w.startswith("-")]
+        return [
+            w
+            for run in stage.all("RUN")
+            for c in commands(run)
+            if c[:2] == ["apt-get", "install"]
+            for w in c[2:]
+            if not w.startswith("-")
+        ]
 
     assert "gcc" in apt_installs(stages[0])  # mypyc compiles the engine
     assert apt_installs(stages[-1]) == []
@@ -176,16 +199,18 @@ def test_compiler_only_in_the_build_stage(stages: list[Stage]) -> None:
 
 
 def test_hadolint_passes() -> None:
-    out = subprocess.run([tool("hadolint"), str(DOCKERFILE)], capture_output=True, text=True,
-                         timeout=60, check=False)
+    out = subprocess.run(
+        [tool("hadolint"), str(DOCKERFILE)], capture_output=True, text=True, timeout=60, check=False
+    )
     assert out.returncode == 0, out.stdout + out.stderr
 
 
 def test_hadolint_catches_a_bad_dockerfile(tmp_path: Path) -> None:
     bad = tmp_path / "Dockerfile"
     bad.write_text("FROM python\nRUN pip install redis\n")
-    out = subprocess.run([tool("hadolint"), str(bad)], capture_output=True, text=True,
-                         timeout=60, check=False)
+    out = subprocess.run(
+        [tool("hadolint"), str(bad)], capture_output=True, text=True, timeout=60, check=False
+    )
     assert out.returncode != 0 and "DL3013" in out.stdout
 
 
@@ -210,24 +235,37 @@ def dockerignored(path: str, patterns: list[str]) -> bool:
 
 
 def test_dockerignore_sends_exactly_what_the_wheel_is_built_from() -> None:
-    patterns = [ln.strip() for ln in (REPO / ".dockerignore").read_text().splitlines()
-                if ln.strip() and not ln.startswith("#")]
-    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True,
-                             check=True).stdout.split()
+    patterns = [
+        ln.strip()
+        for ln in (REPO / ".dockerignore").read_text().splitlines()
+        if ln.strip() and not ln.startswith("#")
+    ]
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
     project = pyproject()
     find = project["tool"]["setuptools"]["packages"]["find"]
     package_files = [
-        f for f in tracked
+        f
+        for f in tracked
         for where in find["where"]
         for inc in find["include"]
-        if f.endswith(".py") and fnmatch.fnmatch(
-            f.removeprefix(where + "/") if where != "." else f, inc.rstrip("*") + "*/*")
+        if f.endswith(".py")
+        and fnmatch.fnmatch(
+            f.removeprefix(where + "/") if where != "." else f, inc.rstrip("*") + "*/*"
+        )
     ]
     assert any(f.startswith("engine/") for f in package_files)
     assert any(f.startswith("protos/tute/v1/") for f in package_files)
     needed = ["pyproject.toml", project["project"]["readme"], "setup.py", *package_files]
     for f in needed:
         assert not dockerignored(f, patterns), f"{f} is left out of the build context"
-    for f in (".git/HEAD", ".venv/bin/python", "tests/test_protos.py", "deploy/Dockerfile",
-              "engine/__pycache__/game.cpython-311.pyc", "build/mypyc/engine/game.so"):
+    for f in (
+        ".git/HEAD",
+        ".venv/bin/python",
+        "tests/test_protos.py",
+        "deploy/Dockerfile",
+        "engine/__pycache__/game.cpython-311.pyc",
+        "build/mypyc/engine/game.so",
+    ):
         assert dockerignored(f, patterns), f"{f} is sent to the build"

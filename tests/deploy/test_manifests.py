@@ -31,8 +31,15 @@ def rendered(request: pytest.FixtureRequest) -> Rendered:
 
 
 def mebibytes(quantity: str) -> float:
-    units = {"Ki": 1 / 1024, "Mi": 1, "Gi": 1024, "k": 1e3 / 2**20, "M": 1e6 / 2**20,
-             "G": 1e9 / 2**20, "": 1 / 2**20}
+    units = {
+        "Ki": 1 / 1024,
+        "Mi": 1,
+        "Gi": 1024,
+        "k": 1e3 / 2**20,
+        "M": 1e6 / 2**20,
+        "G": 1e9 / 2**20,
+        "": 1 / 2**20,
+    }
     number, unit = re.fullmatch(r"([\d.]+)([A-Za-z]*)", str(quantity)).groups()  # type: ignore[union-attr]
     return float(number) * units[unit]
 
@@ -104,8 +111,9 @@ def test_services_reach_named_container_ports(rendered: Rendered) -> None:
     served = {p["targetPort"] for p in rendered.get("Service", "tute")["spec"]["ports"]}
     assert served == set(ports)  # every port the server listens on
     assert rendered.get("Service", "tute-headless")["spec"]["clusterIP"] == "None"
-    grpc_port = next(p for p in rendered.get("Service", "tute")["spec"]["ports"]
-                     if p["name"] == "grpc")
+    grpc_port = next(
+        p for p in rendered.get("Service", "tute")["spec"]["ports"] if p["name"] == "grpc"
+    )
     assert grpc_port["appProtocol"] == "kubernetes.io/h2c"
 
 
@@ -120,8 +128,10 @@ def test_probes_are_native_grpc_on_the_right_health_names(rendered: Rendered) ->
     start = c["startupProbe"]
     assert start["periodSeconds"] * start["failureThreshold"] >= 30
     live, ready = c["livenessProbe"], c["readinessProbe"]
-    assert (live["periodSeconds"] * live["failureThreshold"]
-            > ready["periodSeconds"] * ready["failureThreshold"])
+    assert (
+        live["periodSeconds"] * live["failureThreshold"]
+        > ready["periodSeconds"] * ready["failureThreshold"]
+    )
 
 
 def test_pods_run_locked_down(rendered: Rendered) -> None:
@@ -197,9 +207,15 @@ def test_network_policy(rendered: Rendered) -> None:
     assert 53 in egress_ports
     if rendered.settings.store.startswith("redis"):
         redis = rendered.get("StatefulSet", "redis")["spec"]["template"]["metadata"]["labels"]
-        to_redis = [r for r in pol["spec"]["egress"]
-                    if any(matches(t["podSelector"]["matchLabels"], redis) for t in r["to"]
-                           if "podSelector" in t and "namespaceSelector" not in t)]
+        to_redis = [
+            r
+            for r in pol["spec"]["egress"]
+            if any(
+                matches(t["podSelector"]["matchLabels"], redis)
+                for t in r["to"]
+                if "podSelector" in t and "namespaceSelector" not in t
+            )
+        ]
         assert [p["port"] for r in to_redis for p in r["ports"]] == [6379]
     else:
         assert egress_ports == {53}
@@ -211,8 +227,11 @@ def test_servicemonitor(rendered: Rendered) -> None:
     assert mon["apiVersion"] == "monitoring.coreos.com/v1"
     assert set(mon) == {"apiVersion", "kind", "metadata", "spec"}
     assert set(mon["spec"]) == {"selector", "endpoints"}
-    selected = [s for s in rendered.of_kind("Service")
-                if matches(mon["spec"]["selector"]["matchLabels"], s["metadata"]["labels"])]
+    selected = [
+        s
+        for s in rendered.of_kind("Service")
+        if matches(mon["spec"]["selector"]["matchLabels"], s["metadata"]["labels"])
+    ]
     assert [s["metadata"]["name"] for s in selected] == ["tute"]  # not the headless one too
     (endpoint,) = mon["spec"]["endpoints"]
     assert set(endpoint) <= {"port", "path", "scheme", "interval", "scrapeTimeout"}
@@ -261,7 +280,8 @@ def test_scaled_replicas_share_redis_with_aof() -> None:
     mount = next(m for m in container["volumeMounts"] if m["name"] == claim["metadata"]["name"])
     assert mount["mountPath"] == option["--dir"]
     assert mebibytes(option["--maxmemory"].replace("mb", "M")) < mebibytes(
-        container["resources"]["limits"]["memory"])
+        container["resources"]["limits"]["memory"]
+    )
     pol = r.get("NetworkPolicy", "redis")
     assert [rule["from"] for rule in pol["spec"]["ingress"]] == [
         [{"podSelector": {"matchLabels": r.server["spec"]["selector"]["matchLabels"]}}]
@@ -275,7 +295,10 @@ def test_scaled_autoscaling_and_disruption_budget_agree() -> None:
     assert replicas >= 3
     hpa = r.get("HorizontalPodAutoscaler", "tute")
     assert hpa["spec"]["scaleTargetRef"] == {
-        "apiVersion": "apps/v1", "kind": "Deployment", "name": "tute"}
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": "tute",
+    }
     assert hpa["spec"]["minReplicas"] == replicas < hpa["spec"]["maxReplicas"]
     (metric,) = hpa["spec"]["metrics"]
     assert metric["resource"]["name"] == "cpu"  # measured against the container's request

@@ -45,8 +45,9 @@ DASHBOARD_COVERS = {
 
 
 def promtool(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([tool("promtool"), *args], capture_output=True, text=True,
-                          timeout=120, check=False, cwd=cwd)
+    return subprocess.run(
+        [tool("promtool"), *args], capture_output=True, text=True, timeout=120, check=False, cwd=cwd
+    )
 
 
 def alert_rules() -> list[dict[str, Any]]:
@@ -93,8 +94,9 @@ def test_alert_rules_pass_their_unit_tests() -> None:
 
 def test_every_alert_has_a_unit_test_that_fires_it() -> None:
     tests = yaml.safe_load(ALERT_TESTS.read_text())["tests"]
-    fired = {case["alertname"] for t in tests for case in t["alert_rule_test"]
-             if case.get("exp_alerts")}
+    fired = {
+        case["alertname"] for t in tests for case in t["alert_rule_test"] if case.get("exp_alerts")
+    }
     assert fired == {r["alert"] for r in alert_rules()}
     for rule in alert_rules():
         assert rule["labels"]["severity"] in ("warning", "critical")
@@ -108,8 +110,10 @@ def test_promtool_rejects_a_broken_rule(tmp_path: Path) -> None:
 
 
 def test_dashboard_queries_parse(tmp_path: Path) -> None:
-    rules = [{"record": f"tute:dashboard:{i}", "expr": as_promql(e)}
-             for i, e in enumerate(dashboard_queries())]
+    rules = [
+        {"record": f"tute:dashboard:{i}", "expr": as_promql(e)}
+        for i, e in enumerate(dashboard_queries())
+    ]
     path = tmp_path / "dashboard-queries.yaml"
     path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
     out = promtool("check", "rules", str(path))
@@ -153,15 +157,19 @@ async def play_a_match(replica: Replica) -> int:
     """One player (us) and three server bots play a match to its end: we play the first legal
     action whenever our stream says it is our turn. Returns how many actions we sent."""
     stub = replica.stub
-    created = await stub.CreateTable(service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(preset="parejas"), take_seat=True, display_name="dash"))
+    created = await stub.CreateTable(
+        service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset="parejas"), take_seat=True, display_name="dash"
+        )
+    )
     me = (("authorization", f"Bearer {created.seat_token}"),)
     owner = getattr(created, "owner_token", "")  # AddBot takes the owner's token where it exists
     for _ in range(3):
-        await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id, level="random"),
-                          metadata=(("authorization", f"Bearer {owner}"),) if owner else me)
-    stream = stub.WatchTable(service_pb2.WatchTableRequest(table_id=created.table_id),
-                             metadata=me)
+        await stub.AddBot(
+            service_pb2.AddBotRequest(table_id=created.table_id, level="random"),
+            metadata=(("authorization", f"Bearer {owner}"),) if owner else me,
+        )
+    stream = stub.WatchTable(service_pb2.WatchTableRequest(table_id=created.table_id), metadata=me)
     sent = 0
     async for msg in stream:
         kind = msg.event.WhichOneof("kind") if msg.HasField("event") else "snapshot"
@@ -171,12 +179,19 @@ async def play_a_match(replica: Replica) -> int:
         if kind == "turn_started" and msg.event.turn_started.seat != created.seat:
             continue
         while True:  # our turn (or the snapshot): act until the turn moves on
-            view = (await stub.GetTable(service_pb2.GetTableRequest(
-                table_id=created.table_id), metadata=me)).view
+            view = (
+                await stub.GetTable(
+                    service_pb2.GetTableRequest(table_id=created.table_id), metadata=me
+                )
+            ).view
             if not view.legal_actions:
                 break
-            await stub.SubmitAction(service_pb2.SubmitActionRequest(
-                table_id=created.table_id, action=view.legal_actions[0]), metadata=me)
+            await stub.SubmitAction(
+                service_pb2.SubmitActionRequest(
+                    table_id=created.table_id, action=view.legal_actions[0]
+                ),
+                metadata=me,
+            )
             sent += 1
     raise AssertionError("the stream ended before the match")
 
@@ -196,7 +211,8 @@ async def test_every_metric_read_is_exported_by_a_real_server(tmp_path: Path) ->
         # Every name is there once the match is over: the tables gauge is set by the
         # scheduler's first pass, when the server starts.
         missing = from_server - await asyncio.to_thread(scrape, replica.metrics_port)
-        assert not missing, (f"not on the server's /metrics page: {sorted(missing)}\n"
-                             f"{replica.tail()}")
+        assert not missing, (
+            f"not on the server's /metrics page: {sorted(missing)}\n{replica.tail()}"
+        )
     finally:
         await replica.stop()

@@ -33,8 +33,11 @@ def _binary(name: str) -> str:
         for d in sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True):
             if (d / name).exists():
                 return str(d / name)
-        pytest.fail(f"{name} is not installed: the PostgreSQL history tests need it "
-                    "(apt-get install postgresql)", pytrace=False)
+        pytest.fail(
+            f"{name} is not installed: the PostgreSQL history tests need it "
+            "(apt-get install postgresql)",
+            pytrace=False,
+        )
     return found
 
 
@@ -60,15 +63,40 @@ class PostgresProcess:
             pw = pwd.getpwnam(self.user)
             os.chown(self.directory, pw.pw_uid, pw.pw_gid)
         subprocess.run(
-            [_binary("initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
-             "--no-sync", "-E", "UTF8", "--locale=C"],
-            check=True, capture_output=True, **self._run_as(),  # type: ignore[call-overload]
+            [
+                _binary("initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--no-sync",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            ],
+            check=True,
+            capture_output=True,
+            **self._run_as(),  # type: ignore[call-overload]
         )
         with open(self.directory / "postgres.log", "wb") as log:
             self.proc = subprocess.Popen(  # type: ignore[call-overload]
-                [_binary("postgres"), "-D", str(data), "-p", str(self.port), "-h",
-                 "127.0.0.1", "-k", str(self.directory), "-c", "fsync=off"],
-                stdout=subprocess.DEVNULL, stderr=log, **self._run_as(),
+                [
+                    _binary("postgres"),
+                    "-D",
+                    str(data),
+                    "-p",
+                    str(self.port),
+                    "-h",
+                    "127.0.0.1",
+                    "-k",
+                    str(self.directory),
+                    "-c",
+                    "fsync=off",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                **self._run_as(),
             )
         ready = _binary("pg_isready")
         deadline = time.monotonic() + 60.0

@@ -19,8 +19,7 @@ _BASE, _ = play_recorded("corriente-6", random.Random(21))
 def _record(table_id: str, *players: str) -> MatchRecord:
     """A real finished record, at table ``table_id``, seat s held by player ``players[s]``."""
     seats = tuple(
-        s._replace(player_id=players[s.seat]) if s.seat < len(players) else s
-        for s in _BASE.seats
+        s._replace(player_id=players[s.seat]) if s.seat < len(players) else s for s in _BASE.seats
     )
     return _BASE._replace(table_id=table_id, seats=seats)
 
@@ -43,8 +42,9 @@ async def test_a_record_is_written_once_and_read_back(history: History) -> None:
 async def test_another_record_for_the_same_table_is_a_conflict(history: History) -> None:
     await history.put_record(_record("t-1"), finished_at_ms=1000)
     with pytest.raises(HistoryConflict):
-        await history.put_record(_record("t-1")._replace(engine_version="other"),
-                                 finished_at_ms=1000)
+        await history.put_record(
+            _record("t-1")._replace(engine_version="other"), finished_at_ms=1000
+        )
     assert await history.get_record("t-1") == _record("t-1")
 
 
@@ -63,9 +63,7 @@ async def test_two_replicas_on_one_database_write_once(history_url: str) -> None
     try:
         assert await a.schema_version() == await b.schema_version() == LATEST
         rec = _record("t-two", "p-ana")
-        results = await asyncio.gather(
-            *(h.put_record(rec, finished_at_ms=9) for h in (a, b, a, b))
-        )
+        results = await asyncio.gather(*(h.put_record(rec, finished_at_ms=9) for h in (a, b, a, b)))
         assert sorted(results) == [False, False, False, True]
         assert await b.get_record("t-two") == rec
     finally:
@@ -96,10 +94,14 @@ async def test_a_players_matches_page_newest_first(history: History) -> None:
     await history.put_record(_record("t-other", "p-cid"), finished_at_ms=500)
     page1 = await history.list_matches("p-ana", limit=3)
     assert [(m.table_id, m.finished_at_ms) for m in page1] == [
-        ("t-6", 103), ("t-5", 102), ("t-4", 102)]
+        ("t-6", 103),
+        ("t-5", 102),
+        ("t-4", 102),
+    ]
     last = page1[-1]
-    page2 = await history.list_matches("p-ana", before=(last.finished_at_ms, last.table_id),
-                                       limit=10)
+    page2 = await history.list_matches(
+        "p-ana", before=(last.finished_at_ms, last.table_id), limit=10
+    )
     assert [m.table_id for m in page2] == ["t-3", "t-2", "t-1", "t-0"]
     assert [m.seat for m in page2] == [0, 1, 0, 1]
     assert await history.list_matches("p-nobody") == []

@@ -256,9 +256,7 @@ def events_of(events: Iterable[engine.Event], kind: type) -> list[Any]:
     return [e for e in events if type(e) is kind]
 
 
-def deck_for(
-    rules: Rules, dealer: int, hands: Mapping[int, str], stock: str = ""
-) -> list[int]:
+def deck_for(rules: Rules, dealer: int, hands: Mapping[int, str], stock: str = "") -> list[int]:
     """A deck order that deals ``hands`` (seat -> its cards, in deal order) with ``dealer``.
 
     3p/4p: the dealer's last listed card is the trump card. 2p: ``stock`` lists the turned card

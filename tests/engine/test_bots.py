@@ -60,14 +60,22 @@ def play_match(rules: Rules, levels: list[str], seed: int, max_moves: int = 400)
 def test_every_level_plays_only_legal_actions(preset: str) -> None:
     rules = PRESETS[preset]
     for seed in range(2):
-        play_match(rules, ["random", "easy", "medium", "hard"][: rules.players] or ["hard"],
-                   seed, max_moves=120)
+        play_match(
+            rules,
+            ["random", "easy", "medium", "hard"][: rules.players] or ["hard"],
+            seed,
+            max_moves=120,
+        )
         play_match(rules, ["hard", "medium", "easy", "random"], seed + 10, max_moves=120)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
-@given(seed=st.integers(0, 2**32), steps=st.integers(0, 60),
-       preset=st.sampled_from(sorted(PRESETS)), level=st.sampled_from(sorted(FAST)))
+@given(
+    seed=st.integers(0, 2**32),
+    steps=st.integers(0, 60),
+    preset=st.sampled_from(sorted(PRESETS)),
+    level=st.sampled_from(sorted(FAST)),
+)
 def test_the_same_view_and_seed_give_the_same_move(
     seed: int, steps: int, preset: str, level: str
 ) -> None:
@@ -125,8 +133,16 @@ def endgame(rules: Rules, seed: int, cards_left: int) -> State | None:
     return None
 
 
-@pytest.mark.parametrize(("preset", "left"), [("parejas", 9), ("tres", 8), ("corriente-8", 8),
-                                               ("parejas-mejor-de-3", 9), ("corriente-6", 7)])
+@pytest.mark.parametrize(
+    ("preset", "left"),
+    [
+        ("parejas", 9),
+        ("tres", 8),
+        ("corriente-8", 8),
+        ("parejas-mejor-de-3", 9),
+        ("corriente-6", 7),
+    ],
+)
 def test_the_solver_agrees_with_brute_force_on_small_endgames(preset: str, left: int) -> None:
     rules = PRESETS[preset]
     checked = 0
@@ -148,8 +164,9 @@ def test_the_solver_agrees_with_brute_force_on_small_endgames(preset: str, left:
     assert checked >= 6
 
 
-@pytest.mark.parametrize(("preset", "left"), [("parejas", 24), ("tres", 21), ("corriente-8", 12),
-                                               ("corriente-6", 10)])
+@pytest.mark.parametrize(
+    ("preset", "left"), [("parejas", 24), ("tres", 21), ("corriente-8", 12), ("corriente-6", 10)]
+)
 def test_a_rollout_plays_legal_cards_and_scores_as_the_engine(preset: str, left: int) -> None:
     """The rollout's line, replayed on the engine (the trick's winner singing what the rollout
     sang), is legal and ends with the margin the rollout computed."""
@@ -199,14 +216,16 @@ def test_a_rollout_solves_its_tail_exactly(preset: str, left: int) -> None:
         assert values is not None
         assert rollout_values(s, side, cards, solve_tricks=10) == [values[c] for c in cards]
         assert rollout_values(s, side, cards, solve_tricks=10, node_limit=1) == (
-            rollout_values(s, side, cards))
+            rollout_values(s, side, cards)
+        )
         checked += 1
     assert checked >= 6
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
-@given(seed=st.integers(0, 2**32), steps=st.integers(1, 80),
-       preset=st.sampled_from(sorted(PRESETS)))
+@given(
+    seed=st.integers(0, 2**32), steps=st.integers(1, 80), preset=st.sampled_from(sorted(PRESETS))
+)
 def test_the_solvers_obligations_are_the_engines(seed: int, steps: int, preset: str) -> None:
     rules = PRESETS[preset]
     rng = random.Random(seed)
@@ -217,8 +236,10 @@ def test_the_solvers_obligations_are_the_engines(seed: int, steps: int, preset: 
         s, _ = apply(s, s.turn, rng.choice([a for a in legal_actions(s, s.turn) if a < 40]))
         if s.trick and not s.stock:
             seat = s.turn
-            assert follow_mask(rules, s.hands[seat], s.trick, s.trump, len(s.trick)) == (
-                _follow_cards(s, seat)[0])
+            assert (
+                follow_mask(rules, s.hands[seat], s.trick, s.trump, len(s.trick))
+                == (_follow_cards(s, seat)[0])
+            )
 
 
 def test_bots_read_only_the_view() -> None:
@@ -240,24 +261,35 @@ def test_bots_read_only_the_view() -> None:
 
 def test_easy_throws_points_on_a_partner_winning_last() -> None:
     rules = Rules(players=4)
-    s = position(rules, trump="B", leader=1, trick="4C 1C 5C",
-                 hands={0: "3O 2O 6E", 1: "4B", 2: "5B", 3: "7B"})
+    s = position(
+        rules,
+        trump="B",
+        leader=1,
+        trick="4C 1C 5C",
+        hands={0: "3O 2O 6E", 1: "4B", 2: "5B", 3: "7B"},
+    )
     # Seat 0 plays last; its partner (seat 2) wins with the ace: it throws its 3.
     assert texts([easy_bot(rules, view(s, 0), random.Random(0))]) == {"3O"}
 
 
 def test_easy_does_not_overtrump_a_partner_when_it_may_choose() -> None:
     rules = Rules(players=4, partner_relief=True)
-    s = position(rules, trump="E", leader=2, trick="1C 4C",
-                 hands={0: "3E 5O", 1: "4B 6B", 2: "5B", 3: "7B"})
+    s = position(
+        rules, trump="E", leader=2, trick="1C 4C", hands={0: "3E 5O", 1: "4B 6B", 2: "5B", 3: "7B"}
+    )
     assert set(legal(s)) == {"3E", "5O"}
     assert texts([easy_bot(rules, view(s, 0), random.Random(0))]) == {"5O"}
 
 
 def test_easy_wins_a_trick_with_points_cheaply() -> None:
     rules = Rules(players=4)
-    s = position(rules, trump="E", leader=1, trick="12C 4C 5C",
-                 hands={0: "1C 3C 11C 2O", 1: "4B", 2: "5B", 3: "7B"})
+    s = position(
+        rules,
+        trump="E",
+        leader=1,
+        trick="12C 4C 5C",
+        hands={0: "1C 3C 11C 2O", 1: "4B", 2: "5B", 3: "7B"},
+    )
     # Last to play, it must head the rey: with the 3 rather than the ace.
     assert set(legal(s)) == {"1C", "3C"}
     assert texts([easy_bot(rules, view(s, 0), random.Random(0))]) == {"3C"}

@@ -18,7 +18,6 @@ FOUR = PRESETS["parejas"]
 THREE = PRESETS["tres"]
 
 
-
 def chi2(counts: list[int], expected: float) -> float:
     return sum((c - expected) ** 2 / expected for c in counts)
 

@@ -44,8 +44,11 @@ def random_position(rules: Rules, rng: random.Random, steps: int) -> State:
             break
         acts = legal_actions(s, s.turn)
         decl = [a for a in acts if a >= 40 and a not in (44, 45)]
-        a = rng.choice(decl) if decl and rng.random() < 0.8 else rng.choice(
-            [a for a in acts if a < 40])
+        a = (
+            rng.choice(decl)
+            if decl and rng.random() < 0.8
+            else rng.choice([a for a in acts if a < 40])
+        )
         s, _ = apply(s, s.turn, a)
     return s
 
@@ -112,8 +115,12 @@ def replay_consistent(rules: Rules, v: View, smp: Sample) -> str:  # noqa: C901 
                 if (leader + q) % n == seat:
                     mine |= BIT[cards[q]]
             past = state._replace(
-                hands=(*past_hands[:seat], mine, *past_hands[seat + 1:]),
-                trick=cards[:pos], leader=leader, stock=stock_t, turn=seat)
+                hands=(*past_hands[:seat], mine, *past_hands[seat + 1 :]),
+                trick=cards[:pos],
+                leader=leader,
+                stock=stock_t,
+                turn=seat,
+            )
             allowed, _ = _follow_cards(past, seat)
             if not allowed & BIT[cards[pos]]:
                 return f"trick {trick_no}: seat {seat} could not have played that card"
@@ -225,8 +232,12 @@ def endgame_view(rules: Rules, seed: int, left: int) -> View | None:
 
 def test_samples_cover_every_consistent_deal_of_tiny_endgames() -> None:
     checked = 0
-    for preset, left in (("parejas", 6), ("tres", 6), ("corriente-8", 5),
-                         ("parejas-mejor-de-3", 6)):
+    for preset, left in (
+        ("parejas", 6),
+        ("tres", 6),
+        ("corriente-8", 5),
+        ("parejas-mejor-de-3", 6),
+    ):
         for seed in range(6):
             v = endgame_view(PRESETS[preset], seed, left)
             if v is None:

@@ -52,8 +52,14 @@ def check_context(before: State, after: State, events: tuple[Any, ...]) -> None:
             # A tute scores no card points (the result has 0s), but the tricks it cut short
             # were won all the same.
             card_points = before.won_points if res.tute_seat >= 0 else res.card_points
-            expected = Standing(scores, after.games_won, after.match_points,
-                                card_points, res.cante_points, res.tricks_won)
+            expected = Standing(
+                scores,
+                after.games_won,
+                after.match_points,
+                card_points,
+                res.cante_points,
+                res.tricks_won,
+            )
             assert e.standing == expected
             gained = sum(after.match_points) - sum(before.match_points)
             assert e.match_points_awarded == gained
@@ -62,8 +68,14 @@ def check_context(before: State, after: State, events: tuple[Any, ...]) -> None:
         elif type(e) is GameEnded:
             assert e.by_tute == by_tute
         elif type(e) is MatchEnded:
-            final = Standing(after.game_scores, after.games_won, after.match_points,
-                             after.won_points, side_cantes(after), after.tricks_won)
+            final = Standing(
+                after.game_scores,
+                after.games_won,
+                after.match_points,
+                after.won_points,
+                side_cantes(after),
+                after.tricks_won,
+            )
             assert e.standing == final
             assert e.forfeited_seat == (forfeits[0] if forfeits else -1)
             assert (e.reason == "forfeit") == bool(forfeits)
@@ -126,8 +138,9 @@ def test_card_played_names_its_trick_up_to_the_last_of_a_2p_hand() -> None:
 
 def test_a_capote_in_the_hands_system_awards_its_value() -> None:
     rules = Rules(players=4, scoring="hands", capote_value=2, target_match_points=5)
-    s = position(rules, LAST, trump="O", won={0: "*"}, tricks_won=(9, 0), dealer=2,
-                 match_points=(1, 0))
+    s = position(
+        rules, LAST, trump="O", won={0: "*"}, tricks_won=(9, 0), dealer=2, match_points=(1, 0)
+    )
     s, ev = play_out(s)
     ended = events_of(ev, HandEnded)[0]
     assert ended.result.capote and ended.match_points_awarded == 2
@@ -137,8 +150,15 @@ def test_a_capote_in_the_hands_system_awards_its_value() -> None:
 
 def test_the_points_system_awards_no_match_points_and_shows_a_won_games_scores() -> None:
     rules = Rules(players=4, target_points=101, games_to_win=2)
-    s = position(rules, LAST, trump="O", won={0: "1O 3O 12O 11O 10O 7O 6O 5O", 1: "*"},
-                 cantes=[(0, "E", 3)], dealer=2, game_scores=(30, 0))
+    s = position(
+        rules,
+        LAST,
+        trump="O",
+        won={0: "1O 3O 12O 11O 10O 7O 6O 5O", 1: "*"},
+        cantes=[(0, "E", 3)],
+        dealer=2,
+        game_scores=(30, 0),
+    )
     s, ev = play_out(s)
     ended = events_of(ev, HandEnded)[0]
     assert ended.match_points_awarded == 0
@@ -151,10 +171,16 @@ def test_the_points_system_awards_no_match_points_and_shows_a_won_games_scores()
 
 @pytest.mark.parametrize(("effect", "awarded"), [("wins_unit", 3), ("wins_match", 0)])
 def test_a_tute_awards_its_unit_or_wins_the_match(effect: str, awarded: int) -> None:
-    rules = Rules(players=4, scoring="hands", tute_effect=effect, tute_unit_value=3,
-                  target_match_points=5)
-    s = position(rules, {0: KINGS + " 1O", 1: "2C 3C 4C 5C 6C"}, trump="O", leader=0,
-                 won={0: "1E 2E 3E 4E", 1: "1C 7C 10C 11C 1B 2B 3B 4B"})
+    rules = Rules(
+        players=4, scoring="hands", tute_effect=effect, tute_unit_value=3, target_match_points=5
+    )
+    s = position(
+        rules,
+        {0: KINGS + " 1O", 1: "2C 3C 4C 5C 6C"},
+        trump="O",
+        leader=0,
+        won={0: "1E 2E 3E 4E", 1: "1C 7C 10C 11C 1B 2B 3B 4B"},
+    )
     before = s
     s, ev = act(s, "tute 12")
     ended = events_of(ev, HandEnded)[0]
@@ -170,8 +196,9 @@ def test_a_tute_awards_its_unit_or_wins_the_match(effect: str, awarded: int) -> 
 
 def test_a_forfeit_ends_with_the_standing_as_it_was() -> None:
     rules = Rules(players=4, cantes_per_trick="unlimited")
-    s = position(rules, {0: "12O 11O 12C 11C 1E", 1: "2E 3E 4E 5E 6E"}, trump="O",
-                 game_scores=(40, 55))
+    s = position(
+        rules, {0: "12O 11O 12C 11C 1E", 1: "2E 3E 4E 5E 6E"}, trump="O", game_scores=(40, 55)
+    )
     s, _ = act(s, "sing O")
     s, ev = apply(s, 3, FORFEIT)
     end = events_of(ev, MatchEnded)[0]

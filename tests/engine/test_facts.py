@@ -36,7 +36,9 @@ def test_the_action_numbers_and_their_kinds() -> None:
     assert NUM_CARDS == 40 and SING == NUM_CARDS and NUM_PLAYER_ACTIONS == EXCHANGE + 1 == 47
     kinds = [kind_of(a) for a in range(FORFEIT + 1)]
     assert kinds == (
-        [ActionKind.CARD] * 40 + [ActionKind.SING] * 4 + [ActionKind.TUTE] * 2
+        [ActionKind.CARD] * 40
+        + [ActionKind.SING] * 4
+        + [ActionKind.TUTE] * 2
         + [ActionKind.EXCHANGE, ActionKind.TIMEOUT, ActionKind.FORFEIT]
     )
     assert [a for a in range(FORFEIT + 1) if is_card(a)] == list(range(40))
@@ -97,7 +99,5 @@ def test_match_points_awarded(
 ) -> None:
     rules = Rules.from_options({"players": 4, **options})
     s = new_match(rules, 9)
-    result = hand_result(s, 0, (0, 12, 0) if tute else None)._replace(
-        winner=winner, capote=capote
-    )
+    result = hand_result(s, 0, (0, 12, 0) if tute else None)._replace(winner=winner, capote=capote)
     assert match_points_awarded(rules, result) == expected

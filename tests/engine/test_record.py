@@ -98,8 +98,13 @@ def test_json_round_trip_is_exact_and_plain() -> None:
     assert record_to_json(back) == data
     assert data["format"] == "tute-record-v1"
     assert data["shuffle"] == "tute-shuffle-v1"
-    assert data["seats"][1] == {"seat": 1, "kind": "bot", "name": "bot (random)",
-                                "level": "random", "player_id": ""}
+    assert data["seats"][1] == {
+        "seat": 1,
+        "kind": "bot",
+        "name": "bot (random)",
+        "level": "random",
+        "player_id": "",
+    }
     assert len(data["hands"][0]["server_seed"]) == 64
     assert data["hands"][0]["client_seeds"] == ["ana-seed", "", "", ""]
 

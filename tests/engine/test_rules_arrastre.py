@@ -99,7 +99,10 @@ def test_partner_relief(
 ) -> None:
     seat = (leader + len(trick.split())) % 4
     s = position(
-        Rules(players=4, partner_relief=relief), {seat: hand}, trump="O", trick=trick,
+        Rules(players=4, partner_relief=relief),
+        {seat: hand},
+        trump="O",
+        trick=trick,
         leader=leader,
     )
     assert legal(s) == expected
@@ -108,15 +111,16 @@ def test_partner_relief(
 def test_partner_relief_keeps_following_suit() -> None:
     # Partner seat 0 wins with 1C; seat 2 holds copas: any copa, but no discard or trump.
     s = position(
-        Rules(players=4, partner_relief=True), {2: "2C 12C 1O 7E"}, trump="O", trick="1C 4C",
+        Rules(players=4, partner_relief=True),
+        {2: "2C 12C 1O 7E"},
+        trump="O",
+        trick="1C 4C",
     )
     assert legal(s) == {"2C", "12C"}
 
 
 def test_partner_relief_has_no_effect_in_three_players() -> None:
-    s = position(
-        Rules(players=3, partner_relief=True), {2: "12C 5C"}, trump="O", trick="10C 4C"
-    )
+    s = position(Rules(players=3, partner_relief=True), {2: "12C 5C"}, trump="O", trick="10C 4C")
     assert legal(s) == {"12C"}
 
 
@@ -139,9 +143,7 @@ STOCK = "5E 5B 6E 6B 4O"  # turned card 4O: trump oros
         ("strict", "10O", "2O 3O 5C", {"3O"}),
     ],
 )
-def test_two_player_stock_phase(
-    phase_rules: str, led: str, hand: str, expected: set[str]
-) -> None:
+def test_two_player_stock_phase(phase_rules: str, led: str, hand: str, expected: set[str]) -> None:
     rules = Rules(players=2, stock_phase_rules=phase_rules)
     s = position(rules, {1: hand}, trick=led, leader=0, stock=STOCK)
     assert legal(s) == expected

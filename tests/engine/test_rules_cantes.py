@@ -157,8 +157,9 @@ def test_side_lets_the_partner_sing_not_the_opponents() -> None:
 
 
 def test_side_with_unlimited_both_partners_sing() -> None:
-    s = position(four(cante_singers="side", cantes_per_trick="unlimited"), HANDS_4P,
-                 trump="O", leader=0)
+    s = position(
+        four(cante_singers="side", cantes_per_trick="unlimited"), HANDS_4P, trump="O", leader=0
+    )
     s, _ = act(s, "2:sing B", "0:sing C")
     assert [c[:2] for c in s.cantes] == [(2, 3), (0, 1)]
 
@@ -181,9 +182,7 @@ def test_cantes_per_trick(per_trick: str, expected: set[str]) -> None:
 
 
 def test_allowance_is_per_window() -> None:
-    s = position(
-        four(), {0: "12C 11C 12E 11E 1O", 1: "2O 3B", 2: "4B 5B", 3: "6B 7B"}, trump="O"
-    )
+    s = position(four(), {0: "12C 11C 12E 11E 1O", 1: "2O 3B", 2: "4B 5B", 3: "6B 7B"}, trump="O")
     s, _ = act(s, "sing C", "1O", "2O", "4B", "6B")
     assert s.leader == 0 and decl(s) == {"sing E"}
 
@@ -247,15 +246,13 @@ def test_cantes_only_with_stock_after_the_stock(only: bool, expected: set[str]) 
 
 
 def test_cantes_only_with_stock_while_stock_lasts() -> None:
-    s = position(two(cantes_only_with_stock=True), {0: "12C 11C 1E", 1: "2E 3E 4E"},
-                 stock="5B 4O")
+    s = position(two(cantes_only_with_stock=True), {0: "12C 11C 1E", 1: "2E 3E 4E"}, stock="5B 4O")
     assert decl(s) == {"sing C"}
 
 
 @pytest.mark.parametrize("only,expected", [(True, set()), (False, {"sing C"})])
 def test_winner_of_the_last_stock_trick(only: bool, expected: set[str]) -> None:
-    s = position(two(cantes_only_with_stock=only), {0: "12C 11C 1E", 1: "2E 3E 4E"},
-                 stock="5B 4O")
+    s = position(two(cantes_only_with_stock=only), {0: "12C 11C 1E", 1: "2E 3E 4E"}, stock="5B 4O")
     s, _ = act(s, "1E", "2E")
     assert s.stock == () and s.leader == 0
     assert decl(s) == expected

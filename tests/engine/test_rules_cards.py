@@ -125,13 +125,13 @@ def test_two_player_deal_turned_card_and_stock(size: int, stock_len: int) -> Non
 
 def test_two_player_draw_winner_first_then_loser() -> None:
     # trump O (turned 4O); seat 0 leads 1C, seat 1 plays 4C: seat 0 wins, draws 5E, seat 1 5B.
-    s = position(
-        Rules(players=2), {0: "1C 2E", 1: "4C 2B"}, stock="5E 5B 6E 6B 4O", leader=0
-    )
+    s = position(Rules(players=2), {0: "1C 2E", 1: "4C 2B"}, stock="5E 5B 6E 6B 4O", leader=0)
     s, ev = act(s, "1C", "4C")
     draws = events_of(ev, CardDrawn)
     assert [(d.seat, engine.card_text(d.card), d.public) for d in draws] == [
-        (0, "5E", False), (1, "5B", False)]
+        (0, "5E", False),
+        (1, "5B", False),
+    ]
     assert texts(s.hands[0]) == {"2E", "5E"} and texts(s.hands[1]) == {"2B", "5B"}
     assert s.stock == cards("6E 6B 4O") and s.leader == 0
     # The other seat does not see the drawn card.
@@ -144,7 +144,9 @@ def test_final_draw_loser_takes_the_turned_card_which_becomes_public() -> None:
     s, ev = act(s, "1C", "2O")
     draws = events_of(ev, CardDrawn)
     assert [(d.seat, engine.card_text(d.card), d.public) for d in draws] == [
-        (1, "5E", False), (0, "4O", True)]
+        (1, "5E", False),
+        (0, "4O", True),
+    ]
     assert s.stock == () and "4O" in texts(s.hands[0])
     assert texts(view(s, 1).public_cards[0]) == {"4O"}
     assert view(s, 1).turned_card == -1

@@ -29,8 +29,13 @@ WON_30 = "1O 3O 12O 11O 10O 7O 6O 5O"  # 30 points in 2 tricks
 
 
 def test_totals_cards_last_trick_and_cantes() -> None:
-    s = position(Rules(players=4), LAST_4P, trump="O", won={0: WON_30, 1: "*"},
-                 cantes=[(0, "E", 3), (3, "B", 5)])
+    s = position(
+        Rules(players=4),
+        LAST_4P,
+        trump="O",
+        won={0: WON_30, 1: "*"},
+        cantes=[(0, "E", 3), (3, "B", 5)],
+    )
     assert s.trick_no == 10 and s.won_points == (30, 69)
     _, r, _ = finish(s)
     assert r.card_points == (51, 69) and r.last_trick_side == 0
@@ -41,8 +46,9 @@ def test_totals_cards_last_trick_and_cantes() -> None:
 
 def test_the_last_trick_is_worth_ten() -> None:
     # Same cards, but seat 1 wins the last trick with 1C: the 10 goes to side 1.
-    s = position(Rules(players=4), {0: "2C", 1: "1C", 2: "3C", 3: "4C"}, trump="O",
-                 won={0: WON_30, 1: "*"})
+    s = position(
+        Rules(players=4), {0: "2C", 1: "1C", 2: "3C", 3: "4C"}, trump="O", won={0: WON_30, 1: "*"}
+    )
     _, r, _ = finish(s)
     assert r.card_points == (30, 90) and r.last_trick_side == 1 and r.totals == (30, 100)
 
@@ -71,8 +77,13 @@ THREE_WON = {0: "1O 1C 1E 3O 12O 11O", 1: "1B 3B 3C 3E 12C 11C 10C 7O 5O", 2: "*
 def test_three_player_tie_latest_trick_among_the_tied(
     tie_rule: str, last_trick_of: tuple[int, ...], winner: int
 ) -> None:
-    s = position(Rules(players=3, tie_rule=tie_rule), THREE_HANDS, trump="O", won=THREE_WON,
-                 last_trick_of=last_trick_of)
+    s = position(
+        Rules(players=3, tie_rule=tie_rule),
+        THREE_HANDS,
+        trump="O",
+        won=THREE_WON,
+        last_trick_of=last_trick_of,
+    )
     assert s.trick_no == 13 and s.tricks_won == (2, 3, 7)
     _, r, _ = finish(s)
     assert r.totals == (50, 50, 30) and r.last_trick_side == 2 and r.winner == winner
@@ -89,15 +100,25 @@ def test_capote(players: int) -> None:
     hands = {0: "1C", 1: "2C", 2: "3C", 3: "4C"}
     hands = {i: hands[i] for i in range(players)}
     rules = Rules(players=players)
-    s = position(rules, hands, trump="O", won={0: "*"},
-                 tricks_won=(rules.tricks_per_hand - 1,) + (0,) * (rules.sides - 1))
+    s = position(
+        rules,
+        hands,
+        trump="O",
+        won={0: "*"},
+        tricks_won=(rules.tricks_per_hand - 1,) + (0,) * (rules.sides - 1),
+    )
     _, r, _ = finish(s)
     assert r.capote and r.winner == 0 and r.totals[0] == 130
 
 
 def test_no_capote_when_the_other_side_takes_only_the_last_trick() -> None:
-    s = position(Rules(players=4), {0: "2C", 1: "1C", 2: "3C", 3: "4C"}, trump="O",
-                 won={0: "*"}, tricks_won=(9, 0))
+    s = position(
+        Rules(players=4),
+        {0: "2C", 1: "1C", 2: "3C", 3: "4C"},
+        trump="O",
+        won={0: "*"},
+        tricks_won=(9, 0),
+    )
     _, r, _ = finish(s)
     assert not r.capote and r.totals == (99, 31) and r.winner == 0
 
@@ -122,9 +143,20 @@ def test_four_player_capote_hand_from_a_deck() -> None:
     assert len(tricks) == 10 and {t.winner for t in tricks} == {3}
     r = events_of(events, HandEnded)[0].result
     assert r == HandResult(
-        hand_no=1, card_points=(0, 120), last_trick_side=1, cante_points=(0, 40),
-        totals=(0, 170), winner=1, capote=True, tute_seat=-1, tute_rank=0, tute_cards=0,
-        game_no=1, tricks_won=(0, 10), cantes=((3, 3, 40, 2),), tute_trick=0,
+        hand_no=1,
+        card_points=(0, 120),
+        last_trick_side=1,
+        cante_points=(0, 40),
+        totals=(0, 170),
+        winner=1,
+        capote=True,
+        tute_seat=-1,
+        tute_rank=0,
+        tute_cards=0,
+        game_no=1,
+        tricks_won=(0, 10),
+        cantes=((3, 3, 40, 2),),
+        tute_trick=0,
     )
     assert events_of(events, GameEnded) == [GameEnded(1, 1, (0, 170), False)]
     assert [m[:2] for m in events_of(events, MatchEnded)] == [((1,), "score")]

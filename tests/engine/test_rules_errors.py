@@ -33,11 +33,17 @@ CASES = [
 
 
 @pytest.mark.parametrize("options,trick,hand,move,reason", CASES)
-def test_illegal_cards(options: dict[str, object], trick: str, hand: str, move: str,
-                       reason: str) -> None:
+def test_illegal_cards(
+    options: dict[str, object], trick: str, hand: str, move: str, reason: str
+) -> None:
     seat = len(trick.split())
-    s = position(Rules(players=4, **options), {seat: hand}, trump="O", trick=trick,  # type: ignore[arg-type]
-                 trick_no=5)
+    s = position(
+        Rules(players=4, **options),
+        {seat: hand},
+        trump="O",
+        trick=trick,  # type: ignore[arg-type]
+        trick_no=5,
+    )
     assert rejects(s, move) == reason
 
 
@@ -50,14 +56,14 @@ def test_error_messages_name_the_rule_not_the_cards() -> None:
 
 
 def test_two_player_trump_lead_reason() -> None:
-    s = position(Rules(players=2, stock_phase_rules="trump_lead"), {1: "2O 5C"}, trick="1O",
-                 stock="5E 4O")
+    s = position(
+        Rules(players=2, stock_phase_rules="trump_lead"), {1: "2O 5C"}, trick="1O", stock="5E 4O"
+    )
     assert rejects(s, "5C") == "must_follow_suit"
 
 
 def test_not_your_turn() -> None:
-    s = position(Rules(players=4), {0: "1C 2C", 1: "3C 4C", 2: "5C 6C", 3: "7C 10C"},
-                 trump="O")
+    s = position(Rules(players=4), {0: "1C 2C", 1: "3C 4C", 2: "5C 6C", 3: "7C 10C"}, trump="O")
     assert rejects(s, "1:3C") == "not_your_turn"
     s, _ = act(s, "1C")
     assert rejects(s, "0:2C") == "not_your_turn"
@@ -66,8 +72,9 @@ def test_not_your_turn() -> None:
 
 
 def test_declaration_reasons() -> None:
-    s = position(Rules(players=2), {0: "12C 11C 12O 12E 1E 2B", 1: "7O 2E 3E 4E 5E 6E"},
-                 stock="5B 1O")
+    s = position(
+        Rules(players=2), {0: "12C 11C 12O 12E 1E 2B", 1: "7O 2E 3E 4E 5E 6E"}, stock="5B 1O"
+    )
     assert rejects(s, "1:sing C") == "cante_not_allowed"  # not the trick winner
     assert rejects(s, "sing E") == "cante_not_allowed"  # 11E not held
     assert rejects(s, "tute 12") == "tute_not_allowed"  # three reyes only

@@ -33,8 +33,17 @@ TWO_HAND = "2O 1E 3E 4E 5E 6E 7E 10E"
 
 @pytest.mark.parametrize(
     "turned,allowed",
-    [("1O", True), ("3O", True), ("12O", True), ("11O", True), ("10O", True),
-     ("6O", False), ("5O", False), ("4O", False), ("2O", False)],
+    [
+        ("1O", True),
+        ("3O", True),
+        ("12O", True),
+        ("11O", True),
+        ("10O", True),
+        ("6O", False),
+        ("5O", False),
+        ("4O", False),
+        ("2O", False),
+    ],
 )
 def test_swap_seven_for_a_counting_card(turned: str, allowed: bool) -> None:
     s = window(two(), SEVEN_HAND, turned)
@@ -50,8 +59,16 @@ def test_swap_seven_off() -> None:
 
 @pytest.mark.parametrize(
     "turned,on,allowed",
-    [("4O", True, True), ("5O", True, True), ("6O", True, True), ("7O", True, True),
-     ("4O", False, False), ("7O", False, False), ("1O", True, False), ("10O", True, False)],
+    [
+        ("4O", True, True),
+        ("5O", True, True),
+        ("6O", True, True),
+        ("7O", True, True),
+        ("4O", False, False),
+        ("7O", False, False),
+        ("1O", True, False),
+        ("10O", True, False),
+    ],
 )
 def test_swap_two_for_low(turned: str, on: bool, allowed: bool) -> None:
     s = window(two(swap_two_for_low=on), TWO_HAND, turned)
@@ -93,8 +110,11 @@ def test_exchange_does_not_use_the_cante_allowance() -> None:
 
 
 def test_only_the_leader_exchanges() -> None:
-    s = position(two(), {0: "1E 2E 3E 4E 5E 6E 7E 10E", 1: "7O 1C 2C 3C 4C 5C 6C 7C"},
-                 stock="1B 2B 3B 4B 5B 1O")
+    s = position(
+        two(),
+        {0: "1E 2E 3E 4E 5E 6E 7E 10E", 1: "7O 1C 2C 3C 4C 5C 6C 7C"},
+        stock="1B 2B 3B 4B 5B 1O",
+    )
     assert legal(s, 1) == set()
     assert rejects(s, "1:exchange") == "exchange_not_allowed"
     s, _ = act(s, "1E")
@@ -116,8 +136,9 @@ def test_exchange_in_the_last_stock_window() -> None:
 def test_a_seven_just_drawn_may_be_exchanged(held: bool) -> None:
     # Seat 0 wins the trick and draws 7O; the exchange is open at once (§14.13), and
     # cante_requires_held_at_win does not apply to it.
-    s = position(two(cante_requires_held_at_win=held), {0: "1E 2B", 1: "2E 3B"},
-                 stock="7O 5B 6B 10B 4B 12O")
+    s = position(
+        two(cante_requires_held_at_win=held), {0: "1E 2B", 1: "2E 3B"}, stock="7O 5B 6B 10B 4B 12O"
+    )
     s, _ = act(s, "1E", "2E")
     assert s.leader == 0 and "7O" in texts(s.hands[0])
     assert decl(s) == {"exchange"}

@@ -25,8 +25,9 @@ TIE_WON = {0: "1O 3O 1E 3E 1B 3B 10O 2O", 1: "*"}
 
 def side0_wins(rules: Rules, **kw: Any) -> Any:
     """Side 0 wins the last hand 81 to 69 (no capote)."""
-    return position(rules, LAST, trump="O", won={0: WON_30, 1: "*"}, cantes=[(0, "E", 3)],
-                    dealer=2, **kw)
+    return position(
+        rules, LAST, trump="O", won={0: WON_30, 1: "*"}, cantes=[(0, "E", 3)], dealer=2, **kw
+    )
 
 
 def capote(rules: Rules, **kw: Any) -> Any:
@@ -71,8 +72,7 @@ def test_target_match_points(target: int) -> None:
     assert s.over and s.winners == (0,) and s.end_reason == "score"
     assert [m[:2] for m in events_of(ev, MatchEnded)] == [((0,), "score")]
     if target > 1:
-        s, ev = finish(side0_wins(hands(target_match_points=target),
-                                  match_points=(target - 2, 0)))
+        s, ev = finish(side0_wins(hands(target_match_points=target), match_points=(target - 2, 0)))
         assert not s.over and s.match_points == (target - 1, 0)
 
 
@@ -131,8 +131,9 @@ def test_games_to_win_two_scores_restart_and_the_dealer_rotates() -> None:
 
 
 def test_games_to_win_two_second_game_wins_the_match() -> None:
-    s, ev = finish(side0_wins(points(games_to_win=2), game_scores=(20, 10), game_no=3,
-                              games_won=(1, 1)))
+    s, ev = finish(
+        side0_wins(points(games_to_win=2), game_scores=(20, 10), game_no=3, games_won=(1, 1))
+    )
     assert events_of(ev, GameEnded) == [GameEnded(3, 0, (101, 79), False)]
     assert [m[:2] for m in events_of(ev, MatchEnded)] == [((0,), "score")] and s.games_won == (2, 1)
 
@@ -160,9 +161,13 @@ def test_capote_earns_nothing_extra_in_the_points_system() -> None:
 
 
 def test_three_player_points_game() -> None:
-    s = position(Rules(players=3, target_points=60), {0: "6C", 1: "5C", 2: "4C"}, trump="O",
-                 won={0: "1O 1C 1E 3O 12O 11O", 1: "1B 3B 3C 3E 12C 11C 10C 7O 5O", 2: "*"},
-                 game_scores=(0, 5, 50))
+    s = position(
+        Rules(players=3, target_points=60),
+        {0: "6C", 1: "5C", 2: "4C"},
+        trump="O",
+        won={0: "1O 1C 1E 3O 12O 11O", 1: "1B 3B 3C 3E 12C 11C 10C 7O 5O", 2: "*"},
+        game_scores=(0, 5, 50),
+    )
     s, ev = finish(s)
     assert events_of(ev, GameEnded) == [GameEnded(1, 2, (60, 55, 70), False)]
     assert s.winners == (2,)

@@ -47,16 +47,22 @@ DEFAULTS: dict[str, Any] = {
 
 # Where each value of each option of §12 is exercised (file: test).
 COVERAGE: dict[str, dict[Any, str]] = {
-    "players": {2: "cards: two_player_deal", 3: "cards: three_player_deal",
-                4: "cards: four_player_deal"},
+    "players": {
+        2: "cards: two_player_deal",
+        3: "cards: three_player_deal",
+        4: "cards: four_player_deal",
+    },
     "hand_size_2p": {6: "cards: two_player_deal[6-28]", 8: "cards: two_player_deal[8-24]"},
-    "stock_phase_rules": {v: "arrastre: two_player_stock_phase"
-                          for v in ("free", "trump_lead", "strict")},
+    "stock_phase_rules": {
+        v: "arrastre: two_player_stock_phase" for v in ("free", "trump_lead", "strict")
+    },
     "head_led_suit_when_trumped": {True: "arrastre: examples", False: "arrastre: examples"},
     "cannot_overtrump": {"free": "arrastre: examples", "must_trump": "arrastre: examples"},
     "partner_relief": {True: "arrastre: partner_relief", False: "arrastre: partner_relief"},
-    "cante_singers": {"winner": "cantes: only_the_trick_winner",
-                      "side": "cantes: side_lets_the_partner_sing"},
+    "cante_singers": {
+        "winner": "cantes: only_the_trick_winner",
+        "side": "cantes: side_lets_the_partner_sing",
+    },
     "cantes_per_trick": {"one": "cantes: cantes_per_trick", "unlimited": "cantes: ..."},
     "forty_before_twenty": {v: "cantes: forty_after_a_twenty" for v in ("off", "hold", "strict")},
     "cante_requires_held_at_win": {True: "cantes", False: "cantes"},
@@ -94,17 +100,40 @@ def test_every_option_value_is_covered() -> None:
 PRESET_VALUES: dict[str, dict[str, Any]] = {
     "parejas": {"players": 4},
     "corriente-6": {"players": 2, "hand_size_2p": 6},
-    "parejas-manos": {"players": 4, "scoring": "hands", "target_match_points": 3,
-                      "tute_effect": "wins_match"},
-    "tres": {"players": 3, "scoring": "hands", "target_match_points": 3,
-             "tute_effect": "wins_match"},
-    "corriente-8": {"players": 2, "scoring": "hands", "target_match_points": 3,
-                    "tute_effect": "wins_match"},
-    "parejas-mejor-de-3": {"players": 4, "scoring": "hands", "target_match_points": 2,
-                           "capote_value": 1, "head_led_suit_when_trumped": False},
-    "corriente-juegos": {"players": 2, "scoring": "hands", "target_match_points": 3,
-                         "capote_value": 1, "tie_rule": "none", "tute_unit_value": 2,
-                         "cantes_only_with_stock": True},
+    "parejas-manos": {
+        "players": 4,
+        "scoring": "hands",
+        "target_match_points": 3,
+        "tute_effect": "wins_match",
+    },
+    "tres": {
+        "players": 3,
+        "scoring": "hands",
+        "target_match_points": 3,
+        "tute_effect": "wins_match",
+    },
+    "corriente-8": {
+        "players": 2,
+        "scoring": "hands",
+        "target_match_points": 3,
+        "tute_effect": "wins_match",
+    },
+    "parejas-mejor-de-3": {
+        "players": 4,
+        "scoring": "hands",
+        "target_match_points": 2,
+        "capote_value": 1,
+        "head_led_suit_when_trumped": False,
+    },
+    "corriente-juegos": {
+        "players": 2,
+        "scoring": "hands",
+        "target_match_points": 3,
+        "capote_value": 1,
+        "tie_rule": "none",
+        "tute_unit_value": 2,
+        "cantes_only_with_stock": True,
+    },
 }
 
 
@@ -135,39 +164,72 @@ def test_unknown_preset_and_unknown_option() -> None:
 
 
 BAD: list[tuple[str, Any]] = [
-    ("players", 5), ("players", 1), ("players", "4"), ("players", True),
-    ("hand_size_2p", 7), ("hand_size_2p", 10),
-    ("stock_phase_rules", "lenient"), ("stock_phase_rules", 1),
-    ("head_led_suit_when_trumped", 1), ("head_led_suit_when_trumped", "true"),
+    ("players", 5),
+    ("players", 1),
+    ("players", "4"),
+    ("players", True),
+    ("hand_size_2p", 7),
+    ("hand_size_2p", 10),
+    ("stock_phase_rules", "lenient"),
+    ("stock_phase_rules", 1),
+    ("head_led_suit_when_trumped", 1),
+    ("head_led_suit_when_trumped", "true"),
     ("cannot_overtrump", "must_overtrump"),
-    ("partner_relief", 0), ("partner_relief", None),
+    ("partner_relief", 0),
+    ("partner_relief", None),
     ("cante_singers", "all"),
-    ("cantes_per_trick", "two"), ("cantes_per_trick", 1),
-    ("forty_before_twenty", "on"), ("forty_before_twenty", True),
+    ("cantes_per_trick", "two"),
+    ("cantes_per_trick", 1),
+    ("forty_before_twenty", "on"),
+    ("forty_before_twenty", True),
     ("cante_requires_held_at_win", 1),
     ("cantes_only_with_stock", "no"),
     ("tute_enabled", 0),
     ("tute_effect", "wins_hand"),
-    ("tute_unit_value", 0), ("tute_unit_value", True), ("tute_unit_value", 1.0),
+    ("tute_unit_value", 0),
+    ("tute_unit_value", True),
+    ("tute_unit_value", 1.0),
     ("tute_requires_no_prior_cante", 1),
-    ("swap_seven", 1), ("swap_two_for_low", 0), ("swap_requires_trick_won", None),
+    ("swap_seven", 1),
+    ("swap_two_for_low", 0),
+    ("swap_requires_trick_won", None),
     ("scoring", "both"),
-    ("target_points", 0), ("target_points", -101), ("target_points", "101"),
-    ("games_to_win", 0), ("games_to_win", False),
-    ("target_match_points", 0), ("target_match_points", 2.5),
-    ("capote_value", 3), ("capote_value", 0), ("capote_value", True),
+    ("target_points", 0),
+    ("target_points", -101),
+    ("target_points", "101"),
+    ("games_to_win", 0),
+    ("games_to_win", False),
+    ("target_match_points", 0),
+    ("target_match_points", 2.5),
+    ("capote_value", 3),
+    ("capote_value", 0),
+    ("capote_value", True),
     ("tie_rule", "dealer"),
-    ("turn_time_s", -1), ("turn_time_s", 1.5), ("turn_time_s", True),
-    ("first_dealer", 4), ("first_dealer", -1), ("first_dealer", "0"), ("first_dealer", True),
+    ("turn_time_s", -1),
+    ("turn_time_s", 1.5),
+    ("turn_time_s", True),
+    ("first_dealer", 4),
+    ("first_dealer", -1),
+    ("first_dealer", "0"),
+    ("first_dealer", True),
     ("first_dealer", "Random"),
     # upper bounds: every match ends
-    ("target_points", 1001), ("target_points", 4_000_000_000),
-    ("games_to_win", 16), ("target_match_points", 16), ("tute_unit_value", 16),
-    ("turn_time_s", 3601), ("turn_time_s", 2**32 - 1),
+    ("target_points", 1001),
+    ("target_points", 4_000_000_000),
+    ("games_to_win", 16),
+    ("target_match_points", 16),
+    ("tute_unit_value", 16),
+    ("turn_time_s", 3601),
+    ("turn_time_s", 2**32 - 1),
 ]
 
-LIMITS = {"target_points": (1, 1000), "games_to_win": (1, 15), "target_match_points": (1, 15),
-          "tute_unit_value": (1, 15), "turn_time_s": (0, 3600)}
+LIMITS = {
+    "target_points": (1, 1000),
+    "games_to_win": (1, 15),
+    "target_match_points": (1, 15),
+    "tute_unit_value": (1, 15),
+    "turn_time_s": (0, 3600),
+}
 
 
 @pytest.mark.parametrize("name,value", BAD)
@@ -229,6 +291,15 @@ def test_turn_time_s_is_kept_for_the_server(seconds: int) -> None:
 def test_options_that_do_not_apply_have_no_effect() -> None:
     # capote_value, tute_unit_value and target_match_points under points; 2p options in 4p.
     a = new_match(Rules(players=4), 3)
-    b = new_match(Rules(players=4, capote_value=1, tute_unit_value=5, target_match_points=1,
-                        hand_size_2p=6, swap_two_for_low=True), 3)
+    b = new_match(
+        Rules(
+            players=4,
+            capote_value=1,
+            tute_unit_value=5,
+            target_match_points=1,
+            hand_size_2p=6,
+            swap_two_for_low=True,
+        ),
+        3,
+    )
     assert a.hands == b.hands and a.stock == b.stock == ()

@@ -58,8 +58,11 @@ def test_timeout_plays_the_cheapest_card() -> None:
 
 
 def test_timeout_forfeits_the_window_declarations_for_this_window_only() -> None:
-    s = position(Rules(players=4), {0: "12C 11C 4E 1O", 1: "5E 6E 7E 10E", 2: "2B 3B 4B 5B",
-                                    3: "6B 7B 10B 11B"}, trump="O")
+    s = position(
+        Rules(players=4),
+        {0: "12C 11C 4E 1O", 1: "5E 6E 7E 10E", 2: "2B 3B 4B 5B", 3: "6B 7B 10B 11B"},
+        trump="O",
+    )
     assert "sing C" in legal(s)
     s, ev = act(s, "timeout")
     assert not events_of(ev, CanteSung) and events_of(ev, CardPlayed)[0].card == cards("4E")[0]
@@ -80,8 +83,11 @@ def test_timeout_forfeits_the_exchange_and_a_later_window_allows_it() -> None:
 
 
 def test_the_partners_right_to_sing_lapses_with_the_leaders_timeout() -> None:
-    s = position(Rules(players=4, cante_singers="side"),
-                 {0: "4E 5E", 1: "6E 7E", 2: "12B 11B", 3: "2E 3E"}, trump="O")
+    s = position(
+        Rules(players=4, cante_singers="side"),
+        {0: "4E 5E", 1: "6E 7E", 2: "12B 11B", 3: "2E 3E"},
+        trump="O",
+    )
     assert legal(s, 2) == {"sing B"}
     assert rejects(s, "2:timeout") == "not_your_turn"  # no deadline of its own
     s, _ = act(s, "timeout")
@@ -97,8 +103,11 @@ def test_timeout_only_for_the_seat_on_turn() -> None:
 def test_deadlines_turn_ids() -> None:
     # A turn begins at every card and at every trick's end (after the draw in 2p);
     # declarations do not move the deadline.
-    s = position(Rules(players=4, cante_singers="side"),
-                 {0: "12C 11C 4E", 1: "5E 6E 7E", 2: "12B 11B 2E", 3: "3E 2B 3B"}, trump="O")
+    s = position(
+        Rules(players=4, cante_singers="side"),
+        {0: "12C 11C 4E", 1: "5E 6E 7E", 2: "12B 11B 2E", 3: "3E 2B 3B"},
+        trump="O",
+    )
     t0 = s.turn_id
     s, _ = act(s, "2:sing B")
     assert s.turn_id == t0

@@ -38,21 +38,32 @@ def test_tute_enabled(enabled: bool, expected: set[str]) -> None:
 
 
 def test_tute_ends_the_hand_with_no_card_points() -> None:
-    s = kings_position(four(), won={0: "1E 2E 3E 4E", 1: "1C 7C 10C 11C 1B 2B 3B 4B"},
-                       tricks_won=(1, 2))
+    s = kings_position(
+        four(), won={0: "1E 2E 3E 4E", 1: "1C 7C 10C 11C 1B 2B 3B 4B"}, tricks_won=(1, 2)
+    )
     _s2, ev = act(s, "tute 12")
     assert events_of(ev, TuteDeclared) == [TuteDeclared(0, 12, parse_cards(KINGS), 6)]
     result = events_of(ev, HandEnded)[0].result
     assert result == HandResult(
-        hand_no=1, card_points=(0, 0), last_trick_side=-1, cante_points=(0, 0),
-        totals=(0, 0), winner=0, capote=False, tute_seat=0, tute_rank=12,
-        tute_cards=parse_cards(KINGS), game_no=1, tricks_won=(1, 2), cantes=(), tute_trick=6,
+        hand_no=1,
+        card_points=(0, 0),
+        last_trick_side=-1,
+        cante_points=(0, 0),
+        totals=(0, 0),
+        winner=0,
+        capote=False,
+        tute_seat=0,
+        tute_rank=12,
+        tute_cards=parse_cards(KINGS),
+        game_no=1,
+        tricks_won=(1, 2),
+        cantes=(),
+        tute_trick=6,
     )
 
 
 def test_both_tutes_declare_either() -> None:
-    s = position(four(), {0: KINGS + " " + KNIGHTS, 1: "1C 2C 3C 4C 5C 6C 7C 10C"},
-                 trump="B")
+    s = position(four(), {0: KINGS + " " + KNIGHTS, 1: "1C 2C 3C 4C 5C 6C 7C 10C"}, trump="B")
     assert s.trick_no == 3
     assert decl(s) == {"sing B", "tute 12", "tute 11"}  # the 40 is pending: no 20s
     _, ev = act(s, "tute 11")
@@ -63,8 +74,9 @@ def test_both_tutes_declare_either() -> None:
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_no_tute_before_a_trick_is_won(players: int) -> None:
     hands = {0: KINGS + " 11O 1O 3O"}
-    s = position(Rules(players=players), hands, trump="O",
-                 stock="5B 4O" if players == 2 else "", trick_no=1)
+    s = position(
+        Rules(players=players), hands, trump="O", stock="5B 4O" if players == 2 else "", trick_no=1
+    )
     assert decl(s) == set()
 
 
@@ -81,14 +93,16 @@ def test_a_cante_and_a_tute_share_the_allowance(per_trick: str, expected: set[st
 
 @pytest.mark.parametrize("no_prior,expected", [(True, set()), (False, {"tute 12"})])
 def test_tute_requires_no_prior_cante(no_prior: bool, expected: set[str]) -> None:
-    s = kings_position(four(tute_requires_no_prior_cante=no_prior), cantes=[(0, "C", 3)],
-                       hands={0: KINGS + " 1O"})
+    s = kings_position(
+        four(tute_requires_no_prior_cante=no_prior), cantes=[(0, "C", 3)], hands={0: KINGS + " 1O"}
+    )
     assert decl(s) == expected
 
 
 def test_no_prior_cante_counts_the_players_own_cantes_only() -> None:
-    s = kings_position(four(tute_requires_no_prior_cante=True), cantes=[(2, "C", 3)],
-                       hands={0: KINGS + " 1O"})
+    s = kings_position(
+        four(tute_requires_no_prior_cante=True), cantes=[(2, "C", 3)], hands={0: KINGS + " 1O"}
+    )
     assert decl(s) == {"tute 12"}
 
 
@@ -100,8 +114,7 @@ def test_no_prior_cante_with_unlimited_in_the_same_window() -> None:
 
 
 def test_cantes_before_a_tute_are_listed_but_score_nothing() -> None:
-    s = kings_position(four(), cantes=[(0, "E", 3)], hands={0: KINGS + " 1O"},
-                       game_scores=(50, 60))
+    s = kings_position(four(), cantes=[(0, "E", 3)], hands={0: KINGS + " 1O"}, game_scores=(50, 60))
     s, ev = act(s, "tute 12")
     r = events_of(ev, HandEnded)[0].result
     assert r.cante_points == (20, 0) and r.totals == (0, 0)
@@ -139,15 +152,20 @@ def test_tute_and_cante_requires_held_at_win(held: bool, expected: set[str]) -> 
     s = position(
         Rules(players=2, cante_requires_held_at_win=held),
         {0: KINGS + " 1E 2E 3E 4E", 1: "5E 6E 7E 10E 1C 2C 3C 4C"},
-        stock="5C 6C 7C 4O", trick_no=10, held_at_win={0: "12O 12C 12E 1E 2E 3E 4E"},
+        stock="5C 6C 7C 4O",
+        trick_no=10,
+        held_at_win={0: "12O 12C 12E 1E 2E 3E 4E"},
     )
     assert decl(s) == expected
 
 
 @pytest.mark.parametrize("only,expected", [(True, set()), (False, {"tute 12"})])
 def test_tute_and_cantes_only_with_stock(only: bool, expected: set[str]) -> None:
-    s = position(Rules(players=2, cantes_only_with_stock=only),
-                 {0: KINGS + " 1E", 1: "5E 6E 7E 10E 1C"}, trump="O")
+    s = position(
+        Rules(players=2, cantes_only_with_stock=only),
+        {0: KINGS + " 1E", 1: "5E 6E 7E 10E 1C"},
+        trump="O",
+    )
     assert s.stock == () and decl(s) == expected
 
 

@@ -93,8 +93,17 @@ def test_published_vectors(vector: dict[str, Any]) -> None:
     assert list(pack) == vector["pack"]
     assert " ".join(card_text(c) for c in pack) == vector["pack_text"]
     assert list(pack) == _reference(seed, seeds, vector["hand_no"], len(pack))
-    assert verify(bytes.fromhex(vector["commitment"]), seed, seeds, vector["hand_no"], rules,
-                  pack=vector["pack"]) == pack
+    assert (
+        verify(
+            bytes.fromhex(vector["commitment"]),
+            seed,
+            seeds,
+            vector["hand_no"],
+            rules,
+            pack=vector["pack"],
+        )
+        == pack
+    )
 
 
 def test_vectors_cover_every_pack_size_and_edge() -> None:
@@ -250,8 +259,12 @@ def test_a_tampered_client_seed_or_hand_fails_verify() -> None:
     seed = _seed(9)
     pack = shuffle(seed, ("ana", "luis"), 2, Rules.preset("corriente-6"))
     rules = Rules.preset("corriente-6")
-    for seeds, hand in ((("anA", "luis"), 2), (("ana", "luiz"), 2), (("ana", ""), 2),
-                        (("ana", "luis"), 3)):
+    for seeds, hand in (
+        (("anA", "luis"), 2),
+        (("ana", "luiz"), 2),
+        (("ana", ""), 2),
+        (("ana", "luis"), 3),
+    ):
         with pytest.raises(FairnessError) as err:
             verify(commitment(seed), seed, seeds, hand, rules, pack)
         assert err.value.reason == "pack_mismatch"

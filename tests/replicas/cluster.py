@@ -53,8 +53,9 @@ class Failover:
         self.index = (self.index + 1) % len(self.replicas)
         self.failovers += 1
 
-    async def call(self, method: str, request: Any, token: str | None = None,
-                   timeout: float = 30.0) -> Any:
+    async def call(
+        self, method: str, request: Any, token: str | None = None, timeout: float = 30.0
+    ) -> Any:
         """``stub.<method>(request)`` on this replica, else on the next ones."""
         deadline = time.monotonic() + timeout
         while True:
@@ -71,8 +72,9 @@ class ResumingWatcher:
     """One WatchTable stream from the first event, resumed on the next replica when its own
     fails. ``events`` holds each event once, in order; ``faults`` any gap or repeat seen."""
 
-    def __init__(self, replicas: Sequence[Replica], first: int, table_id: str,
-                 token: str | None = None) -> None:
+    def __init__(
+        self, replicas: Sequence[Replica], first: int, table_id: str, token: str | None = None
+    ) -> None:
         self.failover = Failover(replicas, first)
         self.table_id = table_id
         self.token = token
@@ -94,8 +96,9 @@ class ResumingWatcher:
     async def _run(self) -> None:
         try:
             while not self.ended:
-                req = service_pb2.WatchTableRequest(table_id=self.table_id,
-                                                    resume_after=self.last_seq)
+                req = service_pb2.WatchTableRequest(
+                    table_id=self.table_id, resume_after=self.last_seq
+                )
                 call = self.failover.stub.WatchTable(req, metadata=auth(self.token))
                 try:
                     async for msg in call:
@@ -125,8 +128,9 @@ class ResumingWatcher:
         finally:
             self.changed.set()
 
-    async def wait_until(self, predicate: Callable[[ResumingWatcher], bool],
-                         timeout: float = 60.0) -> None:
+    async def wait_until(
+        self, predicate: Callable[[ResumingWatcher], bool], timeout: float = 60.0
+    ) -> None:
         async with asyncio.timeout(timeout):
             while not predicate(self):
                 if self.task.done():
@@ -143,8 +147,16 @@ class ResumingWatcher:
 class Player:
     """Plays one seat with random legal actions whenever its watcher shows its turn."""
 
-    def __init__(self, replicas: Sequence[Replica], first: int, table_id: str, seat: int,
-                 token: str, watcher: ResumingWatcher, rng: random.Random) -> None:
+    def __init__(
+        self,
+        replicas: Sequence[Replica],
+        first: int,
+        table_id: str,
+        seat: int,
+        token: str,
+        watcher: ResumingWatcher,
+        rng: random.Random,
+    ) -> None:
         self.failover = Failover(replicas, first)
         self.table_id = table_id
         self.seat = seat
@@ -178,11 +190,16 @@ class Player:
                 return
             handled = self._turn_after(handled)
             view = await self._view()
-            while (view.status != FINISHED and view.HasField("turn_seat")
-                   and view.turn_seat == self.seat and view.legal_actions):
+            while (
+                view.status != FINISHED
+                and view.HasField("turn_seat")
+                and view.turn_seat == self.seat
+                and view.legal_actions
+            ):
                 action = self.rng.choice(list(view.legal_actions))
                 req = service_pb2.SubmitActionRequest(
-                    table_id=self.table_id, action=action,
+                    table_id=self.table_id,
+                    action=action,
                     request_id=f"{self.seat}-{self.actions}",
                 )
                 try:
@@ -200,11 +217,15 @@ async def create_seated_table(
 ) -> tuple[str, dict[int, str]]:
     """A public table with every seat taken by a test client (the match starts)."""
     rules = rules_pb2.Rules(preset=preset, options=rules_pb2.RuleOptions(**options))
-    created = await failover.call("CreateTable", service_pb2.CreateTableRequest(
-        rules=rules, take_seat=True, display_name="p0"))
+    created = await failover.call(
+        "CreateTable",
+        service_pb2.CreateTableRequest(rules=rules, take_seat=True, display_name="p0"),
+    )
     tokens = {created.seat: created.seat_token}
     for i in range(1, len(created.table.seats)):
-        joined = await failover.call("JoinTable", service_pb2.JoinTableRequest(
-            table_id=created.table_id, display_name=f"p{i}"))
+        joined = await failover.call(
+            "JoinTable",
+            service_pb2.JoinTableRequest(table_id=created.table_id, display_name=f"p{i}"),
+        )
         tokens[joined.seat] = joined.seat_token
     return created.table_id, tokens

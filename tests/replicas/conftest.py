@@ -24,7 +24,8 @@ async def replicas(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncItera
     indirectly with ``"cluster"``, on a three-node Redis Cluster."""
     backend = getattr(request, "param", "redis")
     store: RedisProcess | RedisClusterProcess = request.getfixturevalue(
-        "redis_proc" if backend == "redis" else "redis_cluster")
+        "redis_proc" if backend == "redis" else "redis_cluster"
+    )
     started = await start_replicas(store.url, tmp_path)
     try:
         yield started

@@ -43,8 +43,9 @@ GLOBAL_KEY = Keys("tute").shards[0].due
 
 @pytest.fixture(scope="module")
 def shared_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ReplicatedCluster]:
-    cluster = ReplicatedCluster(tmp_path_factory.mktemp("rc"), masters=3, replicas=2,
-                                node_timeout_ms=NODE_TIMEOUT_MS).start()
+    cluster = ReplicatedCluster(
+        tmp_path_factory.mktemp("rc"), masters=3, replicas=2, node_timeout_ms=NODE_TIMEOUT_MS
+    ).start()
     try:
         yield cluster
     finally:
@@ -66,8 +67,9 @@ def index_shards(request: pytest.FixtureRequest) -> int:
 
 
 @pytest.fixture
-async def servers(rcluster: ReplicatedCluster, index_shards: int,
-                  tmp_path: Path) -> AsyncIterator[list[Replica]]:
+async def servers(
+    rcluster: ReplicatedCluster, index_shards: int, tmp_path: Path
+) -> AsyncIterator[list[Replica]]:
     """Two tute-server replicas on the cluster."""
     url = f"{rcluster.url}&wait_replicas=1&wait_ms=500&index_shards={index_shards}"
     started = await start_replicas(url, tmp_path)
@@ -85,8 +87,9 @@ class Acks(Failover):
         super().__init__(base.replicas, base.index)
         self.acked: list[tuple[str, int]] = []
 
-    async def call(self, method: str, request: Any, token: str | None = None,
-                   timeout: float = 30.0) -> Any:
+    async def call(
+        self, method: str, request: Any, token: str | None = None, timeout: float = 30.0
+    ) -> Any:
         resp = await super().call(method, request, token, timeout)
         if method == "SubmitAction":
             self.acked.append((request.request_id, resp.table_version))
@@ -198,13 +201,19 @@ async def start_load(servers: list[Replica], humans: int, seed: int) -> Load:
     cases: tuple[tuple[int, dict[str, Any]], ...] = ((4, {}), (3, {"turn_time_s": 1}))
     for bots, options in cases:
         req = service_pb2.CreateTableRequest(
-            rules=rules_pb2.Rules(preset=PRESET, options=rules_pb2.RuleOptions(
-                target_match_points=1, **options)),
-            take_seat=bots < 4, display_name="p")
+            rules=rules_pb2.Rules(
+                preset=PRESET, options=rules_pb2.RuleOptions(target_match_points=1, **options)
+            ),
+            take_seat=bots < 4,
+            display_name="p",
+        )
         created = await fo.call("CreateTable", req)
         for _ in range(bots):
-            await fo.call("AddBot", service_pb2.AddBotRequest(table_id=created.table_id),
-                          token=created.owner_token)
+            await fo.call(
+                "AddBot",
+                service_pb2.AddBotRequest(table_id=created.table_id),
+                token=created.owner_token,
+            )
         tables[created.table_id] = created.seat if bots < 4 else None
     load.bot_tables = tables
     load.bot_watchers = {t: ResumingWatcher(servers, i, t) for i, t in enumerate(tables)}
@@ -251,8 +260,9 @@ def tables_on(rcluster: ReplicatedCluster, table_ids: list[str]) -> dict[int, li
     return out
 
 
-async def kill_and_measure(rcluster: ReplicatedCluster, load: Load, victim: ClusterNode,
-                           probe: Probe, what: str) -> tuple[float, float]:
+async def kill_and_measure(
+    rcluster: ReplicatedCluster, load: Load, victim: ClusterNode, probe: Probe, what: str
+) -> tuple[float, float]:
     """Kill -9 ``victim`` once every match is under way; wait for its replica to take over
     and for the probe's table to answer again. Returns (failover seconds, UNAVAILABLE window
     seconds); fails if calls begun once the cluster had recovered kept failing."""
@@ -269,17 +279,25 @@ async def kill_and_measure(rcluster: ReplicatedCluster, load: Load, victim: Clus
         while probe.last_failure == 0.0 or probe.recovered < probe.last_failure:
             await asyncio.sleep(0.02)
     late = probe.failed_after(promoted_at)
-    print(f"\n{what}: failover {failover:.2f} s (node timeout {NODE_TIMEOUT_MS} ms); "
-          f"UNAVAILABLE window {probe.window:.2f} s; probe codes {dict(probe.codes)}; "
-          f"failed calls begun after the failover: {late}")
+    print(
+        f"\n{what}: failover {failover:.2f} s (node timeout {NODE_TIMEOUT_MS} ms); "
+        f"UNAVAILABLE window {probe.window:.2f} s; probe codes {dict(probe.codes)}; "
+        f"failed calls begun after the failover: {late}"
+    )
     # the server's client finds the new master by itself: one more failure at most (its
     # first call to the dead node, which makes it read the layout again)
     assert late <= 1, f"{late} calls failed after the cluster had recovered"
     return failover, probe.window
 
 
-async def outage(rcluster: ReplicatedCluster, load: Load, servers: list[Replica],
-                 victim: ClusterNode, probe: Probe, what: str) -> None:
+async def outage(
+    rcluster: ReplicatedCluster,
+    load: Load,
+    servers: list[Replica],
+    victim: ClusterNode,
+    probe: Probe,
+    what: str,
+) -> None:
     """Kill ``victim`` mid-match (:func:`kill_and_measure`), finish and check every match;
     the probe saw the outage as UNAVAILABLE and nothing else."""
     load.probes.append(probe.start())
@@ -293,8 +311,9 @@ async def outage(rcluster: ReplicatedCluster, load: Load, servers: list[Replica]
 @pytest.mark.parametrize(
     "humans", [3, pytest.param(8, marks=pytest.mark.slow)], ids=["3-matches", "8-matches"]
 )
-async def test_master_of_tables_dies_mid_match(rcluster: ReplicatedCluster,
-                                               servers: list[Replica], humans: int) -> None:
+async def test_master_of_tables_dies_mid_match(
+    rcluster: ReplicatedCluster, servers: list[Replica], humans: int
+) -> None:
     load = await start_load(servers, humans=humans, seed=18)
     try:
         global_port = rcluster.master_of(GLOBAL_KEY).port
@@ -315,13 +334,14 @@ async def test_master_of_tables_dies_mid_match(rcluster: ReplicatedCluster,
 
 
 async def lobby_ids(replica: Replica) -> set[str]:
-    listed = await replica.stub.ListTables(service_pb2.ListTablesRequest(page_size=100),
-                                           timeout=5)
+    listed = await replica.stub.ListTables(service_pb2.ListTablesRequest(page_size=100), timeout=5)
     return {t.table_id for t in listed.tables}
 
 
 @pytest.mark.parametrize(
-    "index_shards", [1, pytest.param(3, marks=pytest.mark.slow)], ids=["1-shard", "3-shards"],
+    "index_shards",
+    [1, pytest.param(3, marks=pytest.mark.slow)],
+    ids=["1-shard", "3-shards"],
     indirect=True,
 )
 async def test_master_of_the_global_slot_dies_mid_match(
@@ -331,17 +351,26 @@ async def test_master_of_the_global_slot_dies_mid_match(
     three index shards: the node of the first shard): after its replica takes over, the
     lobby answers again, bots and turn clocks go on, and the matches finish."""
     fo = Failover(servers)
-    waiting = await fo.call("CreateTable", service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(preset=PRESET), take_seat=True, display_name="w"))
+    waiting = await fo.call(
+        "CreateTable",
+        service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset=PRESET), take_seat=True, display_name="w"
+        ),
+    )
     load = await start_load(servers, humans=2, seed=19)
     try:
         assert waiting.table_id in await lobby_ids(servers[0])
         victim = rcluster.master_of(Keys("tute", index_shards).shards[0].due)
-        await outage(rcluster, load, servers, victim, LobbyProbe(servers[0], "", ""),
-                     "global slot master")
+        await outage(
+            rcluster, load, servers, victim, LobbyProbe(servers[0], "", ""), "global slot master"
+        )
         # the lobby still lists the open table; a new one joins it on both replicas
-        fresh = await fo.call("CreateTable", service_pb2.CreateTableRequest(
-            rules=rules_pb2.Rules(preset=PRESET), take_seat=True, display_name="n"))
+        fresh = await fo.call(
+            "CreateTable",
+            service_pb2.CreateTableRequest(
+                rules=rules_pb2.Rules(preset=PRESET), take_seat=True, display_name="n"
+            ),
+        )
         for r in servers:
             listed = await lobby_ids(r)
             assert {waiting.table_id, fresh.table_id} <= listed
@@ -357,8 +386,7 @@ class LobbyProbe(Probe):
         await lobby_ids(self.replica)
 
 
-async def test_reshard_of_live_tables(rcluster: ReplicatedCluster,
-                                      servers: list[Replica]) -> None:
+async def test_reshard_of_live_tables(rcluster: ReplicatedCluster, servers: list[Replica]) -> None:
     """``redis-cli --cluster reshard`` moves the slots of tables being played to another
     master: no client sees an error beyond a retried UNAVAILABLE, nothing is lost."""
     load = await start_load(servers, humans=3, seed=20)
@@ -372,8 +400,7 @@ async def test_reshard_of_live_tables(rcluster: ReplicatedCluster,
                 best = (rank, t, node)
         assert best is not None
         rank, table, source = best
-        target = next(rcluster.node(i.port) for i in rcluster.masters()
-                      if i.port != source.port)
+        target = next(rcluster.node(i.port) for i in rcluster.masters() if i.port != source.port)
         moved = tables_on(rcluster, load.table_ids)[source.port]
         probe = Probe(servers[0], table, load.tokens[table]).start()
         load.probes.append(probe)
@@ -381,8 +408,10 @@ async def test_reshard_of_live_tables(rcluster: ReplicatedCluster,
             await m.spectators[1].wait_until(lambda w: len(w.events) >= 10, timeout=60)
         started = time.monotonic()
         await asyncio.to_thread(rcluster.reshard, rank + 1, source, target)
-        print(f"\nreshard of {rank + 1} slots ({len(moved)} live tables on the source): "
-              f"{time.monotonic() - started:.2f} s; probe codes {dict(probe.codes)}")
+        print(
+            f"\nreshard of {rank + 1} slots ({len(moved)} live tables on the source): "
+            f"{time.monotonic() - started:.2f} s; probe codes {dict(probe.codes)}"
+        )
         assert rcluster.master_of(f"tute:{{{table}}}").port == target.port
         await finish_and_check(load, servers)
         await probe.stop()

@@ -86,7 +86,8 @@ async def test_moving_replicas_is_not_leaving_and_leaving_both_forfeits_once(
         await r.scheduler_pass(tid)
         (forfeit,) = forfeits(stay)
         assert (forfeit.seat, forfeit.reason) == (
-            joined.seat, event_pb2.FORFEIT_REASON_DISCONNECTED
+            joined.seat,
+            event_pb2.FORFEIT_REASON_DISCONNECTED,
         )
         await stay.close()
         assert stay.error is None

@@ -35,7 +35,8 @@ def follow(replica: RedisProcess, primary: RedisProcess) -> None:
     with redis.Redis(port=replica.port) as r:
         r.replicaof("127.0.0.1", primary.port)
     ReplicatedCluster.wait_for_event(
-        lambda: _acknowledges(primary), 30, f"replica {replica.port} acknowledging")
+        lambda: _acknowledges(primary), 30, f"replica {replica.port} acknowledging"
+    )
 
 
 def _acknowledges(primary: RedisProcess) -> bool:
@@ -62,12 +63,14 @@ async def test_a_commit_is_acknowledged_once_a_replica_has_it(
         with pytest.raises(StoreUnavailable, match="0 of 1 replicas"):
             await alone.create("t", b"r0", "", None)  # no replica: created, not acknowledged
         with pytest.raises(StoreUnavailable, match="0 of 1 replicas"):
-            await alone.commit("t", Commit(1, b"r1", (ev(1),), idempotency_key="k",
-                                               response=b"first"))
+            await alone.commit(
+                "t", Commit(1, b"r1", (ev(1),), idempotency_key="k", response=b"first")
+            )
         replica.start()
         follow(replica, primary)
-        again = await store.commit("t", Commit(1, b"r1", (ev(1),), idempotency_key="k",
-                                               response=b"other"))
+        again = await store.commit(
+            "t", Commit(1, b"r1", (ev(1),), idempotency_key="k", response=b"other")
+        )
         assert (again.applied, again.duplicate_response) == (False, b"first")  # the first, once
         assert (await store.commit("t", Commit(2, b"r2", (ev(2),)))).applied
         with redis.Redis(port=replica.port) as r:  # acknowledged means: on the replica

@@ -48,7 +48,8 @@ class Recorder:
 
     async def _run(self) -> None:
         call = self.replica.stub.WatchTable(
-            service_pb2.WatchTableRequest(table_id=self.table_id), metadata=auth(self.token))
+            service_pb2.WatchTableRequest(table_id=self.table_id), metadata=auth(self.token)
+        )
         try:
             async for msg in call:
                 self.messages.append(msg)
@@ -83,26 +84,44 @@ class Recorder:
         await asyncio.gather(self.task, return_exceptions=True)
 
 
-async def play(failover: Failover, table_id: str, tokens: dict[int, str],
-               rng: random.Random, until_seq: int) -> int:
+async def play(
+    failover: Failover, table_id: str, tokens: dict[int, str], rng: random.Random, until_seq: int
+) -> int:
     """Random legal moves until the table's last event is at least ``until_seq``."""
     while True:
-        view = (await failover.call("GetTable", service_pb2.GetTableRequest(
-            table_id=table_id), tokens[0])).view
+        view = (
+            await failover.call(
+                "GetTable", service_pb2.GetTableRequest(table_id=table_id), tokens[0]
+            )
+        ).view
         if view.last_event_sequence >= until_seq:
             return int(view.last_event_sequence)
         seat = view.turn_seat
-        mine = (await failover.call("GetTable", service_pb2.GetTableRequest(
-            table_id=table_id), tokens[seat])).view
+        mine = (
+            await failover.call(
+                "GetTable", service_pb2.GetTableRequest(table_id=table_id), tokens[seat]
+            )
+        ).view
         if not mine.legal_actions:
             continue
-        await failover.call("SubmitAction", service_pb2.SubmitActionRequest(
-            table_id=table_id, action=rng.choice(list(mine.legal_actions)),
-            expected_version=mine.version), tokens[seat])
+        await failover.call(
+            "SubmitAction",
+            service_pb2.SubmitActionRequest(
+                table_id=table_id,
+                action=rng.choice(list(mine.legal_actions)),
+                expected_version=mine.version,
+            ),
+            tokens[seat],
+        )
 
 
-async def fresh(replica: Replica, table_id: str, token: str | None,
-                resume_after: int | None = None, until: int = 0) -> list[Any]:
+async def fresh(
+    replica: Replica,
+    table_id: str,
+    token: str | None,
+    resume_after: int | None = None,
+    until: int = 0,
+) -> list[Any]:
     """A new stream's messages (resume_after: its events up to ``until``)."""
     req = service_pb2.WatchTableRequest(table_id=table_id)
     if resume_after is not None:
@@ -137,8 +156,11 @@ async def test_a_redis_restored_from_an_older_snapshot_resyncs_every_watcher(
         failover = Failover(replicas)
         table_id, tokens = await create_seated_table(failover, PRESET, turn_time_s=600)
         for r in replicas:
-            recorders += [Recorder(r, table_id, None), Recorder(r, table_id, tokens[0]),
-                          Recorder(r, table_id, tokens[1])]
+            recorders += [
+                Recorder(r, table_id, None),
+                Recorder(r, table_id, tokens[0]),
+                Recorder(r, table_id, tokens[1]),
+            ]
         saved = await play(failover, table_id, tokens, rng, 12)
         with redis.Redis.from_url(proc.url) as client:
             client.save()
@@ -148,18 +170,22 @@ async def test_a_redis_restored_from_an_older_snapshot_resyncs_every_watcher(
             assert rec.ended is None and rec.snapshots == [0]
         before = [len(rec.messages) for rec in recorders]
         proc.restart()  # kill -9, start from the snapshot
-        view = (await failover.call("GetTable", service_pb2.GetTableRequest(
-            table_id=table_id), tokens[0])).view
+        view = (
+            await failover.call(
+                "GetTable", service_pb2.GetTableRequest(table_id=table_id), tokens[0]
+            )
+        ).view
         assert view.last_event_sequence == saved  # the table went back in time
         for rec, n in zip(recorders, before, strict=True):
-            await rec.wait(lambda r, n=n: r.ended is not None or any(
-                i >= n for i in r.snapshots))
+            await rec.wait(lambda r, n=n: r.ended is not None or any(i >= n for i in r.snapshots))
         # the table does not move: each resync snapshot is the restored table's view
         resynced = []
         for rec, n in zip(recorders, before, strict=True):
             if rec.ended is not None:
-                assert rec.ended.code() in (grpc.StatusCode.UNAVAILABLE,
-                                            grpc.StatusCode.PERMISSION_DENIED), rec.ended
+                assert rec.ended.code() in (
+                    grpc.StatusCode.UNAVAILABLE,
+                    grpc.StatusCode.PERMISSION_DENIED,
+                ), rec.ended
                 continue
             again = [i for i in rec.snapshots if i >= n]
             assert again == [n], "events after the restart before the snapshot"
@@ -172,13 +198,15 @@ async def test_a_redis_restored_from_an_older_snapshot_resyncs_every_watcher(
         for rec in resynced:
             await rec.wait(lambda r: r.last_seq() >= new_last)
             n = rec.snapshots[-1]
-            got = [m.event for m in rec.messages[n + 1:]]
+            got = [m.event for m in rec.messages[n + 1 :]]
             want = [m.event for m in await fresh(rec.replica, table_id, rec.token, 0, new_last)]
             assert got == want[saved:new_last], "the stream did not follow the new history"
-        print(f"rewind: table back from {old_last} to {saved}; "
-              f"{len(resynced)} of {len(recorders)} watchers got a fresh snapshot, "
-              f"{len(recorders) - len(resynced)} ended: "
-              f"{[r.ended.code().name for r in recorders if r.ended is not None]}")
+        print(
+            f"rewind: table back from {old_last} to {saved}; "
+            f"{len(resynced)} of {len(recorders)} watchers got a fresh snapshot, "
+            f"{len(recorders) - len(resynced)} ended: "
+            f"{[r.ended.code().name for r in recorders if r.ended is not None]}"
+        )
     finally:
         for rec in recorders:
             await rec.close()
@@ -220,8 +248,9 @@ async def test_turn_timeouts_held_by_a_crashed_replica_fire_after_the_lease(
     clock = FakeClock()
     lease, turn_time, tick = 0.5, 4, 0.05
     async with inprocess_stubs(1, clock=clock, store_url=redis_proc.url) as (maker,):
-        made = await asyncio.gather(*(
-            table_with_humans(maker, PRESET, turn_time_s=turn_time) for _ in range(16)))
+        made = await asyncio.gather(
+            *(table_with_humans(maker, PRESET, turn_time_s=turn_time) for _ in range(16))
+        )
         tables = [m.table_id for m in made]
         first_turn = {t: await version(maker, t) for t in tables}
     deadline = clock.now() + turn_time
@@ -233,9 +262,9 @@ async def test_turn_timeouts_held_by_a_crashed_replica_fire_after_the_lease(
     finally:
         await a.close()
     assert len(held) == 8 and held <= set(tables)
-    async with inprocess_stubs(
-        1, clock=clock, store_url=redis_proc.url, claim_lease_s=lease
-    ) as (b,):
+    async with inprocess_stubs(1, clock=clock, store_url=redis_proc.url, claim_lease_s=lease) as (
+        b,
+    ):
         free = [t for t in tables if t not in held]
 
         async def timed_out(ids: list[str]) -> list[bool]:

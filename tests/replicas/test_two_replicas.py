@@ -42,8 +42,14 @@ class Match:
     """A four-seat table played by test clients spread over the replicas, with one stream per
     seat and one spectator stream per replica."""
 
-    def __init__(self, replicas: list[Replica], table_id: str, tokens: dict[int, str],
-                 rng: random.Random, shift: int) -> None:
+    def __init__(
+        self,
+        replicas: list[Replica],
+        table_id: str,
+        tokens: dict[int, str],
+        rng: random.Random,
+        shift: int,
+    ) -> None:
         self.table_id = table_id
         self.tokens = tokens
         n = len(replicas)
@@ -52,8 +58,15 @@ class Match:
         }
         self.spectators = [ResumingWatcher(replicas, i, table_id) for i in range(n)]
         self.players = [
-            Player(replicas, s + shift + 1, table_id, s, t, self.seat_watchers[s],
-                   random.Random(rng.random()))
+            Player(
+                replicas,
+                s + shift + 1,
+                table_id,
+                s,
+                t,
+                self.seat_watchers[s],
+                random.Random(rng.random()),
+            )
             for s, t in tokens.items()
         ]
 
@@ -62,10 +75,10 @@ class Match:
         return [*self.seat_watchers.values(), *self.spectators]
 
     @classmethod
-    async def start(cls, replicas: list[Replica], rng: random.Random, shift: int,
-                    **options: Any) -> Match:
-        table_id, tokens = await create_seated_table(Failover(replicas, shift), PRESET,
-                                                     **options)
+    async def start(
+        cls, replicas: list[Replica], rng: random.Random, shift: int, **options: Any
+    ) -> Match:
+        table_id, tokens = await create_seated_table(Failover(replicas, shift), PRESET, **options)
         return cls(replicas, table_id, tokens, rng, shift)
 
     async def finish(self, timeout: float = 180.0) -> None:
@@ -97,13 +110,18 @@ class Match:
             assert [e.table_version for e in w.events] == [e.table_version for e in reference]
         for r in replicas:  # every live replica gives the same final view
             if r.proc.poll() is None:
-                view = (await r.stub.GetTable(
-                    service_pb2.GetTableRequest(table_id=self.table_id),
-                    metadata=auth(self.tokens[0]))).view
+                view = (
+                    await r.stub.GetTable(
+                        service_pb2.GetTableRequest(table_id=self.table_id),
+                        metadata=auth(self.tokens[0]),
+                    )
+                ).view
                 assert view.last_event_sequence == last
-        final = (await Failover(replicas).call(
-            "GetTable", service_pb2.GetTableRequest(table_id=self.table_id), self.tokens[0]
-        )).view
+        final = (
+            await Failover(replicas).call(
+                "GetTable", service_pb2.GetTableRequest(table_id=self.table_id), self.tokens[0]
+            )
+        ).view
         rules = engine.Rules.preset(PRESET, **options)
         rep = replay(rules, {s: w.events for s, w in self.seat_watchers.items()})
         assert rep.server_tricks == rep.engine_tricks
@@ -112,7 +130,11 @@ class Match:
 
 
 async def play_matches(
-    replicas: list[Replica], count: int, seed: int, *, kill_after_events: int = 0,
+    replicas: list[Replica],
+    count: int,
+    seed: int,
+    *,
+    kill_after_events: int = 0,
     **options: Any,
 ) -> list[Match]:
     """Play ``count`` matches at once; with ``kill_after_events``, kill -9 replica 0 once
@@ -144,8 +166,9 @@ async def test_players_on_different_replicas_finish_matches(replicas: list[Repli
     "count", [3, pytest.param(20, marks=pytest.mark.slow)], ids=["3-matches", "20-matches"]
 )
 async def test_kill9_of_a_replica_mid_match(replicas: list[Replica], count: int) -> None:
-    matches = await play_matches(replicas, count, seed=count, kill_after_events=25,
-                                 target_match_points=2)
+    matches = await play_matches(
+        replicas, count, seed=count, kill_after_events=25, target_match_points=2
+    )
     resumed = sum(w.resumes for m in matches for w in m.watchers)
     assert resumed >= count  # at least the spectators of replica 0 moved over
     assert replicas[1].proc.poll() is None
@@ -159,7 +182,8 @@ async def test_timers_and_bots_take_effect_once(replicas: list[Replica]) -> None
     tables: dict[str, int | None] = {}  # table id -> the idle human's seat (None: all bots)
     for bots, options in ((4, {}),) * 3 + ((3, {"turn_time_s": 1}),) * 2:
         req = service_pb2.CreateTableRequest(
-            rules=_rules(target_match_points=1, **options), take_seat=bots < 4, display_name="p")
+            rules=_rules(target_match_points=1, **options), take_seat=bots < 4, display_name="p"
+        )
         created = await fo.call("CreateTable", req)
         add = service_pb2.AddBotRequest(table_id=created.table_id)
         for _ in range(bots):
@@ -237,7 +261,8 @@ async def test_redis_restart_without_persistence(
     match = await Match.start(replicas, rng, 0, target_match_points=3)
     table_id, token = match.table_id, match.tokens[0]
     watch = replicas[1].stub.WatchTable(
-        service_pb2.WatchTableRequest(table_id=table_id, resume_after=0))
+        service_pb2.WatchTableRequest(table_id=table_id, resume_after=0)
+    )
     await match.spectators[0].wait_until(lambda w: len(w.events) >= 20)
     for p in match.players:
         p.task.cancel()
@@ -248,12 +273,21 @@ async def test_redis_restart_without_persistence(
     for r in replicas:
         err = await _expect_unavailable(r.stub.GetTable(get, metadata=auth(token)))
         assert "store is unreachable" in (err.details() or "")
-        await _expect_unavailable(r.stub.SubmitAction(service_pb2.SubmitActionRequest(
-            table_id=table_id, request_id="x",
-            action=action_pb2.Action(play_card=card_pb2.Card(suit=card_pb2.SUIT_OROS, rank=1)),
-        ), metadata=auth(token)))
-        await _expect_unavailable(r.stub.CreateTable(service_pb2.CreateTableRequest(
-            rules=_rules())))
+        await _expect_unavailable(
+            r.stub.SubmitAction(
+                service_pb2.SubmitActionRequest(
+                    table_id=table_id,
+                    request_id="x",
+                    action=action_pb2.Action(
+                        play_card=card_pb2.Card(suit=card_pb2.SUIT_OROS, rank=1)
+                    ),
+                ),
+                metadata=auth(token),
+            )
+        )
+        await _expect_unavailable(
+            r.stub.CreateTable(service_pb2.CreateTableRequest(rules=_rules()))
+        )
         await _expect_unavailable(r.stub.ListTables(service_pb2.ListTablesRequest()))
     await _wait_health(replicas, health_pb2.HealthCheckResponse.NOT_SERVING)
     # the open stream is ended (not left hanging) and says why
@@ -270,7 +304,8 @@ async def test_redis_restart_without_persistence(
         assert gone.value.code() == grpc.StatusCode.NOT_FOUND
         with pytest.raises(grpc.aio.AioRpcError) as gone:
             async for _ in r.stub.WatchTable(
-                service_pb2.WatchTableRequest(table_id=table_id, resume_after=3)):
+                service_pb2.WatchTableRequest(table_id=table_id, resume_after=3)
+            ):
                 pass
         assert gone.value.code() == grpc.StatusCode.NOT_FOUND
     # the same server processes serve new matches across both replicas
@@ -290,8 +325,11 @@ async def test_redis_restart_with_persistence_keeps_the_match(tmp_path: Path) ->
             await match.spectators[0].wait_until(lambda w: len(w.events) >= 30)
             proc.kill()
             # the streams end once the readers' grace is over; Redis returns after that
-            await eventually(lambda: all(w.resumes for w in match.watchers), timeout=30,
-                             what="every stream to end while Redis is down")
+            await eventually(
+                lambda: all(w.resumes for w in match.watchers),
+                timeout=30,
+                what="every stream to end while Redis is down",
+            )
             proc.start(same_port=True)  # from the append-only file
             await match.finish()
             await match.check(started, options)

@@ -59,8 +59,9 @@ async def channel(server: Server) -> AsyncIterator[grpc.aio.Channel]:
         yield ch
 
 
-CONTRACT = frozenset({"test_matches", "test_errors", "test_resume", "test_races",
-                      "test_hidden_info"})
+CONTRACT = frozenset(
+    {"test_matches", "test_errors", "test_resume", "test_races", "test_hidden_info"}
+)
 """The modules whose ``stub`` tests run on every transport."""
 
 
@@ -82,10 +83,12 @@ async def stub(server: Server, transport: str) -> AsyncIterator[Any]:
         yield s
 
 
-SPLIT_ACROSS_BROWSERS = frozenset({
-    "test_a_match_of_every_preset_replays_on_the_engine",
-    "test_matches_with_declarations_replay_on_the_engine",
-})
+SPLIT_ACROSS_BROWSERS = frozenset(
+    {
+        "test_a_match_of_every_preset_replays_on_the_engine",
+        "test_matches_with_declarations_replay_on_the_engine",
+    }
+)
 """Tests run once per preset: in the default run each preset plays on one browser transport
 (alternating connect and grpcweb), on both under ``slow``; native gRPC plays every one."""
 ONE_BROWSER = {

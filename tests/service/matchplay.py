@@ -258,9 +258,9 @@ class _Hand:
     """2p: sequence number -> card drawn (face-down cards only, from the drawer's stream)."""
 
 
-def build_decks(rules: engine.Rules, seat_events: dict[int, list[event_pb2.Event]]) -> list[
-    tuple[int, ...]
-]:
+def build_decks(
+    rules: engine.Rules, seat_events: dict[int, list[event_pb2.Event]]
+) -> list[tuple[int, ...]]:
     """Every hand's pack, as RULES.md §3 deals it, from what each seat received privately."""
     n = rules.players
     hands: dict[int, _Hand] = {}

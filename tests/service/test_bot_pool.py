@@ -41,11 +41,16 @@ async def serving(**settings: object) -> AsyncIterator[tuple[Server, Stub]]:
 
 
 async def bot_table(stub: Stub, preset: str, levels: list[str]) -> str:
-    created = await stub.CreateTable(service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(preset=preset, options=rules_pb2.RuleOptions(turn_time_s=0))))
+    created = await stub.CreateTable(
+        service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset=preset, options=rules_pb2.RuleOptions(turn_time_s=0))
+        )
+    )
     for level in levels:
-        await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id, level=level),
-                          metadata=auth(created.owner_token))
+        await stub.AddBot(
+            service_pb2.AddBotRequest(table_id=created.table_id, level=level),
+            metadata=auth(created.owner_token),
+        )
     return str(created.table_id)
 
 
@@ -53,7 +58,8 @@ async def wait_match_end(stub: Stub, tid: str, timeout: float) -> Watcher:
     watcher = Watcher(stub, tid, resume_after=0)
     try:
         await watcher.wait_until(
-            lambda w: any(kind(e) == "match_ended" for e in w.events), timeout=timeout)
+            lambda w: any(kind(e) == "match_ended" for e in w.events), timeout=timeout
+        )
     finally:
         await watcher.close()
     return watcher
@@ -69,7 +75,8 @@ async def test_a_table_of_four_hard_bots_finishes() -> None:
         assert_gap_free(watcher.events, 1, final.last_event_sequence)
         played = sum(kind(e) == "card_played" for e in watcher.events)
         think = srv.metrics.registry.get_sample_value(
-            "tute_bot_think_seconds_count", {"level": "hard"})
+            "tute_bot_think_seconds_count", {"level": "hard"}
+        )
         assert think is not None and think >= played > 0
         assert srv.app.bots.restarts == 0
 
@@ -103,10 +110,15 @@ async def test_killing_a_worker_mid_think_does_not_stall_the_table() -> None:
 
 async def test_a_move_for_a_table_that_moved_on_is_dropped() -> None:
     async with serving(bot_workers=1) as (srv, stub):
-        created = await stub.CreateTable(service_pb2.CreateTableRequest(
-            rules=rules_pb2.Rules(preset="corriente-6",
-                                  options=rules_pb2.RuleOptions(turn_time_s=0)),
-            take_seat=True, display_name="Ana"))
+        created = await stub.CreateTable(
+            service_pb2.CreateTableRequest(
+                rules=rules_pb2.Rules(
+                    preset="corriente-6", options=rules_pb2.RuleOptions(turn_time_s=0)
+                ),
+                take_seat=True,
+                display_name="Ana",
+            )
+        )
         tid = created.table_id
         me = auth(created.seat_token)
         await stub.AddBot(service_pb2.AddBotRequest(table_id=tid, level="easy"), metadata=me)
@@ -114,9 +126,13 @@ async def test_a_move_for_a_table_that_moved_on_is_dropped() -> None:
         # Wait until it is the human's turn (the bot may lead first): its own TurnStarted.
         watcher = Watcher(stub, tid, created.seat_token)
         try:
-            await watcher.wait_until(lambda w: any(
-                e.turn_started.legal_actions for e in w.events
-            ) or any(v.legal_actions for v in w.snapshots), timeout=60)
+            await watcher.wait_until(
+                lambda w: (
+                    any(e.turn_started.legal_actions for e in w.events)
+                    or any(v.legal_actions for v in w.snapshots)
+                ),
+                timeout=60,
+            )
         finally:
             await watcher.close()
         mine = await view_of(stub, tid, created.seat_token)
@@ -125,18 +141,27 @@ async def test_a_move_for_a_table_that_moved_on_is_dropped() -> None:
         old = engine.view(rec.state, bot_seat)
         stale = engine.cards_of(old.hand)[0]
         # The table moves on: the human plays a card.
-        await stub.SubmitAction(service_pb2.SubmitActionRequest(
-            table_id=tid, action=mine.legal_actions[0], request_id="one"), metadata=me)
+        await stub.SubmitAction(
+            service_pb2.SubmitActionRequest(
+                table_id=tid, action=mine.legal_actions[0], request_id="one"
+            ),
+            metadata=me,
+        )
         assert not await srv.app.play_bot_move(tid, bot_seat, old, stale)
-        assert srv.metrics.registry.get_sample_value(
-            "tute_actions_total", {"kind": "bot", "result": "stale"}) == 1.0
+        assert (
+            srv.metrics.registry.get_sample_value(
+                "tute_actions_total", {"kind": "bot", "result": "stale"}
+            )
+            == 1.0
+        )
         # The same move on the view the bot sees now is played.
         now = await srv.app.load(tid)
         assert now.state is not None
         if now.state.turn == bot_seat:
             fresh = engine.view(now.state, bot_seat)
             assert await srv.app.play_bot_move(tid, bot_seat, fresh, fresh.legal[0]) or (
-                (await srv.app.load(tid)).version > now.version)
+                (await srv.app.load(tid)).version > now.version
+            )
 
 
 @pytest.mark.parametrize("preset", ["tres"])
@@ -146,7 +171,8 @@ async def test_every_level_plays_in_the_pool(preset: str) -> None:
         await wait_match_end(stub, tid, timeout=120)
         for level in ("easy", "medium", "hard"):
             n = srv.metrics.registry.get_sample_value(
-                "tute_bot_think_seconds_count", {"level": level})
+                "tute_bot_think_seconds_count", {"level": level}
+            )
             assert n is not None and n > 0, level
 
 

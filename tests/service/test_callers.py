@@ -51,9 +51,7 @@ def test_the_right_most_untrusted_forwarded_address_is_the_caller() -> None:
     assert r.caller(peer, [("x-forwarded-for", "203.0.113.1:4711")]) == "203.0.113.1"
     assert r.caller(peer, None) == "127.0.0.1"
     # a peer outside the trusted networks is the caller, whatever it forwards
-    assert r.caller("ipv4:198.51.100.4:1", [("x-forwarded-for", "203.0.113.1")]) == (
-        "198.51.100.4"
-    )
+    assert r.caller("ipv4:198.51.100.4:1", [("x-forwarded-for", "203.0.113.1")]) == ("198.51.100.4")
 
 
 def test_bad_networks_are_named() -> None:

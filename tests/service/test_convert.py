@@ -312,12 +312,8 @@ def test_every_card_round_trips() -> None:
         assert wire.card_from_proto(msg) == c
         seen.add((msg.suit, msg.rank))
     assert len(seen) == 40
-    assert wire.card_to_proto(parse_card("12O")) == card_pb2.Card(
-        suit=card_pb2.SUIT_OROS, rank=12
-    )
-    assert wire.card_to_proto(parse_card("3E")) == card_pb2.Card(
-        suit=card_pb2.SUIT_ESPADAS, rank=3
-    )
+    assert wire.card_to_proto(parse_card("12O")) == card_pb2.Card(suit=card_pb2.SUIT_OROS, rank=12)
+    assert wire.card_to_proto(parse_card("3E")) == card_pb2.Card(suit=card_pb2.SUIT_ESPADAS, rank=3)
 
 
 def test_card_to_proto_returns_independent_copies() -> None:
@@ -900,16 +896,20 @@ def check_view(record: TableRecord, seat: int | None, hand_games: dict[int, int]
     allowed = table_cards(state) | (0 if seat is None else state.hands[seat])
     current = view_pb2.TableView()
     current.CopyFrom(view)
-    previous = current.last_hand_result if state.last_result is not None and (
-        state.last_result.hand_no != state.hand_no
-    ) else None
+    previous = (
+        current.last_hand_result
+        if state.last_result is not None and (state.last_result.hand_no != state.hand_no)
+        else None
+    )
     if previous is not None:
         assert state.last_result is not None
         # The previous deal's result shows what was public then (its cantes and tute); those
         # cards are dealt again in the current hand, so they are checked against that deal.
-        assert mask(cards_in(previous)) & ~(
-            state.last_result.tute_cards | _cante_cards(state.last_result.cantes)
-        ) == 0
+        assert (
+            mask(cards_in(previous))
+            & ~(state.last_result.tute_cards | _cante_cards(state.last_result.cantes))
+            == 0
+        )
         current.ClearField("last_hand_result")
     shown = mask(cards_in(current))
     assert shown & ~allowed == 0, (seat, view)

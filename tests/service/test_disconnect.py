@@ -77,8 +77,9 @@ async def test_a_player_gone_beyond_the_grace_period_forfeits() -> None:
         assert not forfeits(watchers[0])
         assert (await view_of(stub, tid, seated.tokens[0])).status == PLAYING
         clock.advance(GRACE / 2 + 0.001)
-        await watchers[0].wait_until(lambda w: kind(w.events[-1]) == "match_ended"
-                                     if w.events else False, timeout=5)
+        await watchers[0].wait_until(
+            lambda w: kind(w.events[-1]) == "match_ended" if w.events else False, timeout=5
+        )
         waited = clock.now() - t0
         assert waited >= GRACE - 0.05, waited
         (forfeit,) = forfeits(watchers[0])
@@ -161,15 +162,17 @@ async def test_only_the_players_without_a_stream_count() -> None:
                 rules=rules_pb2.Rules(
                     preset="parejas", options=rules_pb2.RuleOptions(turn_time_s=0)
                 ),
-                take_seat=True, display_name="p",
+                take_seat=True,
+                display_name="p",
             )
         )
         tid = created.table_id
         mine = Watcher(two, tid, created.seat_token)  # the human watches on replica two
         await mine.wait_until(lambda w: bool(w.snapshots))
         for _ in range(3):
-            await one.AddBot(service_pb2.AddBotRequest(table_id=tid),
-                             metadata=auth(created.owner_token))
+            await one.AddBot(
+                service_pb2.AddBotRequest(table_id=tid), metadata=auth(created.owner_token)
+            )
         spectator = Watcher(one, tid)
         await spectator.wait_until(lambda w: bool(w.snapshots))
         await spectator.close()
@@ -223,8 +226,10 @@ async def test_a_player_whose_replica_went_away_is_caught_by_its_turn_clock() ->
     store = MemoryStore()
     one_srv = await create_server(conf, store=store)
     two_srv = await create_server(conf, store=store)
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{one_srv.port}") as ch1, \
-            grpc.aio.insecure_channel(f"127.0.0.1:{two_srv.port}") as ch2:
+    async with (
+        grpc.aio.insecure_channel(f"127.0.0.1:{one_srv.port}") as ch1,
+        grpc.aio.insecure_channel(f"127.0.0.1:{two_srv.port}") as ch2,
+    ):
         one, two = Stub(ch1), Stub(ch2)
         try:
             seated = await table_with_humans(one, "corriente-6", turn_time_s=1)
@@ -259,8 +264,16 @@ def test_the_away_marks_are_stored_with_the_table() -> None:
         encode_record,
     )
 
-    rec = TableRecord("t1", "parejas", engine.PRESETS["parejas"], Visibility.PUBLIC, "", 1.0,
-                      [SeatInfo() for _ in range(4)], away={1: 12.5, 3: 14.0})
+    rec = TableRecord(
+        "t1",
+        "parejas",
+        engine.PRESETS["parejas"],
+        Visibility.PUBLIC,
+        "",
+        1.0,
+        [SeatInfo() for _ in range(4)],
+        away={1: 12.5, 3: 14.0},
+    )
     assert decode_record(encode_record(rec)).away == {1: 12.5, 3: 14.0}
     rec.away = {}
     assert decode_record(encode_record(rec)).away == {}

@@ -109,23 +109,19 @@ async def table_counts(server: Server) -> dict[str, int]:
 # ---------------------------------------------------------------------------------------------
 
 BAD_CREATES = [
-    pytest.param(
-        {"rules": rules_pb2.Rules(preset="mus")}, "rules.preset", id="unknown-preset"
-    ),
+    pytest.param({"rules": rules_pb2.Rules(preset="mus")}, "rules.preset", id="unknown-preset"),
     pytest.param(
         {"rules": rules_pb2.Rules(options=rules_pb2.RuleOptions(players=5))},
         "rules.options.players",
         id="players-5",
     ),
     pytest.param(
-        {"rules": rules_pb2.Rules(preset="parejas",
-                                  options=rules_pb2.RuleOptions(scoring=99))},  # type: ignore[arg-type]
+        {"rules": rules_pb2.Rules(preset="parejas", options=rules_pb2.RuleOptions(scoring=99))},  # type: ignore[arg-type]
         "rules.options.scoring",
         id="unknown-enum-value",
     ),
     pytest.param(
-        {"rules": rules_pb2.Rules(options=rules_pb2.RuleOptions(
-            players=2, hand_size_2p=7))},
+        {"rules": rules_pb2.Rules(options=rules_pb2.RuleOptions(players=2, hand_size_2p=7))},
         "rules.options.hand_size_2p",
         id="hand-size-7",
     ),
@@ -140,14 +136,20 @@ BAD_CREATES = [
         id="target-points-0",
     ),
     pytest.param(
-        {"rules": rules_pb2.Rules(options=rules_pb2.RuleOptions(
-            target_points=4_000_000_000, tute_enabled=False))},
+        {
+            "rules": rules_pb2.Rules(
+                options=rules_pb2.RuleOptions(target_points=4_000_000_000, tute_enabled=False)
+            )
+        },
         "rules.options.target_points",
         id="target-points-endless",
     ),
     pytest.param(
-        {"rules": rules_pb2.Rules(preset="tres", options=rules_pb2.RuleOptions(
-            target_match_points=16))},
+        {
+            "rules": rules_pb2.Rules(
+                preset="tres", options=rules_pb2.RuleOptions(target_match_points=16)
+            )
+        },
         "rules.options.target_match_points",
         id="target-match-points-16",
     ),
@@ -173,10 +175,14 @@ BAD_CREATES = [
         id="seat-out-of-range-3p",
     ),
     pytest.param({"take_seat": False, "seat": 1}, "seat", id="seat-without-take-seat"),
-    pytest.param({"take_seat": True, "display_name": "x" * 33}, "display_name",
-                 id="display-name-too-long"),
-    pytest.param({"take_seat": True, "display_name": "ana\x00"}, "display_name",
-                 id="display-name-unprintable"),
+    pytest.param(
+        {"take_seat": True, "display_name": "x" * 33}, "display_name", id="display-name-too-long"
+    ),
+    pytest.param(
+        {"take_seat": True, "display_name": "ana\x00"},
+        "display_name",
+        id="display-name-unprintable",
+    ),
     pytest.param({"visibility": 99}, "visibility", id="visibility-unknown"),
 ]
 
@@ -212,36 +218,51 @@ async def test_a_blank_display_name_is_refused(server, stub, name: str) -> None:
     """The contract: 1..32 characters after trimming, at least one visible; an omitted name
     is the empty string, refused like the others."""
     counts = await table_counts(server)
-    await expect(stub.CreateTable(service_pb2.CreateTableRequest(take_seat=True,
-                                                                 display_name=name)),
-                 Code.INVALID_ARGUMENT, field="display_name")
+    await expect(
+        stub.CreateTable(service_pb2.CreateTableRequest(take_seat=True, display_name=name)),
+        Code.INVALID_ARGUMENT,
+        field="display_name",
+    )
     assert await table_counts(server) == counts
     created = await new_table(stub)
     async with unchanged(stub, created.table_id, {0: created.seat_token}):
-        await expect(stub.JoinTable(service_pb2.JoinTableRequest(
-            table_id=created.table_id, display_name=name)),
-            Code.INVALID_ARGUMENT, field="display_name")
-        await expect(stub.JoinTable(service_pb2.JoinTableRequest(
-            table_id="0123456789abcdef", display_name=name)),
-            Code.INVALID_ARGUMENT, field="display_name")
+        await expect(
+            stub.JoinTable(
+                service_pb2.JoinTableRequest(table_id=created.table_id, display_name=name)
+            ),
+            Code.INVALID_ARGUMENT,
+            field="display_name",
+        )
+        await expect(
+            stub.JoinTable(
+                service_pb2.JoinTableRequest(table_id="0123456789abcdef", display_name=name)
+            ),
+            Code.INVALID_ARGUMENT,
+            field="display_name",
+        )
 
 
-@pytest.mark.parametrize(("given", "shown"), [
-    ("\u00a0Ana\u3000", "Ana"),
-    ("\u200b\ufeffAna\u200d", "Ana"),
-    ("  Ana \u00a0\u3000 Mar\u00eda ", "Ana Mar\u00eda"),
-    ("Jose\u0301", "Jos\u00e9"),  # NFC
-    ("\u0301x", "\u0301x"),  # a visible character is enough
-    ("\u00a0" * 40 + "y" * 32 + "\u3000" * 40, "y" * 32),  # the limit counts after trimming
-])
-async def test_display_names_are_trimmed_the_unicode_way(
-    stub, given: str, shown: str
-) -> None:
-    created = await stub.CreateTable(service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(preset="tres"), take_seat=True, display_name=given))
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [
+        ("\u00a0Ana\u3000", "Ana"),
+        ("\u200b\ufeffAna\u200d", "Ana"),
+        ("  Ana \u00a0\u3000 Mar\u00eda ", "Ana Mar\u00eda"),
+        ("Jose\u0301", "Jos\u00e9"),  # NFC
+        ("\u0301x", "\u0301x"),  # a visible character is enough
+        ("\u00a0" * 40 + "y" * 32 + "\u3000" * 40, "y" * 32),  # the limit counts after trimming
+    ],
+)
+async def test_display_names_are_trimmed_the_unicode_way(stub, given: str, shown: str) -> None:
+    created = await stub.CreateTable(
+        service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset="tres"), take_seat=True, display_name=given
+        )
+    )
     assert created.table.seats[0].display_name == shown
-    joined = await stub.JoinTable(service_pb2.JoinTableRequest(
-        table_id=created.table_id, display_name=given))
+    joined = await stub.JoinTable(
+        service_pb2.JoinTableRequest(table_id=created.table_id, display_name=given)
+    )
     assert joined.view.seats[joined.seat].display_name == shown
 
 
@@ -251,10 +272,16 @@ async def test_create_table_accepts_the_limits(stub) -> None:
             rules=rules_pb2.Rules(preset="tres"), take_seat=True, seat=2, display_name="y" * 32
         )
     )
-    biggest = rules_pb2.RuleOptions(target_points=1000, games_to_win=15, target_match_points=15,
-                                    tute_unit_value=15, turn_time_s=3600)
-    big = await stub.CreateTable(service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(options=biggest)))
+    biggest = rules_pb2.RuleOptions(
+        target_points=1000,
+        games_to_win=15,
+        target_match_points=15,
+        tute_unit_value=15,
+        turn_time_s=3600,
+    )
+    big = await stub.CreateTable(
+        service_pb2.CreateTableRequest(rules=rules_pb2.Rules(options=biggest))
+    )
     for fd, value in biggest.ListFields():  # the upper bounds are allowed
         assert getattr(big.table.rules.options, fd.name) == value, fd.name
     assert created.seat == 2 and created.seat_token
@@ -333,10 +360,10 @@ async def test_list_tables_paginates_with_filters(stub) -> None:
     assert set(everything) == {t for ids in made.values() for t in ids}
 
     # Tables of another preset with the same player count do not match the preset filter.
-    assert not (await stub.ListTables(
-        service_pb2.ListTablesRequest(preset="corriente-8"))).tables
-    assert not (await stub.ListTables(
-        service_pb2.ListTablesRequest(preset="tres", players=4))).tables
+    assert not (await stub.ListTables(service_pb2.ListTablesRequest(preset="corriente-8"))).tables
+    assert not (
+        await stub.ListTables(service_pb2.ListTablesRequest(preset="tres", players=4))
+    ).tables
 
     # The lobby shows the free seats; a full table leaves it.
     listed = (await stub.ListTables(service_pb2.ListTablesRequest(preset="tres"))).tables
@@ -354,8 +381,14 @@ async def test_list_tables_page_token_survives_its_table_leaving_the_lobby(stub)
     first = await stub.ListTables(service_pb2.ListTablesRequest(page_size=2))
     assert [t.table_id for t in first.tables] == ids[::-1][:2]
     await stub.JoinTable(join(table_id=first.tables[-1].table_id))
-    rest = [t.table_id for t in (await stub.ListTables(service_pb2.ListTablesRequest(
-        page_size=10, page_token=first.next_page_token))).tables]
+    rest = [
+        t.table_id
+        for t in (
+            await stub.ListTables(
+                service_pb2.ListTablesRequest(page_size=10, page_token=first.next_page_token)
+            )
+        ).tables
+    ]
     assert rest == ids[::-1][2:]
 
 
@@ -384,43 +417,70 @@ async def test_join_table_errors(stub) -> None:
     tid = created.table_id
     tokens = {0: created.seat_token}
     async with unchanged(stub, tid, tokens):
-        await expect(stub.JoinTable(service_pb2.JoinTableRequest(display_name="x")),
-                     Code.INVALID_ARGUMENT, field="table_id")
-        await expect(stub.JoinTable(join(table_id="0123456789abcdef")),
-                     Code.NOT_FOUND, reason="TABLE_NOT_FOUND")
-        await expect(stub.JoinTable(join(table_id="no such id!")),
-                     Code.INVALID_ARGUMENT, field="table_id")
-        await expect(stub.JoinTable(join(invite_code="ZZZZZZZZ")),
-                     Code.NOT_FOUND, reason="INVITE_NOT_FOUND")
-        await expect(stub.JoinTable(join(table_id=tid, seat=0)),
-                     Code.FAILED_PRECONDITION, reason="SEAT_TAKEN")
-        await expect(stub.JoinTable(join(table_id=tid, seat=4)),
-                     Code.INVALID_ARGUMENT, field="seat")
-        await expect(stub.JoinTable(service_pb2.JoinTableRequest(
-            table_id=tid, display_name="n" * 40)), Code.INVALID_ARGUMENT, field="display_name")
-        await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid, level="grandmaster")),
-                     Code.INVALID_ARGUMENT, field="level")
-        await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=0),
-                                 metadata=auth(created.owner_token)),
-                     Code.FAILED_PRECONDITION, reason="SEAT_TAKEN")
-        await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=9),
-                                 metadata=auth(tokens[0])),
-                     Code.INVALID_ARGUMENT, field="seat")
-        await expect(stub.AddBot(service_pb2.AddBotRequest(table_id="0123456789abcdef")),
-                     Code.NOT_FOUND, reason="TABLE_NOT_FOUND")
-        await expect(stub.AddBot(service_pb2.AddBotRequest()),
-                     Code.INVALID_ARGUMENT, field="table_id")
+        await expect(
+            stub.JoinTable(service_pb2.JoinTableRequest(display_name="x")),
+            Code.INVALID_ARGUMENT,
+            field="table_id",
+        )
+        await expect(
+            stub.JoinTable(join(table_id="0123456789abcdef")),
+            Code.NOT_FOUND,
+            reason="TABLE_NOT_FOUND",
+        )
+        await expect(
+            stub.JoinTable(join(table_id="no such id!")), Code.INVALID_ARGUMENT, field="table_id"
+        )
+        await expect(
+            stub.JoinTable(join(invite_code="ZZZZZZZZ")), Code.NOT_FOUND, reason="INVITE_NOT_FOUND"
+        )
+        await expect(
+            stub.JoinTable(join(table_id=tid, seat=0)),
+            Code.FAILED_PRECONDITION,
+            reason="SEAT_TAKEN",
+        )
+        await expect(
+            stub.JoinTable(join(table_id=tid, seat=4)), Code.INVALID_ARGUMENT, field="seat"
+        )
+        await expect(
+            stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid, display_name="n" * 40)),
+            Code.INVALID_ARGUMENT,
+            field="display_name",
+        )
+        await expect(
+            stub.AddBot(service_pb2.AddBotRequest(table_id=tid, level="grandmaster")),
+            Code.INVALID_ARGUMENT,
+            field="level",
+        )
+        await expect(
+            stub.AddBot(
+                service_pb2.AddBotRequest(table_id=tid, seat=0), metadata=auth(created.owner_token)
+            ),
+            Code.FAILED_PRECONDITION,
+            reason="SEAT_TAKEN",
+        )
+        await expect(
+            stub.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=9), metadata=auth(tokens[0])),
+            Code.INVALID_ARGUMENT,
+            field="seat",
+        )
+        await expect(
+            stub.AddBot(service_pb2.AddBotRequest(table_id="0123456789abcdef")),
+            Code.NOT_FOUND,
+            reason="TABLE_NOT_FOUND",
+        )
+        await expect(
+            stub.AddBot(service_pb2.AddBotRequest()), Code.INVALID_ARGUMENT, field="table_id"
+        )
 
 
 async def test_private_tables_are_joined_by_invite_code_only(stub) -> None:
     created = await new_table(stub, private=True)
     tid = created.table_id
     async with unchanged(stub, tid, {0: created.seat_token}):
-        await expect(stub.JoinTable(join(table_id=tid)),
-                     Code.PERMISSION_DENIED, reason="PRIVATE_TABLE")
-    joined = await stub.JoinTable(
-        join(invite_code=created.invite_code.lower(), seat=2)
-    )
+        await expect(
+            stub.JoinTable(join(table_id=tid)), Code.PERMISSION_DENIED, reason="PRIVATE_TABLE"
+        )
+    joined = await stub.JoinTable(join(invite_code=created.invite_code.lower(), seat=2))
     assert (joined.table_id, joined.seat) == (tid, 2)
     assert joined.view.invite_code == created.invite_code
     spectator = await view_of(stub, tid, None)
@@ -431,22 +491,28 @@ async def test_joining_a_full_or_finished_table_fails(stub) -> None:
     seated = await table_with_humans(stub, "corriente-8")  # full: the match has started
     tid = seated.table_id
     async with unchanged(stub, tid, seated.tokens):
-        for req in (join(table_id=tid),
-                    join(table_id=tid, seat=1)):
-            await expect(stub.JoinTable(req), Code.FAILED_PRECONDITION,
-                         reason="MATCH_ALREADY_STARTED")
-        await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid),
-                                 metadata=auth(seated.tokens[0])),
-                     Code.FAILED_PRECONDITION, reason="MATCH_ALREADY_STARTED")
-    await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
-                          metadata=auth(seated.tokens[1]))
+        for req in (join(table_id=tid), join(table_id=tid, seat=1)):
+            await expect(
+                stub.JoinTable(req), Code.FAILED_PRECONDITION, reason="MATCH_ALREADY_STARTED"
+            )
+        await expect(
+            stub.AddBot(service_pb2.AddBotRequest(table_id=tid), metadata=auth(seated.tokens[0])),
+            Code.FAILED_PRECONDITION,
+            reason="MATCH_ALREADY_STARTED",
+        )
+    await stub.LeaveTable(
+        service_pb2.LeaveTableRequest(table_id=tid), metadata=auth(seated.tokens[1])
+    )
     assert (await view_of(stub, tid, None)).status == FINISHED
     async with unchanged(stub, tid, {0: seated.tokens[0]}):  # seat 1's token is revoked
-        await expect(stub.JoinTable(join(table_id=tid)),
-                     Code.FAILED_PRECONDITION, reason="MATCH_OVER")
-        await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=tid),
-                                 metadata=auth(seated.tokens[0])),
-                     Code.FAILED_PRECONDITION, reason="MATCH_OVER")
+        await expect(
+            stub.JoinTable(join(table_id=tid)), Code.FAILED_PRECONDITION, reason="MATCH_OVER"
+        )
+        await expect(
+            stub.AddBot(service_pb2.AddBotRequest(table_id=tid), metadata=auth(seated.tokens[0])),
+            Code.FAILED_PRECONDITION,
+            reason="MATCH_OVER",
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -461,13 +527,22 @@ async def test_leave_table_needs_the_seat_token(stub) -> None:
     req = service_pb2.LeaveTableRequest(table_id=tid)
     async with unchanged(stub, tid, {0: created.seat_token}):
         await expect(stub.LeaveTable(req), Code.UNAUTHENTICATED)
-        await expect(stub.LeaveTable(req, metadata=auth(other.seat_token)),
-                     Code.PERMISSION_DENIED, reason="NOT_SEATED")
-        await expect(stub.LeaveTable(req, metadata=(("authorization", "Basic abc"),)),
-                     Code.UNAUTHENTICATED)
-        await expect(stub.LeaveTable(service_pb2.LeaveTableRequest(table_id="0123456789abcdef"),
-                                     metadata=auth(created.seat_token)),
-                     Code.NOT_FOUND, reason="TABLE_NOT_FOUND")
+        await expect(
+            stub.LeaveTable(req, metadata=auth(other.seat_token)),
+            Code.PERMISSION_DENIED,
+            reason="NOT_SEATED",
+        )
+        await expect(
+            stub.LeaveTable(req, metadata=(("authorization", "Basic abc"),)), Code.UNAUTHENTICATED
+        )
+        await expect(
+            stub.LeaveTable(
+                service_pb2.LeaveTableRequest(table_id="0123456789abcdef"),
+                metadata=auth(created.seat_token),
+            ),
+            Code.NOT_FOUND,
+            reason="TABLE_NOT_FOUND",
+        )
 
 
 async def test_leaving_before_the_start_frees_the_seat(stub) -> None:
@@ -475,8 +550,9 @@ async def test_leaving_before_the_start_frees_the_seat(stub) -> None:
     tid = created.table_id
     joined = await stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid, display_name="b"))
     before = await view_of(stub, tid, None)
-    left = await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
-                                 metadata=auth(joined.seat_token))
+    left = await stub.LeaveTable(
+        service_pb2.LeaveTableRequest(table_id=tid), metadata=auth(joined.seat_token)
+    )
     assert not left.forfeited
     after = await view_of(stub, tid, None)
     assert after.version == before.version + 1
@@ -485,8 +561,12 @@ async def test_leaving_before_the_start_frees_the_seat(stub) -> None:
     assert after.status == table_pb2.TABLE_STATUS_WAITING
     # The token stops working; the seat can be taken again.
     await expect(view_of(stub, tid, joined.seat_token), Code.PERMISSION_DENIED)
-    await expect(stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
-                                 metadata=auth(joined.seat_token)), Code.PERMISSION_DENIED)
+    await expect(
+        stub.LeaveTable(
+            service_pb2.LeaveTableRequest(table_id=tid), metadata=auth(joined.seat_token)
+        ),
+        Code.PERMISSION_DENIED,
+    )
     again = await stub.JoinTable(join(table_id=tid, seat=joined.seat))
     assert again.seat == joined.seat
     listed = (await stub.ListTables(service_pb2.ListTablesRequest())).tables
@@ -510,8 +590,9 @@ async def test_leaving_after_the_start_forfeits_the_match(
     seated = await table_with_humans(stub, preset)
     tid = seated.table_id
     before = await view_of(stub, tid, None)
-    left = await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
-                                 metadata=auth(seated.tokens[leaver]))
+    left = await stub.LeaveTable(
+        service_pb2.LeaveTableRequest(table_id=tid), metadata=auth(seated.tokens[leaver])
+    )
     assert left.forfeited
     for token in (None, seated.tokens[(leaver + 1) % len(seated.tokens)]):
         v = await view_of(stub, tid, token)
@@ -527,17 +608,25 @@ async def test_leaving_after_the_start_forfeits_the_match(
     others = {s: t for s, t in seated.tokens.items() if s != leaver}
     async with unchanged(stub, tid, others):
         gone = auth(seated.tokens[leaver])
-        await expect(view_of(stub, tid, seated.tokens[leaver]), Code.PERMISSION_DENIED,
-                     reason="NOT_SEATED")
-        await expect(stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid), metadata=gone),
-                     Code.PERMISSION_DENIED, reason="NOT_SEATED")
-        await expect_stream(stub.WatchTable(service_pb2.WatchTableRequest(table_id=tid),
-                                            metadata=gone),
-                            Code.PERMISSION_DENIED, reason="NOT_SEATED")
+        await expect(
+            view_of(stub, tid, seated.tokens[leaver]), Code.PERMISSION_DENIED, reason="NOT_SEATED"
+        )
+        await expect(
+            stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid), metadata=gone),
+            Code.PERMISSION_DENIED,
+            reason="NOT_SEATED",
+        )
+        await expect_stream(
+            stub.WatchTable(service_pb2.WatchTableRequest(table_id=tid), metadata=gone),
+            Code.PERMISSION_DENIED,
+            reason="NOT_SEATED",
+        )
         for token in others.values():
-            await expect(stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
-                                         metadata=auth(token)),
-                         Code.FAILED_PRECONDITION, reason="MATCH_OVER")
+            await expect(
+                stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid), metadata=auth(token)),
+                Code.FAILED_PRECONDITION,
+                reason="MATCH_OVER",
+            )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -551,18 +640,36 @@ async def test_get_table_errors_and_the_spectator_view(stub) -> None:
     tid = seated.table_id
     req = service_pb2.GetTableRequest(table_id=tid)
     async with unchanged(stub, tid, seated.tokens):
-        await expect(stub.GetTable(req, metadata=auth("not-a-real-token")),
-                     Code.PERMISSION_DENIED, reason="NOT_SEATED")
-        await expect(stub.GetTable(req, metadata=auth(other.tokens[0])),
-                     Code.PERMISSION_DENIED, reason="NOT_SEATED")
-        for header in ("Basic abc", "Bearer", "Bearer ", "token-without-scheme",
-                       "Bearer " + "x" * 300):
-            await expect(stub.GetTable(req, metadata=(("authorization", header),)),
-                         Code.UNAUTHENTICATED)
-        await expect(stub.GetTable(service_pb2.GetTableRequest(table_id="")),
-                     Code.INVALID_ARGUMENT, field="table_id")
-        await expect(stub.GetTable(service_pb2.GetTableRequest(table_id="0123456789abcdef")),
-                     Code.NOT_FOUND, reason="TABLE_NOT_FOUND")
+        await expect(
+            stub.GetTable(req, metadata=auth("not-a-real-token")),
+            Code.PERMISSION_DENIED,
+            reason="NOT_SEATED",
+        )
+        await expect(
+            stub.GetTable(req, metadata=auth(other.tokens[0])),
+            Code.PERMISSION_DENIED,
+            reason="NOT_SEATED",
+        )
+        for header in (
+            "Basic abc",
+            "Bearer",
+            "Bearer ",
+            "token-without-scheme",
+            "Bearer " + "x" * 300,
+        ):
+            await expect(
+                stub.GetTable(req, metadata=(("authorization", header),)), Code.UNAUTHENTICATED
+            )
+        await expect(
+            stub.GetTable(service_pb2.GetTableRequest(table_id="")),
+            Code.INVALID_ARGUMENT,
+            field="table_id",
+        )
+        await expect(
+            stub.GetTable(service_pb2.GetTableRequest(table_id="0123456789abcdef")),
+            Code.NOT_FOUND,
+            reason="TABLE_NOT_FOUND",
+        )
     spectator = await view_of(stub, tid, None)
     assert not spectator.HasField("my_seat")
     assert not spectator.hand and not spectator.legal_actions
@@ -580,8 +687,9 @@ async def test_get_table_errors_and_the_spectator_view(stub) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-def submit(tid: str, action: action_pb2.Action | None = None, **kw: Any
-           ) -> service_pb2.SubmitActionRequest:
+def submit(
+    tid: str, action: action_pb2.Action | None = None, **kw: Any
+) -> service_pb2.SubmitActionRequest:
     req = service_pb2.SubmitActionRequest(table_id=tid, **kw)
     if action is not None:
         req.action.CopyFrom(action)
@@ -602,12 +710,21 @@ async def test_submit_action_request_errors(stub) -> None:
     legal = (await view_of(stub, tid, token)).legal_actions[0]
     async with unchanged(stub, tid, seated.tokens):
         await expect(stub.SubmitAction(submit(tid, legal)), Code.UNAUTHENTICATED)
-        await expect(stub.SubmitAction(submit(tid, legal), metadata=auth(other.tokens[turn])),
-                     Code.PERMISSION_DENIED, reason="NOT_SEATED")
-        await expect(stub.SubmitAction(submit(tid), metadata=auth(token)),
-                     Code.INVALID_ARGUMENT, field="action")
-        await expect(stub.SubmitAction(submit(tid, PLAY()), metadata=auth(token)),
-                     Code.INVALID_ARGUMENT, field="action")
+        await expect(
+            stub.SubmitAction(submit(tid, legal), metadata=auth(other.tokens[turn])),
+            Code.PERMISSION_DENIED,
+            reason="NOT_SEATED",
+        )
+        await expect(
+            stub.SubmitAction(submit(tid), metadata=auth(token)),
+            Code.INVALID_ARGUMENT,
+            field="action",
+        )
+        await expect(
+            stub.SubmitAction(submit(tid, PLAY()), metadata=auth(token)),
+            Code.INVALID_ARGUMENT,
+            field="action",
+        )
         for action, field in [
             (play(card_pb2.SUIT_OROS, 8), "action.play_card.rank"),
             (play(card_pb2.SUIT_OROS, 0), "action.play_card.rank"),
@@ -617,26 +734,41 @@ async def test_submit_action_request_errors(stub) -> None:
             (PLAY(sing=9), "action.sing"),  # type: ignore[arg-type]
             (PLAY(declare_tute=action_pb2.DeclareTute(rank=10)), "action.declare_tute.rank"),
         ]:
-            await expect(stub.SubmitAction(submit(tid, action), metadata=auth(token)),
-                         Code.INVALID_ARGUMENT, field=field)
-        await expect(stub.SubmitAction(submit(tid, legal, request_id="r" * 65),
-                                       metadata=auth(token)),
-                     Code.INVALID_ARGUMENT, field="request_id")
-        await expect(stub.SubmitAction(submit("", legal), metadata=auth(token)),
-                     Code.INVALID_ARGUMENT, field="table_id")
-        await expect(stub.SubmitAction(submit("0123456789abcdef", legal), metadata=auth(token)),
-                     Code.NOT_FOUND, reason="TABLE_NOT_FOUND")
+            await expect(
+                stub.SubmitAction(submit(tid, action), metadata=auth(token)),
+                Code.INVALID_ARGUMENT,
+                field=field,
+            )
+        await expect(
+            stub.SubmitAction(submit(tid, legal, request_id="r" * 65), metadata=auth(token)),
+            Code.INVALID_ARGUMENT,
+            field="request_id",
+        )
+        await expect(
+            stub.SubmitAction(submit("", legal), metadata=auth(token)),
+            Code.INVALID_ARGUMENT,
+            field="table_id",
+        )
+        await expect(
+            stub.SubmitAction(submit("0123456789abcdef", legal), metadata=auth(token)),
+            Code.NOT_FOUND,
+            reason="TABLE_NOT_FOUND",
+        )
         err = await expect(
-            stub.SubmitAction(submit(tid, legal, expected_version=view.version - 1),
-                              metadata=auth(token)),
-            Code.ABORTED, reason="STALE_VERSION",
+            stub.SubmitAction(
+                submit(tid, legal, expected_version=view.version - 1), metadata=auth(token)
+            ),
+            Code.ABORTED,
+            reason="STALE_VERSION",
         )
         info = error_info(err)
         assert info is not None and info.metadata["current_version"] == str(view.version)
         await expect(
-            stub.SubmitAction(submit(tid, legal, expected_version=view.version + 5),
-                              metadata=auth(token)),
-            Code.ABORTED, reason="STALE_VERSION",
+            stub.SubmitAction(
+                submit(tid, legal, expected_version=view.version + 5), metadata=auth(token)
+            ),
+            Code.ABORTED,
+            reason="STALE_VERSION",
         )
     # A request_id of 64 characters is fine, and so is the right expected_version.
     ok = await stub.SubmitAction(
@@ -650,21 +782,34 @@ async def test_submit_action_before_the_start_and_after_the_end(stub) -> None:
     created = await new_table(stub)
     tid = created.table_id
     async with unchanged(stub, tid, {0: created.seat_token}):
-        await expect(stub.SubmitAction(submit(tid, play(card_pb2.SUIT_OROS, 1)),
-                                       metadata=auth(created.seat_token)),
-                     Code.FAILED_PRECONDITION, reason="MATCH_NOT_STARTED")
+        await expect(
+            stub.SubmitAction(
+                submit(tid, play(card_pb2.SUIT_OROS, 1)), metadata=auth(created.seat_token)
+            ),
+            Code.FAILED_PRECONDITION,
+            reason="MATCH_NOT_STARTED",
+        )
     seated = await table_with_humans(stub, "corriente-6")
     v = await view_of(stub, seated.table_id, seated.tokens[0])
-    await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=seated.table_id),
-                          metadata=auth(seated.tokens[0]))
+    await stub.LeaveTable(
+        service_pb2.LeaveTableRequest(table_id=seated.table_id), metadata=auth(seated.tokens[0])
+    )
     async with unchanged(stub, seated.table_id, {1: seated.tokens[1]}):
-        await expect(stub.SubmitAction(submit(seated.table_id, PLAY(play_card=v.hand[0])),
-                                       metadata=auth(seated.tokens[1])),
-                     Code.FAILED_PRECONDITION, reason="MATCH_OVER")
+        await expect(
+            stub.SubmitAction(
+                submit(seated.table_id, PLAY(play_card=v.hand[0])), metadata=auth(seated.tokens[1])
+            ),
+            Code.FAILED_PRECONDITION,
+            reason="MATCH_OVER",
+        )
         # the leaver forfeited: its token opens nothing
-        await expect(stub.SubmitAction(submit(seated.table_id, PLAY(play_card=v.hand[0])),
-                                       metadata=auth(seated.tokens[0])),
-                     Code.PERMISSION_DENIED, reason="NOT_SEATED")
+        await expect(
+            stub.SubmitAction(
+                submit(seated.table_id, PLAY(play_card=v.hand[0])), metadata=auth(seated.tokens[0])
+            ),
+            Code.PERMISSION_DENIED,
+            reason="NOT_SEATED",
+        )
 
 
 async def test_not_your_turn_and_wrong_declarations(stub) -> None:
@@ -679,24 +824,42 @@ async def test_not_your_turn_and_wrong_declarations(stub) -> None:
         PLAY(play_card=c) for c in idle_view.hand
     )  # a card of another seat's hand: never in the seat on turn's hand
     async with unchanged(stub, tid, seated.tokens):
-        await expect(stub.SubmitAction(submit(tid, PLAY(play_card=idle_view.hand[0])),
-                                       metadata=auth(seated.tokens[idle])),
-                     Code.FAILED_PRECONDITION, reason="NOT_YOUR_TURN")
-        await expect(stub.SubmitAction(submit(tid, not_held),
-                                       metadata=auth(seated.tokens[turn])),
-                     Code.FAILED_PRECONDITION, reason="CARD_NOT_HELD")
+        await expect(
+            stub.SubmitAction(
+                submit(tid, PLAY(play_card=idle_view.hand[0])), metadata=auth(seated.tokens[idle])
+            ),
+            Code.FAILED_PRECONDITION,
+            reason="NOT_YOUR_TURN",
+        )
+        await expect(
+            stub.SubmitAction(submit(tid, not_held), metadata=auth(seated.tokens[turn])),
+            Code.FAILED_PRECONDITION,
+            reason="CARD_NOT_HELD",
+        )
         # Trick 1 has no declaration window; 4 players never exchange.
-        await expect(stub.SubmitAction(submit(tid, PLAY(sing=turn_view.trump_suit)),
-                                       metadata=auth(seated.tokens[turn])),
-                     Code.FAILED_PRECONDITION, reason="CANTE_NOT_ALLOWED")
-        await expect(stub.SubmitAction(
-            submit(tid, PLAY(declare_tute=action_pb2.DeclareTute(rank=12))),
-            metadata=auth(seated.tokens[turn])),
-            Code.FAILED_PRECONDITION, reason="TUTE_NOT_ALLOWED")
-        await expect(stub.SubmitAction(
-            submit(tid, PLAY(exchange_trump=action_pb2.ExchangeTrump())),
-            metadata=auth(seated.tokens[turn])),
-            Code.FAILED_PRECONDITION, reason="EXCHANGE_NOT_ALLOWED")
+        await expect(
+            stub.SubmitAction(
+                submit(tid, PLAY(sing=turn_view.trump_suit)), metadata=auth(seated.tokens[turn])
+            ),
+            Code.FAILED_PRECONDITION,
+            reason="CANTE_NOT_ALLOWED",
+        )
+        await expect(
+            stub.SubmitAction(
+                submit(tid, PLAY(declare_tute=action_pb2.DeclareTute(rank=12))),
+                metadata=auth(seated.tokens[turn]),
+            ),
+            Code.FAILED_PRECONDITION,
+            reason="TUTE_NOT_ALLOWED",
+        )
+        await expect(
+            stub.SubmitAction(
+                submit(tid, PLAY(exchange_trump=action_pb2.ExchangeTrump())),
+                metadata=auth(seated.tokens[turn]),
+            ),
+            Code.FAILED_PRECONDITION,
+            reason="EXCHANGE_NOT_ALLOWED",
+        )
 
 
 STRENGTH_ORDER = (2, 4, 5, 6, 7, 10, 11, 12, 3, 1)
@@ -741,16 +904,17 @@ async def test_illegal_cards_name_the_rule(stub) -> None:
                         if seen.get(rule, 0) >= 3:
                             continue
                         err = await expect(
-                            stub.SubmitAction(submit(tid, PLAY(play_card=c)),
-                                              metadata=auth(token)),
-                            Code.FAILED_PRECONDITION, reason=rule,
+                            stub.SubmitAction(submit(tid, PLAY(play_card=c)), metadata=auth(token)),
+                            Code.FAILED_PRECONDITION,
+                            reason=rule,
                         )
                         seen[rule] = seen.get(rule, 0) + 1
                         # The message names the rule and no card of the hand.
                         details = err.details()
                         assert details and "must" in details
-            await stub.SubmitAction(submit(tid, PLAY(play_card=rng.choice(legal))),
-                                    metadata=auth(token))
+            await stub.SubmitAction(
+                submit(tid, PLAY(play_card=rng.choice(legal))), metadata=auth(token)
+            )
         if not wanted - set(seen):
             break
     assert set(seen) == wanted, seen
@@ -769,22 +933,28 @@ async def test_watch_table_errors(server: Server, stub) -> None:
     async with unchanged(stub, tid, seated.tokens):
         await expect_stream(
             stub.WatchTable(service_pb2.WatchTableRequest(table_id=tid, resume_after=last + 1)),
-            Code.INVALID_ARGUMENT, field="resume_after",
+            Code.INVALID_ARGUMENT,
+            field="resume_after",
         )
         await expect_stream(
             stub.WatchTable(service_pb2.WatchTableRequest(table_id="0123456789abcdef")),
-            Code.NOT_FOUND, reason="TABLE_NOT_FOUND",
-        )
-        await expect_stream(stub.WatchTable(service_pb2.WatchTableRequest()),
-                            Code.INVALID_ARGUMENT, field="table_id")
-        await expect_stream(
-            stub.WatchTable(service_pb2.WatchTableRequest(table_id=tid),
-                            metadata=auth("forged")),
-            Code.PERMISSION_DENIED, reason="NOT_SEATED",
+            Code.NOT_FOUND,
+            reason="TABLE_NOT_FOUND",
         )
         await expect_stream(
-            stub.WatchTable(service_pb2.WatchTableRequest(table_id=tid),
-                            metadata=(("authorization", "Bearer"),)),
+            stub.WatchTable(service_pb2.WatchTableRequest()),
+            Code.INVALID_ARGUMENT,
+            field="table_id",
+        )
+        await expect_stream(
+            stub.WatchTable(service_pb2.WatchTableRequest(table_id=tid), metadata=auth("forged")),
+            Code.PERMISSION_DENIED,
+            reason="NOT_SEATED",
+        )
+        await expect_stream(
+            stub.WatchTable(
+                service_pb2.WatchTableRequest(table_id=tid), metadata=(("authorization", "Bearer"),)
+            ),
             Code.UNAUTHENTICATED,
         )
     # resume_after = the last event is fine: nothing is replayed, the stream waits; its first
@@ -828,42 +998,55 @@ async def test_too_many_tables(stub) -> None:
     async with limited_server(max_tables=2) as limited:
         first = await new_table(limited, "corriente-6")
         await new_table(limited)
-        await expect(limited.CreateTable(service_pb2.CreateTableRequest()),
-                     Code.RESOURCE_EXHAUSTED, reason="TOO_MANY_TABLES")
+        await expect(
+            limited.CreateTable(service_pb2.CreateTableRequest()),
+            Code.RESOURCE_EXHAUSTED,
+            reason="TOO_MANY_TABLES",
+        )
         listed = (await limited.ListTables(service_pb2.ListTablesRequest())).tables
         assert len(listed) == 2
         # A finished table no longer counts.
         await limited.JoinTable(join(table_id=first.table_id))
-        await limited.LeaveTable(service_pb2.LeaveTableRequest(table_id=first.table_id),
-                                 metadata=auth(first.seat_token))
+        await limited.LeaveTable(
+            service_pb2.LeaveTableRequest(table_id=first.table_id), metadata=auth(first.seat_token)
+        )
         await new_table(limited)
 
 
 async def test_too_many_streams() -> None:
     """Spectators have a cap per table and one per server; a seat's own streams have a cap
     per seat only (see tests/service/test_seat_streams.py)."""
-    async with limited_server(max_spectator_streams_per_table=2, max_streams=3,
-                              max_streams_per_seat=1) as limited:
+    async with limited_server(
+        max_spectator_streams_per_table=2, max_streams=3, max_streams_per_seat=1
+    ) as limited:
         a = await new_table(limited, "tres")
         b = await new_table(limited, "tres")
         watchers = [Watcher(limited, a.table_id), Watcher(limited, a.table_id)]
         for w in watchers:
             await w.wait_until(lambda w: bool(w.snapshots))
         async with unchanged(limited, a.table_id, {0: a.seat_token}):
-            await expect_stream(limited.WatchTable(
-                service_pb2.WatchTableRequest(table_id=a.table_id)),
-                Code.RESOURCE_EXHAUSTED, reason="TOO_MANY_STREAMS")
+            await expect_stream(
+                limited.WatchTable(service_pb2.WatchTableRequest(table_id=a.table_id)),
+                Code.RESOURCE_EXHAUSTED,
+                reason="TOO_MANY_STREAMS",
+            )
         third = Watcher(limited, b.table_id)
         await third.wait_until(lambda w: bool(w.snapshots))
-        await expect_stream(limited.WatchTable(
-            service_pb2.WatchTableRequest(table_id=b.table_id)),
-            Code.RESOURCE_EXHAUSTED, reason="TOO_MANY_STREAMS")
+        await expect_stream(
+            limited.WatchTable(service_pb2.WatchTableRequest(table_id=b.table_id)),
+            Code.RESOURCE_EXHAUSTED,
+            reason="TOO_MANY_STREAMS",
+        )
         # a seat's stream is not a spectator's: room for one per seat
         mine = Watcher(limited, a.table_id, a.seat_token)
         await mine.wait_until(lambda w: bool(w.snapshots))
-        await expect_stream(limited.WatchTable(
-            service_pb2.WatchTableRequest(table_id=a.table_id), metadata=auth(a.seat_token)),
-            Code.RESOURCE_EXHAUSTED, reason="TOO_MANY_STREAMS")
+        await expect_stream(
+            limited.WatchTable(
+                service_pb2.WatchTableRequest(table_id=a.table_id), metadata=auth(a.seat_token)
+            ),
+            Code.RESOURCE_EXHAUSTED,
+            reason="TOO_MANY_STREAMS",
+        )
         await mine.close()  # (it counts in the server's total, which it took past the cap)
         # Closing a stream frees its place.
         await watchers[0].close()

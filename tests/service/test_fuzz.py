@@ -139,9 +139,7 @@ async def _play_some(stub: Stub, table_id: str, tokens: dict[int, str], moves: i
 
 
 @pytest.fixture
-async def world(
-    server: Server, stub: Stub, channel: grpc.aio.Channel
-) -> World:
+async def world(server: Server, stub: Stub, channel: grpc.aio.Channel) -> World:
     w = World(server, stub, channel)
 
     def rules(preset: str, **options: Any) -> rules_pb2.Rules:
@@ -171,8 +169,10 @@ async def world(
     )
     w.learn(with_bots)
     for _ in range(2):
-        await stub.AddBot(service_pb2.AddBotRequest(table_id=with_bots.table_id),
-                          metadata=auth(with_bots.seat_token))
+        await stub.AddBot(
+            service_pb2.AddBotRequest(table_id=with_bots.table_id),
+            metadata=auth(with_bots.seat_token),
+        )
     # finished: by a forfeit, and played to the end
     gone = await table_with_humans(stub, "corriente-8", turn_time_s=0)
     await stub.LeaveTable(
@@ -251,8 +251,9 @@ def any_text(data: st.DataObject, real: list[str], p_real: float = 0.4) -> str:
     if kind == "mutated" and real:
         return _mutate_text(data.draw(st.sampled_from(real)), data)
     if kind == "idlike":
-        return data.draw(st.text(string.ascii_letters + string.digits + "-_", min_size=1,
-                                 max_size=70))
+        return data.draw(
+            st.text(string.ascii_letters + string.digits + "-_", min_size=1, max_size=70)
+        )
     if kind == "bytes":
         return data.draw(st.binary(max_size=64)).decode("latin-1")
     if kind == "huge":
@@ -265,8 +266,11 @@ def any_text(data: st.DataObject, real: list[str], p_real: float = 0.4) -> str:
 def metadata(data: st.DataObject, w: World) -> tuple[tuple[str, str], ...] | None:
     """Authorization metadata a client can send: none, real tokens, garbage (printable ASCII:
     gRPC clients refuse to send anything else in a text header), huge values, duplicates."""
-    kind = data.draw(st.sampled_from(["none", "real", "bearer-garbage", "garbage", "scheme",
-                                      "huge", "two", "mutated"]))
+    kind = data.draw(
+        st.sampled_from(
+            ["none", "real", "bearer-garbage", "garbage", "scheme", "huge", "two", "mutated"]
+        )
+    )
     if kind == "none":
         return None
     if kind == "real":
@@ -281,8 +285,20 @@ def metadata(data: st.DataObject, w: World) -> tuple[tuple[str, str], ...] | Non
     if kind == "garbage":
         return (("authorization", data.draw(st.text(PRINTABLE, max_size=300))),)
     if kind == "scheme":
-        value = data.draw(st.sampled_from(["Bearer", "Bearer ", "bearer  x", "BEARER y",
-                                           "Basic dXNlcjpwYXNz", "Token abc", " ", ""]))
+        value = data.draw(
+            st.sampled_from(
+                [
+                    "Bearer",
+                    "Bearer ",
+                    "bearer  x",
+                    "BEARER y",
+                    "Basic dXNlcjpwYXNz",
+                    "Token abc",
+                    " ",
+                    "",
+                ]
+            )
+        )
         return (("authorization", value),)
     if kind == "huge":
         return (("authorization", "Bearer " + "A" * data.draw(st.integers(200, 20_000))),)
@@ -299,8 +315,9 @@ def random_rules(data: st.DataObject) -> rules_pb2.Rules | None:
     if data.draw(st.booleans()):
         return None
     out = rules_pb2.Rules(
-        preset=data.draw(st.one_of(st.sampled_from([*engine.PRESETS, ""]), st.text(TEXT,
-                                                                                    max_size=30)))
+        preset=data.draw(
+            st.one_of(st.sampled_from([*engine.PRESETS, ""]), st.text(TEXT, max_size=30))
+        )
     )
     small = st.one_of(st.integers(0, 10), U32)
     for fd in rules_pb2.RuleOptions.DESCRIPTOR.fields:
@@ -320,8 +337,12 @@ def random_rules(data: st.DataObject) -> rules_pb2.Rules | None:
 def random_action(data: st.DataObject) -> action_pb2.Action:
     kind = data.draw(st.sampled_from(["card", "card-ok", "sing", "tute", "exchange", "none"]))
     if kind == "card":
-        return action_pb2.Action(play_card=card_pb2.Card(suit=data.draw(ENUM),  # type: ignore[arg-type]
-                                                         rank=data.draw(U32)))
+        return action_pb2.Action(
+            play_card=card_pb2.Card(
+                suit=data.draw(ENUM),  # type: ignore[arg-type]
+                rank=data.draw(U32),
+            )
+        )
     if kind == "card-ok":
         return action_pb2.Action(
             play_card=card_pb2.Card(
@@ -332,8 +353,11 @@ def random_action(data: st.DataObject) -> action_pb2.Action:
     if kind == "sing":
         return action_pb2.Action(sing=data.draw(ENUM))  # type: ignore[arg-type]
     if kind == "tute":
-        return action_pb2.Action(declare_tute=action_pb2.DeclareTute(
-            rank=data.draw(st.one_of(st.sampled_from([11, 12]), U32))))
+        return action_pb2.Action(
+            declare_tute=action_pb2.DeclareTute(
+                rank=data.draw(st.one_of(st.sampled_from([11, 12]), U32))
+            )
+        )
     if kind == "exchange":
         return action_pb2.Action(exchange_trump=action_pb2.ExchangeTrump())
     return action_pb2.Action()
@@ -492,8 +516,11 @@ async def test_fuzz_submit_action(world: World, data: st.DataObject) -> None:
         current = data.draw(st.booleans())
         legal = []
         with contextlib.suppress(grpc.aio.AioRpcError):
-            view = (await world.stub.GetTable(
-                service_pb2.GetTableRequest(table_id=req.table_id), metadata=md)).view
+            view = (
+                await world.stub.GetTable(
+                    service_pb2.GetTableRequest(table_id=req.table_id), metadata=md
+                )
+            ).view
             legal = list(view.legal_actions)
             version = view.version if current else None
         if legal:
@@ -670,13 +697,15 @@ async def healthy_and_valid_afterwards(
     # the server still plays: a fresh match with bots runs to its end
     created = await world.stub.CreateTable(
         service_pb2.CreateTableRequest(
-            rules=rules_pb2.Rules(preset="corriente-6",
-                                  options=rules_pb2.RuleOptions(target_points=1)),
+            rules=rules_pb2.Rules(
+                preset="corriente-6", options=rules_pb2.RuleOptions(target_points=1)
+            ),
         )
     )
     for _ in range(2):
-        await world.stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id),
-                                metadata=auth(created.owner_token))
+        await world.stub.AddBot(
+            service_pb2.AddBotRequest(table_id=created.table_id), metadata=auth(created.owner_token)
+        )
 
     async def finished() -> bool:
         return (await server.app.load(created.table_id)).status == FINISHED

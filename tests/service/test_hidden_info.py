@@ -325,8 +325,9 @@ class MatchRunner:
                 for pc in sh.public_cards:
                     others_public |= BIT[card_of(pc.suit - 1, pc.rank)]
         if others_public:
-            attempts.append((seat, _play(self.rng.choice(cards_of(others_public))),
-                             "CARD_NOT_HELD"))
+            attempts.append(
+                (seat, _play(self.rng.choice(cards_of(others_public))), "CARD_NOT_HELD")
+            )
         legal_cards = {
             card_of(a.play_card.suit - 1, a.play_card.rank)
             for a in view.legal_actions
@@ -566,9 +567,11 @@ async def test_bots_and_timeouts_log_no_card_and_leak_nothing(
                 await stub.AddBot(service_pb2.AddBotRequest(table_id=tid), metadata=auth(token))
             timed_out = preset == "tres"  # else let the clock play one turn of the human
             while True:
-                v = (await stub.GetTable(
-                    service_pb2.GetTableRequest(table_id=tid), metadata=auth(token)
-                )).view
+                v = (
+                    await stub.GetTable(
+                        service_pb2.GetTableRequest(table_id=tid), metadata=auth(token)
+                    )
+                ).view
                 oracle.check_view(v, 0, "GetTable")
                 if v.status == FINISHED:
                     break
@@ -729,23 +732,27 @@ class StaleRunner:
     async def play(self, *, expect_lost: bool = True) -> None:  # noqa: C901 - a scripted player's loop: one branch per event
         rng, stub = self.rng, self.stub
         n = engine.PRESETS[self.preset].players
-        created = await stub.CreateTable(service_pb2.CreateTableRequest(
-            rules=rules_pb2.Rules(preset=self.preset, options=random_options(self.preset, rng))
-        ))
+        created = await stub.CreateTable(
+            service_pb2.CreateTableRequest(
+                rules=rules_pb2.Rules(preset=self.preset, options=random_options(self.preset, rng))
+            )
+        )
         tid = created.table_id
         watchers = [Watcher(stub, tid, None, None)]
         stale: list[Watcher] = []
         for _ in range(rng.randint(1, 2 * n)):  # leavers, on random seats
             seat = rng.randrange(n)
-            joined = await stub.JoinTable(service_pb2.JoinTableRequest(
-                table_id=tid, seat=seat, display_name="leaver"))
+            joined = await stub.JoinTable(
+                service_pb2.JoinTableRequest(table_id=tid, seat=seat, display_name="leaver")
+            )
             mine = [Watcher(stub, tid, seat, joined.seat_token)]
             if rng.random() < 0.5:
                 mine.append(Watcher(stub, tid, seat, joined.seat_token, resume_after=0))
             for w in mine:
                 await w.wait_seq(joined.view.last_event_sequence)
-            await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
-                                  metadata=auth(joined.seat_token))
+            await stub.LeaveTable(
+                service_pb2.LeaveTableRequest(table_id=tid), metadata=auth(joined.seat_token)
+            )
             stale += mine
         self.stats.planted += len(stale)
         tokens: dict[int, str] = {}
@@ -753,14 +760,17 @@ class StaleRunner:
         rng.shuffle(seats)
         for i, seat in enumerate(seats):
             if rng.random() < 0.6 or (i == n - 1 and not tokens):  # a human plays along
-                joined = await stub.JoinTable(service_pb2.JoinTableRequest(
-                    table_id=tid, seat=seat, display_name="next"))
+                joined = await stub.JoinTable(
+                    service_pb2.JoinTableRequest(table_id=tid, seat=seat, display_name="next")
+                )
                 tokens[seat] = joined.seat_token
                 resume = 0 if rng.random() < 0.5 else None  # replays the leavers' events too
                 watchers.append(Watcher(stub, tid, seat, joined.seat_token, resume_after=resume))
             else:
-                await stub.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=seat),
-                                  metadata=auth(created.owner_token))
+                await stub.AddBot(
+                    service_pb2.AddBotRequest(table_id=tid, seat=seat),
+                    metadata=auth(created.owner_token),
+                )
         truth = self.oracle.tables[tid]
         async with asyncio.timeout(60):
             while True:
@@ -777,20 +787,25 @@ class StaleRunner:
                 try:
                     await stub.SubmitAction(
                         service_pb2.SubmitActionRequest(
-                            table_id=tid, action=action, expected_version=version),
+                            table_id=tid, action=action, expected_version=version
+                        ),
                         metadata=auth(tokens[seat]),
                     )
                 except grpc.aio.AioRpcError as exc:  # a bot's partner sang first
                     assert exc.code() == grpc.StatusCode.ABORTED, exc.details()
-        final_seq = (await stub.GetTable(
-            service_pb2.GetTableRequest(table_id=tid))).view.last_event_sequence
+        final_seq = (
+            await stub.GetTable(service_pb2.GetTableRequest(table_id=tid))
+        ).view.last_event_sequence
         for w in watchers:
             await w.finish(final_seq)
             w.check(self.oracle)
             if w.audience is not None:
                 self.stats.next_hands += sum(
-                    1 for m in w.messages if m.HasField("event")
-                    and m.event.WhichOneof("kind") == "hand_dealt" and len(m.event.hand_dealt.hand)
+                    1
+                    for m in w.messages
+                    if m.HasField("event")
+                    and m.event.WhichOneof("kind") == "hand_dealt"
+                    and len(m.event.hand_dealt.hand)
                 )
         for w in stale:
             if expect_lost:
@@ -803,8 +818,11 @@ class StaleRunner:
                 assert err.code() == grpc.StatusCode.PERMISSION_DENIED
                 self.stats.seat_lost += 1
             events = [m.event for m in w.messages if m.HasField("event")]
-            ends = [i for i, e in enumerate(events)
-                    if e.WhichOneof("kind") == "seat_left" and e.seat_left.seat == w.audience]
+            ends = [
+                i
+                for i, e in enumerate(events)
+                if e.WhichOneof("kind") == "seat_left" and e.seat_left.seat == w.audience
+            ]
             if ends:
                 self.stats.after_lost += len(events) - 1 - ends[-1]
             w.audience = None  # judged as a spectator
@@ -834,8 +852,10 @@ async def test_stale_streams_of_players_who_left_see_nothing_of_the_next_occupan
     server: Server, stub: Stub, oracle: Oracle
 ) -> None:
     stats = await run_stale(stub, oracle, per_preset=3, seed=20261201)
-    print(f"stale streams planted: {stats.planted}, ended with SEAT_LOST: {stats.seat_lost}, "
-          f"events after the loss: {stats.after_lost}, leaks: {len(stats.leaks)}")
+    print(
+        f"stale streams planted: {stats.planted}, ended with SEAT_LOST: {stats.seat_lost}, "
+        f"events after the loss: {stats.after_lost}, leaks: {len(stats.leaks)}"
+    )
     assert stats.leaks == [], f"{len(stats.leaks)} leaks: {stats.leaks[:3]}"
     assert stats.planted >= 2 * len(PRESETS)
     assert stats.seat_lost == stats.planted  # every stale stream ended, with SEAT_LOST

@@ -66,7 +66,10 @@ async def _drain(stream: asyncio.StreamReader, lines: list[str]) -> None:
 @contextlib.asynccontextmanager
 async def server_process(*args: str, **env: str) -> AsyncIterator[Proc]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "service.main", *args,
+        sys.executable,
+        "-m",
+        "service.main",
+        *args,
         cwd=ROOT,
         env=_env(**env),
         stdout=asyncio.subprocess.DEVNULL,
@@ -95,10 +98,20 @@ async def server_process(*args: str, **env: str) -> AsyncIterator[Proc]:
 
 
 async def test_sigterm_ends_streams_with_unavailable_and_exits_zero() -> None:
-    async with server_process(
-        "--port", "0", "--metrics-port", "0", "--grace-s", str(GRACE_S),
-        TUTE_HOST="127.0.0.1", TUTE_BOT_DELAY_S="0", TUTE_LOG_LEVEL="info",
-    ) as srv, grpc.aio.insecure_channel(srv.target) as channel:
+    async with (
+        server_process(
+            "--port",
+            "0",
+            "--metrics-port",
+            "0",
+            "--grace-s",
+            str(GRACE_S),
+            TUTE_HOST="127.0.0.1",
+            TUTE_BOT_DELAY_S="0",
+            TUTE_LOG_LEVEL="info",
+        ) as srv,
+        grpc.aio.insecure_channel(srv.target) as channel,
+    ):
         stub = service_pb2_grpc.TuteServiceStub(channel)
         health = health_pb2_grpc.HealthStub(channel)
         check = await health.Check(health_pb2.HealthCheckRequest(service=""))
@@ -111,8 +124,10 @@ async def test_sigterm_ends_streams_with_unavailable_and_exits_zero() -> None:
             )
         )
         for _ in range(3):
-            await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id),
-                              metadata=auth(created.owner_token))
+            await stub.AddBot(
+                service_pb2.AddBotRequest(table_id=created.table_id),
+                metadata=auth(created.owner_token),
+            )
         streams = [
             stub.WatchTable(
                 service_pb2.WatchTableRequest(table_id=created.table_id),
@@ -172,7 +187,12 @@ async def test_sigterm_ends_streams_with_unavailable_and_exits_zero() -> None:
 
 async def test_sigterm_without_streams_exits_at_once() -> None:
     async with server_process(
-        "--port", "0", "--metrics-port", "0", "--host", "127.0.0.1",
+        "--port",
+        "0",
+        "--metrics-port",
+        "0",
+        "--host",
+        "127.0.0.1",
         TUTE_GRACE_S="5",
     ) as srv:
         async with grpc.aio.insecure_channel(srv.target) as channel:
@@ -198,7 +218,11 @@ async def test_sigint_stops_the_server_too() -> None:
 async def test_environment_configures_the_process() -> None:
     """TUTE_* variables reach the process: here the metrics port and the host it prints."""
     async with server_process(
-        "--port", "0", TUTE_HOST="127.0.0.1", TUTE_METRICS_PORT="0", TUTE_LOG_FORMAT="json",
+        "--port",
+        "0",
+        TUTE_HOST="127.0.0.1",
+        TUTE_METRICS_PORT="0",
+        TUTE_LOG_FORMAT="json",
     ) as srv:
         line = json.loads(next(line for line in srv.lines if LISTENING.search(line)))
         assert line["grpc"].startswith("127.0.0.1:") and line["metrics"] == "off", line
@@ -222,7 +246,12 @@ async def test_health_check_and_watch_report_serving(channel: grpc.aio.Channel) 
 def test_help_lists_every_tute_variable() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "service.main", "--help"],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=30, check=False,
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
     )
     assert out.returncode == 0, out.stderr
     text = " ".join(out.stdout.split())  # argparse wraps lines
@@ -255,7 +284,10 @@ def test_environment_is_read() -> None:
         },
     )
     assert (s.host, s.port, s.metrics_port, s.store) == (
-        "127.0.0.1", 6000, 0, "redis://cache:6379/2"
+        "127.0.0.1",
+        6000,
+        0,
+        "redis://cache:6379/2",
     )
     assert (s.grace_s, s.max_tables, s.log_level) == (2.5, 7, "debug")
 

@@ -93,10 +93,12 @@ def join(**fields: Any) -> service_pb2.JoinTableRequest:
     return service_pb2.JoinTableRequest(display_name="p", **fields)
 
 
-def create(take_seat: bool = False, private: bool = False, preset: str = "parejas"
-           ) -> service_pb2.CreateTableRequest:
+def create(
+    take_seat: bool = False, private: bool = False, preset: str = "parejas"
+) -> service_pb2.CreateTableRequest:
     return service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(preset=preset), take_seat=take_seat,
+        rules=rules_pb2.Rules(preset=preset),
+        take_seat=take_seat,
         display_name="p" if take_seat else "",
         visibility=table_pb2.VISIBILITY_PRIVATE if private else table_pb2.VISIBILITY_PUBLIC,
     )
@@ -145,38 +147,52 @@ async def test_a_forwarded_address_is_ignored_unless_the_header_is_configured() 
     async with limited(create_rate_per_s=0.01, create_burst=1) as env:
         await env.stub.CreateTable(create(), metadata=xff("198.51.100.1"))
         # another claimed address changes nothing: the caller is the peer, 127.0.0.1
-        await rate_limited(env.stub.CreateTable(create(), metadata=xff("198.51.100.2")),
-                           "create_table", 100.0)
+        await rate_limited(
+            env.stub.CreateTable(create(), metadata=xff("198.51.100.2")), "create_table", 100.0
+        )
 
 
 async def test_a_forwarded_address_from_an_untrusted_peer_is_ignored() -> None:
-    async with limited(create_rate_per_s=0.01, create_burst=1,
-                       trusted_proxy_header="x-forwarded-for",
-                       trusted_proxies="10.0.0.0/8") as env:
+    async with limited(
+        create_rate_per_s=0.01,
+        create_burst=1,
+        trusted_proxy_header="x-forwarded-for",
+        trusted_proxies="10.0.0.0/8",
+    ) as env:
         await env.stub.CreateTable(create(), metadata=xff("198.51.100.1"))
-        await rate_limited(env.stub.CreateTable(create(), metadata=xff("198.51.100.2")),
-                           "create_table", 100.0)
+        await rate_limited(
+            env.stub.CreateTable(create(), metadata=xff("198.51.100.2")), "create_table", 100.0
+        )
 
 
 async def test_behind_a_trusted_proxy_the_right_most_untrusted_address_is_the_caller() -> None:
-    async with limited(create_rate_per_s=0.01, create_burst=1,
-                       trusted_proxy_header="X-Forwarded-For") as env:
+    async with limited(
+        create_rate_per_s=0.01, create_burst=1, trusted_proxy_header="X-Forwarded-For"
+    ) as env:
         stub = env.stub  # its peer, 127.0.0.1, is a trusted proxy by default
         await stub.CreateTable(create(), metadata=xff("198.51.100.1"))
         await stub.CreateTable(create(), metadata=xff("198.51.100.2"))
-        await rate_limited(stub.CreateTable(create(), metadata=xff("198.51.100.1")),
-                           "create_table", 100.0)
+        await rate_limited(
+            stub.CreateTable(create(), metadata=xff("198.51.100.1")), "create_table", 100.0
+        )
         # what a client wrote to the left of the address its proxy saw proves nothing
-        await rate_limited(stub.CreateTable(create(), metadata=xff("203.0.113.9, 198.51.100.2")),
-                           "create_table", 100.0)
+        await rate_limited(
+            stub.CreateTable(create(), metadata=xff("203.0.113.9, 198.51.100.2")),
+            "create_table",
+            100.0,
+        )
         # trusted proxies (a private network) on the right are skipped
         await stub.CreateTable(create(), metadata=xff("203.0.113.7, 10.1.2.3"))
-        await rate_limited(stub.CreateTable(create(), metadata=xff("203.0.113.7")),
-                           "create_table", 100.0)
+        await rate_limited(
+            stub.CreateTable(create(), metadata=xff("203.0.113.7")), "create_table", 100.0
+        )
         # an IPv6 caller counts by its /64
         await stub.CreateTable(create(), metadata=xff("2001:db8:1:2::1"))
-        await rate_limited(stub.CreateTable(create(), metadata=xff("[2001:db8:1:2:ffff::9]:443")),
-                           "create_table", 100.0)
+        await rate_limited(
+            stub.CreateTable(create(), metadata=xff("[2001:db8:1:2:ffff::9]:443")),
+            "create_table",
+            100.0,
+        )
         # without the header, the proxy itself is the caller
         await stub.CreateTable(create())
         await rate_limited(stub.CreateTable(create()), "create_table", 100.0)
@@ -199,12 +215,13 @@ async def test_add_bot_takes_the_owner_token_or_a_seat_token_of_that_table() -> 
             async with unchanged(stub, tid, {0: mine.seat_token}):
                 await expect(stub.AddBot(add), Code.UNAUTHENTICATED, reason="TOKEN_REQUIRED")
                 for foreign in (other.owner_token, other.seat_token, "not-a-token"):
-                    await expect(stub.AddBot(add, metadata=auth(foreign)),
-                                 Code.PERMISSION_DENIED, reason="NOT_SEATED")
+                    await expect(
+                        stub.AddBot(add, metadata=auth(foreign)),
+                        Code.PERMISSION_DENIED,
+                        reason="NOT_SEATED",
+                    )
             if private:  # a player who joined by invite code may add bots too
-                joined = await stub.JoinTable(
-                    join(invite_code=mine.invite_code)
-                )
+                joined = await stub.JoinTable(join(invite_code=mine.invite_code))
                 added = await stub.AddBot(add, metadata=auth(joined.seat_token))
             else:
                 added = await stub.AddBot(add, metadata=auth(mine.seat_token))
@@ -212,9 +229,13 @@ async def test_add_bot_takes_the_owner_token_or_a_seat_token_of_that_table() -> 
             added = await stub.AddBot(add, metadata=auth(mine.owner_token))
             assert added.table.seats[added.seat].occupant == table_pb2.OCCUPANT_KIND_BOT
             # the owner token opens no seat, and the store keeps only its hash
-            await expect(stub.GetTable(service_pb2.GetTableRequest(table_id=tid),
-                                       metadata=auth(mine.owner_token)),
-                         Code.PERMISSION_DENIED, reason="NOT_SEATED")
+            await expect(
+                stub.GetTable(
+                    service_pb2.GetTableRequest(table_id=tid), metadata=auth(mine.owner_token)
+                ),
+                Code.PERMISSION_DENIED,
+                reason="NOT_SEATED",
+            )
             found = await env.server.store.load(tid)
             assert found is not None and mine.owner_token.encode() not in found[1]
 
@@ -240,32 +261,47 @@ async def test_the_bot_seats_of_the_whole_store_are_budgeted() -> None:
         a = await one.CreateTable(create())
         b = await two.CreateTable(create())
         for _ in range(2):
-            await one.AddBot(service_pb2.AddBotRequest(table_id=a.table_id),
-                             metadata=auth(a.owner_token))
-        await two.AddBot(service_pb2.AddBotRequest(table_id=b.table_id),
-                         metadata=auth(b.owner_token))
+            await one.AddBot(
+                service_pb2.AddBotRequest(table_id=a.table_id), metadata=auth(a.owner_token)
+            )
+        await two.AddBot(
+            service_pb2.AddBotRequest(table_id=b.table_id), metadata=auth(b.owner_token)
+        )
         for stub, t in ((one, a), (two, b), (two, a)):
             async with unchanged(stub, t.table_id, {}):
-                await expect(stub.AddBot(service_pb2.AddBotRequest(table_id=t.table_id),
-                                         metadata=auth(t.owner_token)),
-                             Code.RESOURCE_EXHAUSTED, reason="TOO_MANY_BOTS")
+                await expect(
+                    stub.AddBot(
+                        service_pb2.AddBotRequest(table_id=t.table_id), metadata=auth(t.owner_token)
+                    ),
+                    Code.RESOURCE_EXHAUSTED,
+                    reason="TOO_MANY_BOTS",
+                )
         # a's match starts with two humans beside its bots: the bots still count
-        humans = [await one.JoinTable(join(table_id=a.table_id))
-                  for _ in range(2)]
+        humans = [await one.JoinTable(join(table_id=a.table_id)) for _ in range(2)]
         assert (await view_of(one, a.table_id, None)).status == table_pb2.TABLE_STATUS_PLAYING
-        await expect(two.AddBot(service_pb2.AddBotRequest(table_id=b.table_id),
-                                metadata=auth(b.owner_token)),
-                     Code.RESOURCE_EXHAUSTED, reason="TOO_MANY_BOTS")
+        await expect(
+            two.AddBot(
+                service_pb2.AddBotRequest(table_id=b.table_id), metadata=auth(b.owner_token)
+            ),
+            Code.RESOURCE_EXHAUSTED,
+            reason="TOO_MANY_BOTS",
+        )
         # a human leaves: a's match is forfeited and over, its bots play no more
-        await one.LeaveTable(service_pb2.LeaveTableRequest(table_id=a.table_id),
-                             metadata=auth(humans[0].seat_token))
+        await one.LeaveTable(
+            service_pb2.LeaveTableRequest(table_id=a.table_id), metadata=auth(humans[0].seat_token)
+        )
         assert (await view_of(one, a.table_id, None)).status == FINISHED
         for _ in range(2):
-            await two.AddBot(service_pb2.AddBotRequest(table_id=b.table_id),
-                             metadata=auth(b.owner_token))
-        await expect(one.AddBot(service_pb2.AddBotRequest(table_id=b.table_id),
-                                metadata=auth(b.owner_token)),
-                     Code.RESOURCE_EXHAUSTED, reason="TOO_MANY_BOTS")
+            await two.AddBot(
+                service_pb2.AddBotRequest(table_id=b.table_id), metadata=auth(b.owner_token)
+            )
+        await expect(
+            one.AddBot(
+                service_pb2.AddBotRequest(table_id=b.table_id), metadata=auth(b.owner_token)
+            ),
+            Code.RESOURCE_EXHAUSTED,
+            reason="TOO_MANY_BOTS",
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -280,23 +316,21 @@ async def test_unknown_invite_codes_use_the_bucket_up_and_known_ones_do_not() ->
         wrong = "".join(reversed(t.invite_code))
         assert wrong != t.invite_code
         for _ in range(3):
-            await expect(stub.JoinTable(join(invite_code=wrong)),
-                         Code.NOT_FOUND, reason="INVITE_NOT_FOUND")
+            await expect(
+                stub.JoinTable(join(invite_code=wrong)), Code.NOT_FOUND, reason="INVITE_NOT_FOUND"
+            )
         async with unchanged(stub, t.table_id, {0: t.seat_token}):
-            await rate_limited(stub.JoinTable(join(invite_code=wrong)),
-                               "invite", 10.0)
+            await rate_limited(stub.JoinTable(join(invite_code=wrong)), "invite", 10.0)
             # while the bucket is empty even the right code waits: guessing stays slow
-            await rate_limited(
-                stub.JoinTable(join(invite_code=t.invite_code)),
-                "invite", 10.0)
+            await rate_limited(stub.JoinTable(join(invite_code=t.invite_code)), "invite", 10.0)
         env.clock.advance(10.0)
         # one token back: the right code joins and gives it back, so it can join again
         for _ in range(2):
             await stub.JoinTable(join(invite_code=t.invite_code))
-        await expect(stub.JoinTable(join(invite_code=wrong)),
-                     Code.NOT_FOUND, reason="INVITE_NOT_FOUND")
-        await rate_limited(stub.JoinTable(join(invite_code=wrong)),
-                           "invite", 10.0)
+        await expect(
+            stub.JoinTable(join(invite_code=wrong)), Code.NOT_FOUND, reason="INVITE_NOT_FOUND"
+        )
+        await rate_limited(stub.JoinTable(join(invite_code=wrong)), "invite", 10.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -317,8 +351,9 @@ async def test_stream_opens_are_limited_per_caller_and_a_seat_keeps_its_own_room
         spectators = [stub.WatchTable(watch) for _ in range(2)]
         for call in spectators:
             await opened(call)
-        await expect(stub.WatchTable(watch).read(), Code.RESOURCE_EXHAUSTED,
-                     reason="TOO_MANY_STREAMS")
+        await expect(
+            stub.WatchTable(watch).read(), Code.RESOURCE_EXHAUSTED, reason="TOO_MANY_STREAMS"
+        )
         # the seated player, from the same address, still opens its streams
         seat = stub.WatchTable(watch, metadata=auth(t.seat_token))
         await opened(seat)
@@ -330,8 +365,9 @@ async def test_stream_opens_are_limited_per_caller_and_a_seat_keeps_its_own_room
         await opened(spectators[-1])
         spectators.pop().cancel()
         await eventually(lambda: sum(limits.streams.values()) == 2)
-        err = await expect(stub.WatchTable(watch).read(), Code.RESOURCE_EXHAUSTED,
-                           reason="RATE_LIMITED")
+        err = await expect(
+            stub.WatchTable(watch).read(), Code.RESOURCE_EXHAUSTED, reason="RATE_LIMITED"
+        )
         assert retry_delay(err) == 2.0
         env.clock.advance(2.0)
         spectators.append(stub.WatchTable(watch))

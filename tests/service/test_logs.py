@@ -59,8 +59,9 @@ async def _errors(stub: Stub, tid: str, tokens: dict[int, str]) -> int:
             metadata=auth(tokens[off_turn]),
         ),
         stub.GetTable(service_pb2.GetTableRequest(table_id=tid), metadata=auth("not-a-token")),
-        stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=UNKNOWN_TABLE),
-                        metadata=auth(tokens[0])),
+        stub.LeaveTable(
+            service_pb2.LeaveTableRequest(table_id=UNKNOWN_TABLE), metadata=auth(tokens[0])
+        ),
         stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid, display_name="late")),
     ]
     for call in calls:
@@ -79,13 +80,13 @@ async def test_every_line_is_json_and_table_calls_name_their_table(
     with LogBuffer() as buf:
         seated = await table_with_humans(stub, "parejas", turn_time_s=0)
         tid, tokens = seated.table_id, seated.tokens
-        stream = stub.WatchTable(service_pb2.WatchTableRequest(table_id=tid),
-                                 metadata=auth(tokens[1]))
+        stream = stub.WatchTable(
+            service_pb2.WatchTableRequest(table_id=tid), metadata=auth(tokens[1])
+        )
         await stream.read()  # the snapshot
         refused = await _errors(stub, tid, tokens)
         # seat 2 leaves the match: it forfeits, the match ends
-        await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
-                              metadata=auth(tokens[2]))
+        await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid), metadata=auth(tokens[2]))
         stream.cancel()
 
         def stream_ended() -> None:

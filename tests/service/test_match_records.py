@@ -44,25 +44,33 @@ SHORT = {  # options that keep each preset's match short
 }
 
 
-async def _seated(
-    stub: Stub, preset: str, client_seeds: dict[int, str], **options: Any
-) -> Seated:
+async def _seated(stub: Stub, preset: str, client_seeds: dict[int, str], **options: Any) -> Seated:
     """A table of ``preset`` (a short match unless ``options`` say otherwise), every seat a
     test player, with these client seeds."""
     rule_options = rules_pb2.RuleOptions(turn_time_s=0, **(options or SHORT.get(preset, {})))
-    created = await stub.CreateTable(service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(preset=preset, options=rule_options), take_seat=True,
-        display_name="p0", client_seed=client_seeds.get(0, "")))
+    created = await stub.CreateTable(
+        service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset=preset, options=rule_options),
+            take_seat=True,
+            display_name="p0",
+            client_seed=client_seeds.get(0, ""),
+        )
+    )
     tokens = {created.seat: created.seat_token}
     for i in range(1, len(created.table.seats)):
-        joined = await stub.JoinTable(service_pb2.JoinTableRequest(
-            table_id=created.table_id, display_name=f"p{i}", client_seed=client_seeds.get(i, "")))
+        joined = await stub.JoinTable(
+            service_pb2.JoinTableRequest(
+                table_id=created.table_id, display_name=f"p{i}", client_seed=client_seeds.get(i, "")
+            )
+        )
         tokens[joined.seat] = joined.seat_token
     return Seated(created.table_id, tokens)
 
 
 def _assert_dealt_from(
-    rules: engine.Rules, pack: tuple[int, ...], hand_no: int,
+    rules: engine.Rules,
+    pack: tuple[int, ...],
+    hand_no: int,
     seat_events: dict[int, list[event_pb2.Event]],
 ) -> None:
     """Each seat's dealt hand, the trump card and (2p) every card drawn, in order, are those
@@ -81,8 +89,12 @@ def _assert_dealt_from(
                     mine = {pack[i] for i in range(dealt) if (hd.dealer + 1 + i) % n == seat}
                     assert {card(c) for c in hd.hand} == mine
                     assert card(hd.trump_card) == (pack[dealt] if n == 2 else pack[-1])
-            elif (in_hand and k == "card_drawn" and ev.card_drawn.HasField("card")
-                  and not ev.card_drawn.turned_card):  # (an exchange may have changed that one)
+            elif (
+                in_hand
+                and k == "card_drawn"
+                and ev.card_drawn.HasField("card")
+                and not ev.card_drawn.turned_card
+            ):  # (an exchange may have changed that one)
                 draws[ev.sequence] = card(ev.card_drawn.card)
     if n == 2:
         drawn = [draws[q] for q in sorted(draws)]
@@ -125,8 +137,11 @@ async def test_a_match_record_verifies_and_matches_what_was_dealt_and_played(
     assert list(started.client_seeds) == expected_seeds
     dealt = [e.hand_dealt for e in events if kind(e) == "hand_dealt"]
     assert [d.hand_number for d in dealt] == [h.hand_no for h in record.hands]
-    reveals = {e.hand_scored.deal.hand_number: e.hand_scored.deal
-               for e in events if kind(e) == "hand_scored"}
+    reveals = {
+        e.hand_scored.deal.hand_number: e.hand_scored.deal
+        for e in events
+        if kind(e) == "hand_scored"
+    }
     ended = next(e.match_ended for e in events if kind(e) == "match_ended")
     if ended.HasField("unfinished_deal"):
         reveals[ended.unfinished_deal.hand_number] = ended.unfinished_deal
@@ -141,8 +156,9 @@ async def test_a_match_record_verifies_and_matches_what_was_dealt_and_played(
         pack = shuffle(bytes.fromhex(h.server_seed), h.client_seeds, h.hand_no, rules)
         _assert_dealt_from(rules, pack, h.hand_no, {s: w.events for s, w in watchers.items()})
     # The replay plays the cards every watcher saw, and ends as the match did.
-    played = [(e.card_played.seat, card(e.card_played.card)) for e in events
-              if kind(e) == "card_played"]
+    played = [
+        (e.card_played.seat, card(e.card_played.card)) for e in events if kind(e) == "card_played"
+    ]
     replayed = [(e.seat, e.card) for s in steps for e in s.events if isinstance(e, CardPlayed)]
     assert replayed == played
     assert list(ended.result.winner_sides) == list(record.results.winners)
@@ -197,8 +213,11 @@ async def test_no_seed_shows_before_its_hand_ends(
 
 
 async def test_get_match_record_errors(stub: Stub) -> None:
-    created = await stub.CreateTable(service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(preset="corriente-6"), take_seat=True, display_name="p0"))
+    created = await stub.CreateTable(
+        service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset="corriente-6"), take_seat=True, display_name="p0"
+        )
+    )
     cases = [
         (created.table_id, grpc.StatusCode.FAILED_PRECONDITION, "MATCH_NOT_OVER"),
         ("no-such-table", grpc.StatusCode.NOT_FOUND, "TABLE_NOT_FOUND"),
@@ -217,8 +236,9 @@ async def test_get_match_record_errors(stub: Stub) -> None:
     [("x" * 65, True), ("ñ" * 33, True), ("a\nb", True), ("\x00", True), ("ok", False)],
 )
 async def test_a_bad_client_seed_is_invalid(stub: Stub, seed: str, take_seat: bool) -> None:
-    req = service_pb2.CreateTableRequest(rules=rules_pb2.Rules(preset="corriente-6"),
-                                         take_seat=take_seat, client_seed=seed)
+    req = service_pb2.CreateTableRequest(
+        rules=rules_pb2.Rules(preset="corriente-6"), take_seat=take_seat, client_seed=seed
+    )
     if take_seat:
         req.display_name = "p0"
     with pytest.raises(grpc.aio.AioRpcError) as err:
@@ -228,31 +248,47 @@ async def test_a_bad_client_seed_is_invalid(stub: Stub, seed: str, take_seat: bo
 
     assert bad_request_fields(err.value) == ["client_seed"]
     if take_seat:
-        created = await stub.CreateTable(service_pb2.CreateTableRequest(
-            rules=rules_pb2.Rules(preset="corriente-6"), take_seat=True, display_name="p0"))
+        created = await stub.CreateTable(
+            service_pb2.CreateTableRequest(
+                rules=rules_pb2.Rules(preset="corriente-6"), take_seat=True, display_name="p0"
+            )
+        )
         with pytest.raises(grpc.aio.AioRpcError) as err:
-            await stub.JoinTable(service_pb2.JoinTableRequest(
-                table_id=created.table_id, display_name="p1", client_seed=seed))
+            await stub.JoinTable(
+                service_pb2.JoinTableRequest(
+                    table_id=created.table_id, display_name="p1", client_seed=seed
+                )
+            )
         assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert bad_request_fields(err.value) == ["client_seed"]
 
 
 async def test_bots_and_timeouts_are_recorded_as_theirs(stub: Stub) -> None:
-    created = await stub.CreateTable(service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(preset="corriente-6", options=rules_pb2.RuleOptions(
-            target_points=1, turn_time_s=0)), take_seat=True, display_name="Ana",
-        client_seed="ana"))
+    created = await stub.CreateTable(
+        service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(
+                preset="corriente-6", options=rules_pb2.RuleOptions(target_points=1, turn_time_s=0)
+            ),
+            take_seat=True,
+            display_name="Ana",
+            client_seed="ana",
+        )
+    )
     tid = created.table_id
-    await stub.AddBot(service_pb2.AddBotRequest(table_id=tid, level="easy"),
-                      metadata=auth(created.seat_token))
+    await stub.AddBot(
+        service_pb2.AddBotRequest(table_id=tid, level="easy"), metadata=auth(created.seat_token)
+    )
     seated = Seated(tid, {created.seat: created.seat_token})
     rng = random.Random(5)
     view = await view_of(stub, tid, created.seat_token)
     while view.status != FINISHED:
         if view.legal_actions:
-            await stub.SubmitAction(service_pb2.SubmitActionRequest(
-                table_id=tid, action=rng.choice(list(view.legal_actions))),
-                metadata=auth(created.seat_token))
+            await stub.SubmitAction(
+                service_pb2.SubmitActionRequest(
+                    table_id=tid, action=rng.choice(list(view.legal_actions))
+                ),
+                metadata=auth(created.seat_token),
+            )
         w = Watcher(stub, tid, None)
         await w.wait_until(lambda w: bool(w.snapshots))
         await w.close()
@@ -296,9 +332,18 @@ async def test_the_record_outlives_the_table(
             assert await _record(stub, seated.table_id) == kept
             # tute verify --table, as a process against this server
             proc = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "clients", "--server", f"127.0.0.1:{second.port}",
-                "verify", "--table", seated.table_id, "--save", str(tmp_path / "r.json"),
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                sys.executable,
+                "-m",
+                "clients",
+                "--server",
+                f"127.0.0.1:{second.port}",
+                "verify",
+                "--table",
+                seated.table_id,
+                "--save",
+                str(tmp_path / "r.json"),
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
             )
             out, errs = await asyncio.wait_for(proc.communicate(), 60)
             assert proc.returncode == 0, errs.decode()
@@ -326,10 +371,14 @@ async def test_many_matches_of_every_preset_verify_and_replay(stub: Stub, preset
             await spectator.close()
         record = record_from_proto(await _record(stub, seated.table_id))
         steps, _ = check(record)
-        played = [(e.card_played.seat, card(e.card_played.card)) for e in spectator.events
-                  if kind(e) == "card_played"]
-        assert [(e.seat, e.card) for s in steps for e in s.events
-                if isinstance(e, CardPlayed)] == played
+        played = [
+            (e.card_played.seat, card(e.card_played.card))
+            for e in spectator.events
+            if kind(e) == "card_played"
+        ]
+        assert [
+            (e.seat, e.card) for s in steps for e in s.events if isinstance(e, CardPlayed)
+        ] == played
         ended = next(e.match_ended for e in spectator.events if kind(e) == "match_ended")
         assert list(ended.result.winner_sides) == list(record.results.winners)
 
@@ -351,8 +400,7 @@ async def test_retention_drops_old_casual_records_at_start(tmp_path: Path) -> No
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as ch:
             stub = service_pb2_grpc.TuteServiceStub(ch)
-            assert record_from_proto(await _record(stub, "new")) == made._replace(
-                table_id="new")
+            assert record_from_proto(await _record(stub, "new")) == made._replace(table_id="new")
             with pytest.raises(grpc.aio.AioRpcError) as err:
                 await _record(stub, "old")
             assert err.value.code() == grpc.StatusCode.NOT_FOUND

@@ -121,9 +121,13 @@ async def play_and_replay(
     counts["expected_version"] = stats.with_expected_version
     counts["request_id"] = stats.with_request_id
     played = counts.get("card_played", 0)
-    assert played + counts.get("cante_sung", 0) + counts.get("tute_declared", 0) + counts.get(
-        "trump_exchanged", 0
-    ) == stats.actions, "every submitted action is exactly one event"
+    assert (
+        played
+        + counts.get("cante_sung", 0)
+        + counts.get("tute_declared", 0)
+        + counts.get("trump_exchanged", 0)
+        == stats.actions
+    ), "every submitted action is exactly one event"
     assert stats.with_expected_version and stats.with_request_id
     return counts
 
@@ -154,8 +158,12 @@ DECLARING = [
         id="corriente-8-swaps",
     ),
     pytest.param("corriente-6", {}, {}, id="corriente-6"),
-    pytest.param("tres", {"tute_effect": rules_pb2.TUTE_EFFECT_WINS_UNIT},
-                 {"tute_effect": "wins_unit"}, id="tres-tute-unit"),
+    pytest.param(
+        "tres",
+        {"tute_effect": rules_pb2.TUTE_EFFECT_WINS_UNIT},
+        {"tute_effect": "wins_unit"},
+        id="tres-tute-unit",
+    ),
 ]
 
 
@@ -235,5 +243,9 @@ async def test_leaving_mid_match_replays_as_a_forfeit(stub) -> None:
     assert_same_outcome(rep.state, final, events[-1].match_ended)
     assert final.match_result.forfeited_seat == 1
     # Cards in the stream are real cards of the pack (sanity of the wire form).
-    assert all(0 <= card(c.card) < 40 for e in events if kind(e) == "trick_taken"
-               for c in e.trick_taken.trick.cards)
+    assert all(
+        0 <= card(c.card) < 40
+        for e in events
+        if kind(e) == "trick_taken"
+        for c in e.trick_taken.trick.cards
+    )

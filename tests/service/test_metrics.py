@@ -120,9 +120,7 @@ async def test_metrics_page_after_a_match_of_four_humans(server: Server, stub: S
         actor = None
         for seat, token in tokens.items():
             view = (
-                await stub.GetTable(
-                    service_pb2.GetTableRequest(table_id=tid), metadata=auth(token)
-                )
+                await stub.GetTable(service_pb2.GetTableRequest(table_id=tid), metadata=auth(token))
             ).view
             gets += 1
             if view.status == FINISHED:
@@ -139,9 +137,7 @@ async def test_metrics_page_after_a_match_of_four_humans(server: Server, stub: S
             # a card by a seat off turn, and a card nobody holds here: both rejected
             other = tokens[(seat + 1) % 4]
             other_view = (
-                await stub.GetTable(
-                    service_pb2.GetTableRequest(table_id=tid), metadata=auth(other)
-                )
+                await stub.GetTable(service_pb2.GetTableRequest(table_id=tid), metadata=auth(other))
             ).view
             gets += 1
             with pytest.raises(grpc.aio.AioRpcError):
@@ -296,9 +292,22 @@ async def test_timeouts_bots_and_tables_by_state(server: Server, stub: Stub) -> 
 
 def test_every_status_code_has_its_go_grpc_prometheus_name() -> None:
     go_names = [
-        "OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound",
-        "AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
-        "Aborted", "OutOfRange", "Unimplemented", "Internal", "Unavailable", "DataLoss",
+        "OK",
+        "Canceled",
+        "Unknown",
+        "InvalidArgument",
+        "DeadlineExceeded",
+        "NotFound",
+        "AlreadyExists",
+        "PermissionDenied",
+        "ResourceExhausted",
+        "FailedPrecondition",
+        "Aborted",
+        "OutOfRange",
+        "Unimplemented",
+        "Internal",
+        "Unavailable",
+        "DataLoss",
         "Unauthenticated",
     ]
     codes = sorted(grpc.StatusCode, key=lambda c: c.value[0])
@@ -307,9 +316,14 @@ def test_every_status_code_has_its_go_grpc_prometheus_name() -> None:
 
 async def test_process_platform_and_build_series_and_no_created(server: Server) -> None:
     m = page(server)
-    for name in ("process_cpu_seconds_total", "process_resident_memory_bytes",
-                 "process_open_fds", "process_start_time_seconds", "python_info",
-                 "python_gc_collections_total"):
+    for name in (
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+        "process_open_fds",
+        "process_start_time_seconds",
+        "python_info",
+        "python_gc_collections_total",
+    ):
         assert m.has(name), name
     with open(Path(__file__).resolve().parents[2] / "pyproject.toml", "rb") as f:
         version = tomllib.load(f)["project"]["version"]
@@ -319,9 +333,7 @@ async def test_process_platform_and_build_series_and_no_created(server: Server) 
     ]
     # counters and histograms (with samples: a call was made above) carry no _created series
     async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
-        await service_pb2_grpc.TuteServiceStub(channel).ListTables(
-            service_pb2.ListTablesRequest()
-        )
+        await service_pb2_grpc.TuteServiceStub(channel).ListTables(service_pb2.ListTablesRequest())
     text = page(server).text
     assert "grpc_server_handled_total{" in text and "grpc_server_handling_seconds_bucket" in text
     assert "_created" not in text
@@ -353,8 +365,11 @@ async def test_health_watch_and_reflection_streams_are_counted(server: Server) -
             assert m.value("grpc_server_msg_received_total", **by) == 1
             assert m.value("grpc_server_msg_sent_total", **by) == 1
             assert m.value("grpc_server_handled_total", grpc_code="Canceled", **by) == 1
-            by = {"grpc_service": refl_name, "grpc_method": "ServerReflectionInfo",
-                  "grpc_type": "bidi_stream"}
+            by = {
+                "grpc_service": refl_name,
+                "grpc_method": "ServerReflectionInfo",
+                "grpc_type": "bidi_stream",
+            }
             assert m.value("grpc_server_started_total", **by) == 1
             assert m.value("grpc_server_msg_received_total", **by) == 2
             assert m.value("grpc_server_msg_sent_total", **by) == 2

@@ -42,15 +42,28 @@ def _env() -> dict[str, str]:
 
 def _args(port: int, metrics_port: int, *extra: str) -> list[str]:
     return [
-        sys.executable, "-m", "service.main", "--host", "127.0.0.1", "--port", str(port),
-        "--metrics-port", str(metrics_port), "--log-format", "json", *extra,
+        sys.executable,
+        "-m",
+        "service.main",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--metrics-port",
+        str(metrics_port),
+        "--log-format",
+        "json",
+        *extra,
     ]
 
 
 async def _run_to_exit(*args: str) -> tuple[int, list[str]]:
     """Run a server that is expected to exit by itself: its status and every output line."""
     proc = await asyncio.create_subprocess_exec(
-        *args, cwd=ROOT, env=_env(), stdout=asyncio.subprocess.PIPE,
+        *args,
+        cwd=ROOT,
+        env=_env(),
+        stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
     try:
@@ -67,7 +80,10 @@ async def _run_to_exit(*args: str) -> tuple[int, list[str]]:
 async def _running(*args: str) -> AsyncIterator[tuple[asyncio.subprocess.Process, list[str]]]:
     """A server running until the block ends (SIGTERM then); its stderr lines so far."""
     proc = await asyncio.create_subprocess_exec(
-        *args, cwd=ROOT, env=_env(), stdout=asyncio.subprocess.PIPE,
+        *args,
+        cwd=ROOT,
+        env=_env(),
+        stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
     assert proc.stdout is not None
@@ -122,8 +138,7 @@ async def test_a_busy_metrics_port_exits_with_one_line() -> None:
         rc, lines = await _run_to_exit(*_args(0, metrics_port, "--log-format", "console"))
     assert rc == 1
     assert lines == [
-        f"tute-server: cannot listen on 127.0.0.1:{metrics_port} (metrics): "
-        "Address already in use"
+        f"tute-server: cannot listen on 127.0.0.1:{metrics_port} (metrics): Address already in use"
     ]
 
 

@@ -199,8 +199,13 @@ class Caller:
         self.seen.add(got)
 
     async def stream_fails(
-        self, request: service_pb2.WatchTableRequest, code: grpc.StatusCode, reason: Reason,
-        md: Any = None, *, skip: int = 0,
+        self,
+        request: service_pb2.WatchTableRequest,
+        code: grpc.StatusCode,
+        reason: Reason,
+        md: Any = None,
+        *,
+        skip: int = 0,
     ) -> None:
         call = self.stub.WatchTable(request, metadata=md)
         try:
@@ -223,9 +228,7 @@ async def flaky() -> AsyncIterator[tuple[Server, FlakyStore]]:
 
 
 def _rules(preset: str, **options: Any) -> rules_pb2.Rules:
-    return rules_pb2.Rules(
-        preset=preset, options=rules_pb2.RuleOptions(turn_time_s=0, **options)
-    )
+    return rules_pb2.Rules(preset=preset, options=rules_pb2.RuleOptions(turn_time_s=0, **options))
 
 
 async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
@@ -248,47 +251,86 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
 
         # requests and tokens
         await c.fails(stub.GetTable(get()), Code.INVALID_ARGUMENT, Reason.INVALID_ARGUMENT)
-        await c.fails(stub.CreateTable(C(rules=rules_pb2.Rules(preset="mus"))),
-                      Code.INVALID_ARGUMENT, Reason.INVALID_OPTION)
-        await c.fails(stub.CreateTable(C(rules=_rules("parejas", target_points=0))),
-                      Code.INVALID_ARGUMENT, Reason.INVALID_OPTION)
-        raw = channel.unary_unary("/tute.v1.TuteService/GetTable", request_serializer=None,
-                                  response_deserializer=None)
+        await c.fails(
+            stub.CreateTable(C(rules=rules_pb2.Rules(preset="mus"))),
+            Code.INVALID_ARGUMENT,
+            Reason.INVALID_OPTION,
+        )
+        await c.fails(
+            stub.CreateTable(C(rules=_rules("parejas", target_points=0))),
+            Code.INVALID_ARGUMENT,
+            Reason.INVALID_OPTION,
+        )
+        raw = channel.unary_unary(
+            "/tute.v1.TuteService/GetTable", request_serializer=None, response_deserializer=None
+        )
         await c.fails(raw(b"\x0a\xff"), Code.INVALID_ARGUMENT, Reason.MALFORMED_REQUEST)
-        await c.fails(stub.GetTable(get(table_id="0123456789abcdef")),
-                      Code.NOT_FOUND, Reason.TABLE_NOT_FOUND)
-        await c.fails(stub.JoinTable(J(display_name="p", invite_code="ZZZZZZZZ")),
-                      Code.NOT_FOUND, Reason.INVITE_NOT_FOUND)
+        await c.fails(
+            stub.GetTable(get(table_id="0123456789abcdef")), Code.NOT_FOUND, Reason.TABLE_NOT_FOUND
+        )
+        await c.fails(
+            stub.JoinTable(J(display_name="p", invite_code="ZZZZZZZZ")),
+            Code.NOT_FOUND,
+            Reason.INVITE_NOT_FOUND,
+        )
         private = await stub.CreateTable(
             C(rules=_rules("tres"), visibility=table_pb2.VISIBILITY_PRIVATE)
         )
-        await c.fails(stub.JoinTable(J(display_name="p", table_id=private.table_id)),
-                      Code.PERMISSION_DENIED, Reason.PRIVATE_TABLE)
+        await c.fails(
+            stub.JoinTable(J(display_name="p", table_id=private.table_id)),
+            Code.PERMISSION_DENIED,
+            Reason.PRIVATE_TABLE,
+        )
 
         # seats
         tres = await stub.CreateTable(C(rules=_rules("tres"), take_seat=True, display_name="a"))
         tid, mine = tres.table_id, auth(tres.seat_token)
-        await c.fails(stub.GetTable(get(table_id=tid), metadata=(("authorization", "Basic x"),)),
-                      Code.UNAUTHENTICATED, Reason.MALFORMED_AUTHORIZATION)
-        await c.fails(stub.GetTable(get(table_id=tid), metadata=auth("forged")),
-                      Code.PERMISSION_DENIED, Reason.NOT_SEATED)
-        await c.fails(stub.LeaveTable(S.LeaveTableRequest(table_id=tid)),
-                      Code.UNAUTHENTICATED, Reason.TOKEN_REQUIRED)
-        await c.fails(stub.JoinTable(J(display_name="p", table_id=tid), metadata=mine),
-                      Code.FAILED_PRECONDITION, Reason.ALREADY_SEATED)
-        await c.fails(stub.JoinTable(J(display_name="p", table_id=tid, seat=0)),
-                      Code.FAILED_PRECONDITION, Reason.SEAT_TAKEN)
-        await c.fails(stub.SubmitAction(S.SubmitActionRequest(table_id=tid, action=_card("1C")),
-                                        metadata=mine),
-                      Code.FAILED_PRECONDITION, Reason.MATCH_NOT_STARTED)
-        await c.fails(stub.GetMatchRecord(S.GetMatchRecordRequest(table_id=tid)),
-                      Code.FAILED_PRECONDITION, Reason.MATCH_NOT_OVER)
+        await c.fails(
+            stub.GetTable(get(table_id=tid), metadata=(("authorization", "Basic x"),)),
+            Code.UNAUTHENTICATED,
+            Reason.MALFORMED_AUTHORIZATION,
+        )
+        await c.fails(
+            stub.GetTable(get(table_id=tid), metadata=auth("forged")),
+            Code.PERMISSION_DENIED,
+            Reason.NOT_SEATED,
+        )
+        await c.fails(
+            stub.LeaveTable(S.LeaveTableRequest(table_id=tid)),
+            Code.UNAUTHENTICATED,
+            Reason.TOKEN_REQUIRED,
+        )
+        await c.fails(
+            stub.JoinTable(J(display_name="p", table_id=tid), metadata=mine),
+            Code.FAILED_PRECONDITION,
+            Reason.ALREADY_SEATED,
+        )
+        await c.fails(
+            stub.JoinTable(J(display_name="p", table_id=tid, seat=0)),
+            Code.FAILED_PRECONDITION,
+            Reason.SEAT_TAKEN,
+        )
+        await c.fails(
+            stub.SubmitAction(
+                S.SubmitActionRequest(table_id=tid, action=_card("1C")), metadata=mine
+            ),
+            Code.FAILED_PRECONDITION,
+            Reason.MATCH_NOT_STARTED,
+        )
+        await c.fails(
+            stub.GetMatchRecord(S.GetMatchRecordRequest(table_id=tid)),
+            Code.FAILED_PRECONDITION,
+            Reason.MATCH_NOT_OVER,
+        )
         # a seat token of another table is no reason to refuse a join
         other = await stub.CreateTable(C(rules=_rules("tres"), take_seat=True, display_name="o"))
         await stub.JoinTable(J(display_name="p", table_id=tid), metadata=auth(other.seat_token))
         await stub.JoinTable(J(display_name="p", table_id=tid))
-        await c.fails(stub.JoinTable(J(display_name="p", table_id=tid)),
-                      Code.FAILED_PRECONDITION, Reason.MATCH_ALREADY_STARTED)
+        await c.fails(
+            stub.JoinTable(J(display_name="p", table_id=tid)),
+            Code.FAILED_PRECONDITION,
+            Reason.MATCH_ALREADY_STARTED,
+        )
         seated = stub.WatchTable(S.WatchTableRequest(table_id=tid), metadata=mine)
         assert (await seated.read()).HasField("snapshot")
         await stub.LeaveTable(S.LeaveTableRequest(table_id=tid), metadata=mine)  # forfeits
@@ -296,16 +338,23 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
             for _ in range(1000):  # the forfeit, the match's end, then the seat is lost
                 await asyncio.wait_for(seated.read(), 10)
         assert (lost.value.code(), registered_reason(lost.value)) == (
-            Code.PERMISSION_DENIED, Reason.SEAT_LOST.value)
+            Code.PERMISSION_DENIED,
+            Reason.SEAT_LOST.value,
+        )
         c.seen.add(Reason.SEAT_LOST.value)
-        await c.fails(stub.AddBot(S.AddBotRequest(table_id=tid)),
-                      Code.UNAUTHENTICATED, Reason.TOKEN_REQUIRED)
-        await c.fails(stub.AddBot(S.AddBotRequest(table_id=tid), metadata=auth(tres.owner_token)),
-                      Code.FAILED_PRECONDITION, Reason.MATCH_OVER)
+        await c.fails(
+            stub.AddBot(S.AddBotRequest(table_id=tid)), Code.UNAUTHENTICATED, Reason.TOKEN_REQUIRED
+        )
+        await c.fails(
+            stub.AddBot(S.AddBotRequest(table_id=tid), metadata=auth(tres.owner_token)),
+            Code.FAILED_PRECONDITION,
+            Reason.MATCH_OVER,
+        )
 
         # moves, on the rigged deal: seat 0 leads, seats 1, 2 and 3 follow
-        created = await stub.CreateTable(C(rules=_rules("parejas", first_dealer=3),
-                                           take_seat=True, display_name="p0"))
+        created = await stub.CreateTable(
+            C(rules=_rules("parejas", first_dealer=3), take_seat=True, display_name="p0")
+        )
         pid, tokens = created.table_id, {0: created.seat_token}
         for _ in range(3):
             joined = await stub.JoinTable(J(table_id=pid, display_name="p"))
@@ -318,14 +367,22 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
         failed = Code.FAILED_PRECONDITION
         await c.fails(submit(1, _card("2E")), failed, Reason.NOT_YOUR_TURN)
         await c.fails(submit(0, _card("2E")), failed, Reason.CARD_NOT_HELD)
-        await c.fails(submit(0, action_pb2.Action(sing=card_pb2.SUIT_COPAS)), failed,
-                      Reason.CANTE_NOT_ALLOWED)
-        await c.fails(submit(0, action_pb2.Action(declare_tute=action_pb2.DeclareTute(rank=12))),
-                      failed, Reason.TUTE_NOT_ALLOWED)
-        await c.fails(submit(0, action_pb2.Action(exchange_trump=action_pb2.ExchangeTrump())),
-                      failed, Reason.EXCHANGE_NOT_ALLOWED)
-        await c.fails(submit(0, _card("4C"), expected_version=1), Code.ABORTED,
-                      Reason.STALE_VERSION)
+        await c.fails(
+            submit(0, action_pb2.Action(sing=card_pb2.SUIT_COPAS)), failed, Reason.CANTE_NOT_ALLOWED
+        )
+        await c.fails(
+            submit(0, action_pb2.Action(declare_tute=action_pb2.DeclareTute(rank=12))),
+            failed,
+            Reason.TUTE_NOT_ALLOWED,
+        )
+        await c.fails(
+            submit(0, action_pb2.Action(exchange_trump=action_pb2.ExchangeTrump())),
+            failed,
+            Reason.EXCHANGE_NOT_ALLOWED,
+        )
+        await c.fails(
+            submit(0, _card("4C"), expected_version=1), Code.ABORTED, Reason.STALE_VERSION
+        )
         await submit(0, _card("4C"))
         await c.fails(submit(1, _card("2E")), failed, Reason.MUST_FOLLOW_SUIT)
         await c.fails(submit(1, _card("2C")), failed, Reason.MUST_BEAT)
@@ -338,8 +395,7 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
         store.mode = "conflict"
         await c.fails(submit(3, _card("3O")), Code.ABORTED, Reason.CONTENTION)
         store.mode = "down"
-        await c.fails(stub.GetTable(get(table_id=pid)), Code.UNAVAILABLE,
-                      Reason.STORE_UNAVAILABLE)
+        await c.fails(stub.GetTable(get(table_id=pid)), Code.UNAVAILABLE, Reason.STORE_UNAVAILABLE)
         store.mode = "bug"
         await c.fails(stub.GetTable(get(table_id=pid)), Code.INTERNAL, Reason.INTERNAL)
         store.mode = ""
@@ -362,9 +418,16 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
         monkeypatch.setattr(memory, "QUEUE_LIMIT", 10_000)
 
     # server limits, and a server shutting down
-    limited = await create_server(dataclasses.replace(
-        FAST, max_tables=1, max_spectator_streams_per_table=1, max_bot_seats=1,
-        invite_rate_per_s=0.001, invite_burst=1))
+    limited = await create_server(
+        dataclasses.replace(
+            FAST,
+            max_tables=1,
+            max_spectator_streams_per_table=1,
+            max_bot_seats=1,
+            invite_rate_per_s=0.001,
+            invite_burst=1,
+        )
+    )
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{limited.port}") as channel:
             stub = service_pb2_grpc.TuteServiceStub(channel)
@@ -372,22 +435,33 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
             one = await stub.CreateTable(service_pb2.CreateTableRequest(rules=_rules("tres")))
             owner = auth(one.owner_token)
             await stub.AddBot(service_pb2.AddBotRequest(table_id=one.table_id), metadata=owner)
-            await lc.fails(stub.AddBot(service_pb2.AddBotRequest(table_id=one.table_id),
-                                       metadata=owner),
-                           Code.RESOURCE_EXHAUSTED, Reason.TOO_MANY_BOTS)
+            await lc.fails(
+                stub.AddBot(service_pb2.AddBotRequest(table_id=one.table_id), metadata=owner),
+                Code.RESOURCE_EXHAUSTED,
+                Reason.TOO_MANY_BOTS,
+            )
             unknown = service_pb2.JoinTableRequest(display_name="p", invite_code="ZZZZZZZZ")
             await lc.fails(stub.JoinTable(unknown), Code.NOT_FOUND, Reason.INVITE_NOT_FOUND)
             await lc.fails(stub.JoinTable(unknown), Code.RESOURCE_EXHAUSTED, Reason.RATE_LIMITED)
-            await lc.fails(stub.CreateTable(service_pb2.CreateTableRequest()),
-                           Code.RESOURCE_EXHAUSTED, Reason.TOO_MANY_TABLES)
+            await lc.fails(
+                stub.CreateTable(service_pb2.CreateTableRequest()),
+                Code.RESOURCE_EXHAUSTED,
+                Reason.TOO_MANY_TABLES,
+            )
             watch = stub.WatchTable(service_pb2.WatchTableRequest(table_id=one.table_id))
             assert (await watch.read()).HasField("snapshot")
-            await lc.stream_fails(service_pb2.WatchTableRequest(table_id=one.table_id),
-                                  Code.RESOURCE_EXHAUSTED, Reason.TOO_MANY_STREAMS)
+            await lc.stream_fails(
+                service_pb2.WatchTableRequest(table_id=one.table_id),
+                Code.RESOURCE_EXHAUSTED,
+                Reason.TOO_MANY_STREAMS,
+            )
             watch.cancel()
             limited.app.begin_shutdown()
-            await lc.stream_fails(service_pb2.WatchTableRequest(table_id=one.table_id),
-                                  Code.UNAVAILABLE, Reason.SHUTTING_DOWN)
+            await lc.stream_fails(
+                service_pb2.WatchTableRequest(table_id=one.table_id),
+                Code.UNAVAILABLE,
+                Reason.SHUTTING_DOWN,
+            )
     finally:
         await limited.shutdown()
 

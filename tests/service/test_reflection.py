@@ -50,8 +50,9 @@ async def test_reflection_lists_and_describes_the_service(
     resp = reflection_pb2.ServerReflectionResponse
     listed = await ask(channel, path, req(list_services=""), resp)
     assert {s.name for s in listed.list_services_response.service} == SERVICES
-    described = files_of(await ask(channel, path, req(file_containing_symbol="tute.v1.TuteService"),
-                                   resp))
+    described = files_of(
+        await ask(channel, path, req(file_containing_symbol="tute.v1.TuteService"), resp)
+    )
     service = described["tute/v1/service.proto"]
     assert [s.name for s in service.service] == ["TuteService"]
     assert "WatchTable" in {m.name for m in service.service[0].method}
@@ -65,11 +66,16 @@ async def test_a_client_built_from_the_v1_proto_lists_the_services(
     """The v1 service describes itself as package grpc.reflection.v1, and a client whose
     messages are built from that description (not from v1alpha's) lists the services."""
     v1alpha = reflection_pb2
-    described = files_of(await ask(
-        channel, V1,
-        v1alpha.ServerReflectionRequest(file_containing_symbol="grpc.reflection.v1.ServerReflection"),
-        v1alpha.ServerReflectionResponse,
-    ))
+    described = files_of(
+        await ask(
+            channel,
+            V1,
+            v1alpha.ServerReflectionRequest(
+                file_containing_symbol="grpc.reflection.v1.ServerReflection"
+            ),
+            v1alpha.ServerReflectionResponse,
+        )
+    )
     fd = described["grpc/reflection/v1/reflection.proto"]
     assert fd.package == "grpc.reflection.v1"
     (method,) = fd.service[0].method
@@ -82,8 +88,10 @@ async def test_a_client_built_from_the_v1_proto_lists_the_services(
     pool = descriptor_pool.DescriptorPool()
     pool.Add(fd)
     request_cls = message_factory.GetMessageClass(
-        pool.FindMessageTypeByName("grpc.reflection.v1.ServerReflectionRequest"))
+        pool.FindMessageTypeByName("grpc.reflection.v1.ServerReflectionRequest")
+    )
     response_cls = message_factory.GetMessageClass(
-        pool.FindMessageTypeByName("grpc.reflection.v1.ServerReflectionResponse"))
+        pool.FindMessageTypeByName("grpc.reflection.v1.ServerReflectionResponse")
+    )
     listed = await ask(channel, V1, request_cls(list_services=""), response_cls)
     assert {s.name for s in listed.list_services_response.service} == SERVICES

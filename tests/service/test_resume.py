@@ -112,8 +112,9 @@ async def test_reconnect_gets_exactly_the_missed_events_then_live_ones(
     stub: Stub, preset: str, audience: int | None
 ) -> None:
     rng = random.Random(f"{preset}/{audience}")
-    seated = await table_with_humans(stub, preset, turn_time_s=0, target_points=500,
-                                     target_match_points=5)
+    seated = await table_with_humans(
+        stub, preset, turn_time_s=0, target_points=500, target_match_points=5
+    )
     tid = seated.table_id
     token = seated.tokens[audience] if audience is not None else None
     reference = Stream(stub, tid, token)
@@ -349,8 +350,9 @@ async def test_reconnecting_again_and_again_while_bots_play(stub: Stub) -> None:
     watcher = Stream(stub, tid)
     await watcher.read()
     for _ in range(4):
-        await stub.AddBot(service_pb2.AddBotRequest(table_id=tid),
-                          metadata=auth(created.owner_token))
+        await stub.AddBot(
+            service_pb2.AddBotRequest(table_id=tid), metadata=auth(created.owner_token)
+        )
     received: list[bytes] = []
     reconnections = 0
     ended = False

@@ -39,9 +39,7 @@ GRACE = 0.4
 
 
 def rules(preset: str = "corriente-6", **options: Any) -> rules_pb2.Rules:
-    return rules_pb2.Rules(
-        preset=preset, options=rules_pb2.RuleOptions(turn_time_s=0, **options)
-    )
+    return rules_pb2.Rules(preset=preset, options=rules_pb2.RuleOptions(turn_time_s=0, **options))
 
 
 async def expect_denied(call, reason: str) -> None:
@@ -64,10 +62,12 @@ async def expect_seat_lost(w: Watcher, timeout: float = 5.0) -> None:
 async def old_token_is_refused(stub: Stub, table_id: str, token: str) -> None:
     """Every call with a token whose seat was lost: PERMISSION_DENIED NOT_SEATED."""
     md = auth(token)
-    await expect_denied(stub.GetTable(service_pb2.GetTableRequest(table_id=table_id),
-                                      metadata=md), "NOT_SEATED")
-    await expect_denied(stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=table_id),
-                                        metadata=md), "NOT_SEATED")
+    await expect_denied(
+        stub.GetTable(service_pb2.GetTableRequest(table_id=table_id), metadata=md), "NOT_SEATED"
+    )
+    await expect_denied(
+        stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=table_id), metadata=md), "NOT_SEATED"
+    )
     view = await view_of(stub, table_id, None)
     action = view.legal_actions[0] if view.legal_actions else None
     req = service_pb2.SubmitActionRequest(table_id=table_id)
@@ -76,8 +76,10 @@ async def old_token_is_refused(stub: Stub, table_id: str, token: str) -> None:
     else:
         req.action.CopyFrom(action)
     await expect_denied(stub.SubmitAction(req, metadata=md), "NOT_SEATED")
-    await expect_denied(stub.WatchTable(service_pb2.WatchTableRequest(table_id=table_id),
-                                        metadata=md).read(), "NOT_SEATED")
+    await expect_denied(
+        stub.WatchTable(service_pb2.WatchTableRequest(table_id=table_id), metadata=md).read(),
+        "NOT_SEATED",
+    )
     resume = service_pb2.WatchTableRequest(table_id=table_id, resume_after=0)
     await expect_denied(stub.WatchTable(resume, metadata=md).read(), "NOT_SEATED")
 
@@ -103,8 +105,9 @@ async def test_a_stale_stream_gets_nothing_of_the_next_occupant(
         stale_resumed = Watcher(two, tid, victim.seat_token, resume_after=0)
         await stale.wait_until(lambda w: bool(w.snapshots))
         await stale_resumed.wait_for_seq(victim.view.last_event_sequence)
-        left = await one.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
-                                    metadata=auth(victim.seat_token))
+        left = await one.LeaveTable(
+            service_pb2.LeaveTableRequest(table_id=tid), metadata=auth(victim.seat_token)
+        )
         assert not left.forfeited
         await old_token_is_refused(two, tid, victim.seat_token)
         # Somebody else takes the seat, then the match starts.
@@ -116,8 +119,9 @@ async def test_a_stale_stream_gets_nothing_of_the_next_occupant(
             # nobody watches as the new occupant: the seat is not "connected"
             assert not (await view_of(two, tid, None)).seats[1].connected
         else:
-            await one.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=1),
-                            metadata=auth(created.owner_token))
+            await one.AddBot(
+                service_pb2.AddBotRequest(table_id=tid, seat=1), metadata=auth(created.owner_token)
+            )
         first = await one.JoinTable(
             service_pb2.JoinTableRequest(table_id=tid, seat=0, display_name="first")
         )
@@ -142,20 +146,22 @@ async def test_presence_left_by_an_earlier_occupant_never_counts(
     """Even a stale stream that never read on (so never saw its SeatLeft) cannot make the
     seat's next occupant "connected": presence is registered under the occupancy."""
     app = server.app
-    created = await stub.CreateTable(service_pb2.CreateTableRequest(
-        rules=rules("tres"), take_seat=True, display_name="ana"))
+    created = await stub.CreateTable(
+        service_pb2.CreateTableRequest(rules=rules("tres"), take_seat=True, display_name="ana")
+    )
     tid = created.table_id
-    victim = await stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid, seat=1,
-                                                               display_name="b"))
+    victim = await stub.JoinTable(
+        service_pb2.JoinTableRequest(table_id=tid, seat=1, display_name="b")
+    )
     old = (await app.load(tid)).seats[1].occupancy()
     assert old
-    await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
-                          metadata=auth(victim.seat_token))
+    await stub.LeaveTable(
+        service_pb2.LeaveTableRequest(table_id=tid), metadata=auth(victim.seat_token)
+    )
     far = app.clock() + 3600
     await app.store.set_presence(tid, f"{old}.planted", 1, far)
     assert not (await view_of(stub, tid, None)).seats[1].connected  # an empty seat
-    nxt = await stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid, seat=1,
-                                                            display_name="c"))
+    nxt = await stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid, seat=1, display_name="c"))
     assert not (await view_of(stub, tid, None)).seats[1].connected
     assert 1 not in (await app.load(tid)).connected
     # the same entry under the current occupancy does count (the check can fail)
@@ -172,23 +178,29 @@ async def test_presence_left_by_an_earlier_occupant_never_counts(
 
 async def test_a_stale_stream_does_not_stop_the_disconnect_forfeit() -> None:
     async with inprocess_stubs(2, disconnect_forfeit_s=GRACE) as (one, two):
-        created = await one.CreateTable(service_pb2.CreateTableRequest(
-            rules=rules("tres"), take_seat=True, display_name="ana"))
+        created = await one.CreateTable(
+            service_pb2.CreateTableRequest(rules=rules("tres"), take_seat=True, display_name="ana")
+        )
         tid = created.table_id
         mine = Watcher(one, tid, created.seat_token)
         await mine.wait_until(lambda w: bool(w.snapshots))
-        victim = await one.JoinTable(service_pb2.JoinTableRequest(table_id=tid, seat=1,
-                                                                  display_name="b"))
+        victim = await one.JoinTable(
+            service_pb2.JoinTableRequest(table_id=tid, seat=1, display_name="b")
+        )
         # no wait: the stream must end however far it got when the seat is lost
         stale = Watcher(two, tid, victim.seat_token)
         await stale.wait_until(lambda w: bool(w.snapshots))
-        await one.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
-                             metadata=auth(victim.seat_token))
+        await one.LeaveTable(
+            service_pb2.LeaveTableRequest(table_id=tid), metadata=auth(victim.seat_token)
+        )
         # The next occupant never opens a stream: away from the start, then forfeited.
-        nxt = await one.JoinTable(service_pb2.JoinTableRequest(table_id=tid, seat=1,
-                                                               display_name="c"))
-        await one.AddBot(service_pb2.AddBotRequest(table_id=tid, seat=2),  # the match starts
-                        metadata=auth(created.owner_token))
+        nxt = await one.JoinTable(
+            service_pb2.JoinTableRequest(table_id=tid, seat=1, display_name="c")
+        )
+        await one.AddBot(
+            service_pb2.AddBotRequest(table_id=tid, seat=2),  # the match starts
+            metadata=auth(created.owner_token),
+        )
         await mine.wait_until(lambda w: any(kind(e) == "player_forfeited" for e in w.events))
         (forfeit,) = [e.player_forfeited for e in mine.events if kind(e) == "player_forfeited"]
         assert (forfeit.seat, forfeit.reason) == (1, event_pb2.FORFEIT_REASON_DISCONNECTED)
@@ -208,16 +220,21 @@ async def test_a_forfeit_ends_the_forfeiters_streams_and_revokes_its_token(how: 
         for w in (*watchers.values(), extra):
             await w.wait_until(lambda w: bool(w.snapshots))
         if how == "leave":
-            left = await one.LeaveTable(service_pb2.LeaveTableRequest(table_id=tid),
-                                        metadata=auth(seated.tokens[1]))
+            left = await one.LeaveTable(
+                service_pb2.LeaveTableRequest(table_id=tid), metadata=auth(seated.tokens[1])
+            )
             assert left.forfeited
         else:
             await watchers[1].close()
             await extra.close()
-        await watchers[0].wait_until(lambda w: bool(w.events)
-                                     and kind(w.events[-1]) == "match_ended")
-        reason = (event_pb2.FORFEIT_REASON_LEFT if how == "leave"
-                  else event_pb2.FORFEIT_REASON_DISCONNECTED)
+        await watchers[0].wait_until(
+            lambda w: bool(w.events) and kind(w.events[-1]) == "match_ended"
+        )
+        reason = (
+            event_pb2.FORFEIT_REASON_LEFT
+            if how == "leave"
+            else event_pb2.FORFEIT_REASON_DISCONNECTED
+        )
         forfeit = [e for e in watchers[0].events if kind(e) == "player_forfeited"]
         assert [(e.player_forfeited.seat, e.player_forfeited.reason) for e in forfeit] == [
             (1, reason)
@@ -242,8 +259,11 @@ async def test_a_forfeit_ends_the_forfeiters_streams_and_revokes_its_token(how: 
 
 async def test_spectators_never_lock_a_seated_player_out() -> None:
     async with inprocess_stubs(1, disconnect_forfeit_s=GRACE) as (stub,):
-        created = await stub.CreateTable(service_pb2.CreateTableRequest(
-            rules=rules(target_points=1), take_seat=True, display_name="ana"))
+        created = await stub.CreateTable(
+            service_pb2.CreateTableRequest(
+                rules=rules(target_points=1), take_seat=True, display_name="ana"
+            )
+        )
         tid = created.table_id
         crowd = [Watcher(stub, tid) for _ in range(64)]  # the default spectator cap
         for w in crowd:
@@ -252,8 +272,9 @@ async def test_spectators_never_lock_a_seated_player_out() -> None:
             await stub.WatchTable(service_pb2.WatchTableRequest(table_id=tid)).read()
         assert caught.value.code() == Code.RESOURCE_EXHAUSTED
         assert error_info(caught.value).reason == "TOO_MANY_STREAMS"  # type: ignore[union-attr]
-        joined = await stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid,
-                                                                   display_name="bob"))
+        joined = await stub.JoinTable(
+            service_pb2.JoinTableRequest(table_id=tid, display_name="bob")
+        )
         tokens = {0: created.seat_token, joined.seat: joined.seat_token}
         players = [Watcher(stub, tid, t) for t in tokens.values()]
         for w in players:
@@ -274,19 +295,22 @@ async def test_spectators_never_lock_a_seated_player_out() -> None:
 
 async def test_a_seat_has_its_own_stream_cap_and_the_server_cap_is_for_spectators() -> None:
     async with inprocess_stubs(1, max_streams_per_seat=2, max_streams=3) as (stub,):
-        created = await stub.CreateTable(service_pb2.CreateTableRequest(
-            rules=rules("tres"), take_seat=True, display_name="ana"))
+        created = await stub.CreateTable(
+            service_pb2.CreateTableRequest(rules=rules("tres"), take_seat=True, display_name="ana")
+        )
         tid = created.table_id
-        joined = await stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid,
-                                                                   display_name="bob"))
+        joined = await stub.JoinTable(
+            service_pb2.JoinTableRequest(table_id=tid, display_name="bob")
+        )
         mine = [Watcher(stub, tid, created.seat_token) for _ in range(2)]
         spectators = [Watcher(stub, tid) for _ in range(1)]
         for w in (*mine, *spectators):
             await w.wait_until(lambda w: bool(w.snapshots))
 
         async def refused(token: str | None) -> None:
-            call = stub.WatchTable(service_pb2.WatchTableRequest(table_id=tid),
-                                   metadata=auth(token) if token else None)
+            call = stub.WatchTable(
+                service_pb2.WatchTableRequest(table_id=tid), metadata=auth(token) if token else None
+            )
             with pytest.raises(grpc.aio.AioRpcError) as caught:
                 await call.read()
             assert caught.value.code() == Code.RESOURCE_EXHAUSTED
@@ -332,9 +356,16 @@ def test_occupancies_and_expiry_are_stored_with_the_table() -> None:
         encode_record,
     )
 
-    rec = TableRecord("t1", "tres", engine.PRESETS["tres"], Visibility.PUBLIC, "", 1.0,
-                      [SeatInfo(HUMAN, "a", "h" * 64, "", 3), SeatInfo(), SeatInfo()],
-                      expires_at=612.5)
+    rec = TableRecord(
+        "t1",
+        "tres",
+        engine.PRESETS["tres"],
+        Visibility.PUBLIC,
+        "",
+        1.0,
+        [SeatInfo(HUMAN, "a", "h" * 64, "", 3), SeatInfo(), SeatInfo()],
+        expires_at=612.5,
+    )
     back = decode_record(encode_record(rec))
     assert back.seats == rec.seats and back.expires_at == 612.5
     assert back.seats[0].occupancy() == "3" and back.seats[1].occupancy() == ""

@@ -18,8 +18,9 @@ async def test_one_human_three_bots_finish_a_match(stub) -> None:
         )
     )
     for _ in range(3):
-        await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id),
-                          metadata=auth(created.owner_token))
+        await stub.AddBot(
+            service_pb2.AddBotRequest(table_id=created.table_id), metadata=auth(created.owner_token)
+        )
     for _ in range(500):
         v = await view_of(stub, created.table_id, created.seat_token)
         if v.status == FINISHED:
@@ -83,13 +84,17 @@ async def test_a_seat_watching_on_one_replica_shows_connected_on_another() -> No
     shared = MemoryStore()
     a, b = await create_server(FAST, shared), await create_server(FAST, shared)
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{a.port}") as ca, \
-                grpc.aio.insecure_channel(f"127.0.0.1:{b.port}") as cb:
+        async with (
+            grpc.aio.insecure_channel(f"127.0.0.1:{a.port}") as ca,
+            grpc.aio.insecure_channel(f"127.0.0.1:{b.port}") as cb,
+        ):
             stub_a = service_pb2_grpc.TuteServiceStub(ca)
             stub_b = service_pb2_grpc.TuteServiceStub(cb)
             created = await stub_a.CreateTable(
                 service_pb2.CreateTableRequest(
-                    rules=rules_pb2.Rules(preset="tres"), take_seat=True, seat=2,
+                    rules=rules_pb2.Rules(preset="tres"),
+                    take_seat=True,
+                    seat=2,
                     display_name="ana",
                 )
             )

@@ -41,8 +41,14 @@ class StreamPlayer:
     a spectator (no token) from a snapshot."""
 
     def __init__(
-        self, stub: Stub, table_id: str, seat: int | None, token: str | None,
-        rng: random.Random, players: int, stats: Stats,
+        self,
+        stub: Stub,
+        table_id: str,
+        seat: int | None,
+        token: str | None,
+        rng: random.Random,
+        players: int,
+        stats: Stats,
     ) -> None:
         self.stub = stub
         self.table_id = table_id
@@ -76,8 +82,7 @@ class StreamPlayer:
                 assert not turn.legal_actions, f"{self.seat} sees seat {turn.seat}'s actions"
                 continue
             assert turn.legal_actions, "the seat on turn receives its legal actions"
-            if len(self.events) >= 2 and kind(self.events[-2]) in ("cante_sung",
-                                                                    "trump_exchanged"):
+            if len(self.events) >= 2 and kind(self.events[-2]) in ("cante_sung", "trump_exchanged"):
                 self.stats.refreshes += 1
             await self.act(list(turn.legal_actions))
 
@@ -90,10 +95,15 @@ class StreamPlayer:
             self.stats.declarations += 1
         else:
             cards = [a.play_card for a in legal if a.HasField("play_card")]
-            pairs = {c.suit for c in cards if c.rank == 12} & {c.suit for c in cards
-                                                                 if c.rank == 11}
-            keep = [a for a in legal if a.HasField("play_card")
-                    and not (a.play_card.suit in pairs and a.play_card.rank in (11, 12))]
+            pairs = {c.suit for c in cards if c.rank == 12} & {
+                c.suit for c in cards if c.rank == 11
+            }
+            keep = [
+                a
+                for a in legal
+                if a.HasField("play_card")
+                and not (a.play_card.suit in pairs and a.play_card.rank in (11, 12))
+            ]
             action = self.rng.choice(keep or legal)
         self.stats.sent += 1
         await self.stub.SubmitAction(
@@ -139,13 +149,16 @@ async def test_a_match_played_from_the_streams_alone(
     tid = created.table_id
     players = len(created.table.seats)
     spectator = StreamPlayer(stub, tid, None, None, rng, players, stats)
-    clients = [spectator, StreamPlayer(stub, tid, created.seat, created.seat_token, rng,
-                                       players, stats)]
+    clients = [
+        spectator,
+        StreamPlayer(stub, tid, created.seat, created.seat_token, rng, players, stats),
+    ]
     tasks = [asyncio.create_task(c.run()) for c in clients]
     try:
         for _ in range(players - 1):
             joined = await stub.JoinTable(
-                service_pb2.JoinTableRequest(display_name="p", table_id=tid))
+                service_pb2.JoinTableRequest(display_name="p", table_id=tid)
+            )
             clients.append(
                 StreamPlayer(stub, tid, joined.seat, joined.seat_token, rng, players, stats)
             )
@@ -154,8 +167,10 @@ async def test_a_match_played_from_the_streams_alone(
             await asyncio.wait_for(asyncio.gather(*tasks), 60)
         except TimeoutError:
             last = [kind(e) for e in spectator.events[-3:]]
-            raise AssertionError(f"the match stalled after {last}: a seat on turn never got "
-                                 "a TurnStarted with its actions") from None
+            raise AssertionError(
+                f"the match stalled after {last}: a seat on turn never got "
+                "a TurnStarted with its actions"
+            ) from None
     finally:
         for c in clients:
             c.call.cancel()
@@ -167,9 +182,11 @@ async def test_a_match_played_from_the_streams_alone(
     view = (await stub.GetTable(service_pb2.GetTableRequest(table_id=tid))).view
     assert view.status == FINISHED
     assert spectator.events[-1].sequence == view.last_event_sequence
-    acted = [e for e in spectator.events
-             if kind(e) in PLAYER_ACTIONS and not (kind(e) == "card_played"
-                                                   and e.card_played.timed_out)]
+    acted = [
+        e
+        for e in spectator.events
+        if kind(e) in PLAYER_ACTIONS and not (kind(e) == "card_played" and e.card_played.timed_out)
+    ]
     assert stats.sent == len(acted), "one accepted SubmitAction per action"
     assert stats.sent > 20 and stats.declarations >= 1
     assert stats.refreshes >= 1, "no cante or exchange was followed by a fresh TurnStarted"

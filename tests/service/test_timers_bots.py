@@ -53,8 +53,9 @@ async def test_a_silent_player_times_out_exactly_once_per_turn() -> None:
             assert mine.HasField("turn_deadline")
             assert mine.turn_deadline.ToNanoseconds() / 1e9 > clock.now()
             played = await one.SubmitAction(
-                service_pb2.SubmitActionRequest(table_id=tid, action=mine.legal_actions[0],
-                                                expected_version=mine.version),
+                service_pb2.SubmitActionRequest(
+                    table_id=tid, action=mine.legal_actions[0], expected_version=mine.version
+                ),
                 metadata=auth(seated.tokens[turn]),
             )
             clock.advance(0.5)  # within the next turn's time: no timeout
@@ -83,16 +84,20 @@ async def test_a_silent_player_times_out_exactly_once_per_turn() -> None:
         assert ev.time.ToNanoseconds() >= started.deadline.ToNanoseconds()
         assert ev.time.ToNanoseconds() - started.deadline.ToNanoseconds() < 0.5e9
     # Exactly once: never two timeouts of the same turn.
-    keys = [(e.turn_timed_out.seat, e.turn_timed_out.trick_number) for e in
-            (events[i] for i in timeouts)]
+    keys = [
+        (e.turn_timed_out.seat, e.turn_timed_out.trick_number)
+        for e in (events[i] for i in timeouts)
+    ]
     assert len(keys) == len(set(keys))
     # Every turn carried a deadline turn_time_s after it began.
     for e in turns:
         gap = e.turn_started.deadline.ToNanoseconds() - e.time.ToNanoseconds()
         assert abs(gap - 1e9) < 1e6, gap
     # The card played at the deadline is the engine's cheapest legal card (checked in replay).
-    rep = replay(engine.Rules.preset("corriente-6", turn_time_s=1),
-                 {s: w.events for s, w in watchers.items()})
+    rep = replay(
+        engine.Rules.preset("corriente-6", turn_time_s=1),
+        {s: w.events for s, w in watchers.items()},
+    )
     assert rep.timeouts == len(timeouts)
     # The human's own card was not marked, and the view marks the cards played on timeout.
     assert not any(e.card_played.timed_out for e in played.events if kind(e) == "card_played")
@@ -137,12 +142,15 @@ async def test_the_default_clock_is_30_seconds() -> None:
 
 
 async def bots_only(stub: Stub, preset: str, **options: Any) -> str:
-    created = await stub.CreateTable(service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(preset=preset, options=rules_pb2.RuleOptions(**options))
-    ))
+    created = await stub.CreateTable(
+        service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset=preset, options=rules_pb2.RuleOptions(**options))
+        )
+    )
     for i in range(len(created.table.seats)):
-        added = await stub.AddBot(service_pb2.AddBotRequest(table_id=created.table_id),
-                                  metadata=auth(created.owner_token))
+        added = await stub.AddBot(
+            service_pb2.AddBotRequest(table_id=created.table_id), metadata=auth(created.owner_token)
+        )
         assert added.seat == i
         assert added.table.seats[i].occupant == table_pb2.OCCUPANT_KIND_BOT
         assert added.table.seats[i].bot_level == "random"

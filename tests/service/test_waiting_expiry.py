@@ -58,22 +58,23 @@ async def expiry_scenario(store: Store) -> None:
             tres = rules_pb2.Rules(preset="tres", options=rules_pb2.RuleOptions(turn_time_s=0))
 
             async def create(**kw: Any) -> service_pb2.CreateTableResponse:
-                return await stub.CreateTable(
-                    service_pb2.CreateTableRequest(rules=tres, **kw)
-                )
+                return await stub.CreateTable(service_pb2.CreateTableRequest(rules=tres, **kw))
 
             empty = (await create()).table_id  # nobody sat down
             human = await create(take_seat=True, display_name="ana")  # a human waits
             only_bots = await create()  # only bots sat down
             bots = only_bots.table_id
             for _ in range(2):
-                await stub.AddBot(service_pb2.AddBotRequest(table_id=bots),
-                                  metadata=auth(only_bots.owner_token))
+                await stub.AddBot(
+                    service_pb2.AddBotRequest(table_id=bots), metadata=auth(only_bots.owner_token)
+                )
             left = await create(take_seat=True, display_name="bob")  # its human leaves later
             playing = await create(take_seat=True, display_name="eve")  # the match starts
             for _ in range(2):
-                await stub.AddBot(service_pb2.AddBotRequest(table_id=playing.table_id),
-                                  metadata=auth(playing.owner_token))
+                await stub.AddBot(
+                    service_pb2.AddBotRequest(table_id=playing.table_id),
+                    metadata=auth(playing.owner_token),
+                )
             with_error = None
             try:
                 await create()
@@ -85,8 +86,10 @@ async def expiry_scenario(store: Store) -> None:
             await spectator.wait_until(lambda w: bool(w.snapshots))
 
             clock.advance_to(TTL / 2)
-            await stub.LeaveTable(service_pb2.LeaveTableRequest(table_id=left.table_id),
-                                  metadata=auth(left.seat_token))  # expires at 1.5 TTL
+            await stub.LeaveTable(
+                service_pb2.LeaveTableRequest(table_id=left.table_id),
+                metadata=auth(left.seat_token),
+            )  # expires at 1.5 TTL
 
             clock.advance_to(TTL + 1)
             await until_gone(stub, empty, bots)
@@ -99,8 +102,9 @@ async def expiry_scenario(store: Store) -> None:
             resumed = Watcher(stub, empty, resume_after=spectator.last_seq)
             await asyncio.wait_for(asyncio.shield(resumed.task), 10)
             assert resumed.error is not None and resumed.error.code() == Code.NOT_FOUND
-            listed = {t.table_id for t in (await stub.ListTables(
-                service_pb2.ListTablesRequest())).tables}
+            listed = {
+                t.table_id for t in (await stub.ListTables(service_pb2.ListTablesRequest())).tables
+            }
             assert listed == {human.table_id, left.table_id}
             # their places are free again
             again = await create()
@@ -112,8 +116,9 @@ async def expiry_scenario(store: Store) -> None:
                 assert not await gone(stub, t.table_id)
             with_error = None
             try:
-                await stub.JoinTable(service_pb2.JoinTableRequest(
-                    table_id=left.table_id, display_name="late"))
+                await stub.JoinTable(
+                    service_pb2.JoinTableRequest(table_id=left.table_id, display_name="late")
+                )
             except grpc.aio.AioRpcError as exc:
                 with_error = exc
             assert with_error is not None and with_error.code() == Code.NOT_FOUND
@@ -133,8 +138,9 @@ async def test_a_ttl_of_zero_keeps_waiting_tables() -> None:
             stub = service_pb2_grpc.TuteServiceStub(ch)
             made = await stub.CreateTable(service_pb2.CreateTableRequest())
             empty = made.table_id
-            await stub.AddBot(service_pb2.AddBotRequest(table_id=empty),
-                              metadata=auth(made.owner_token))
+            await stub.AddBot(
+                service_pb2.AddBotRequest(table_id=empty), metadata=auth(made.owner_token)
+            )
             assert (await srv.app.load(empty)).expires_at == 0.0
             assert await srv.app.store.next_due() is None  # nothing will ever come due
     finally:

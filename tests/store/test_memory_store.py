@@ -14,8 +14,9 @@ async def test_a_table_without_commits_expires_after_the_abandoned_ttl() -> None
     await store.create("busy", b"r", "", None)
     for i in range(4):
         clock.advance(0.1)
-        outcome = await store.commit("busy", Commit(i + 1, b"r", [StoredEvent(i + 1, b"e")],
-                                            status="playing"))
+        outcome = await store.commit(
+            "busy", Commit(i + 1, b"r", [StoredEvent(i + 1, b"e")], status="playing")
+        )
         assert outcome.applied
     assert await store.load("idle") is None
     assert await store.find_invite("CODE") is None

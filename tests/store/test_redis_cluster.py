@@ -33,8 +33,9 @@ def ev(seq: int) -> StoredEvent:
 
 @pytest.fixture(params=["redis", "cluster"])
 def url(request: pytest.FixtureRequest) -> str:
-    return str(request.getfixturevalue(
-        "redis_url" if request.param == "redis" else "redis_cluster_url"))
+    return str(
+        request.getfixturevalue("redis_url" if request.param == "redis" else "redis_cluster_url")
+    )
 
 
 @contextmanager
@@ -109,8 +110,9 @@ def age_markers(r: Any, seconds: float) -> None:
         r.zadd("{tute:g}:pend", {member: score - seconds * 1000})
 
 
-def counting_marks(store: RedisStore, monkeypatch: pytest.MonkeyPatch,
-                   age_first_ms: int = 0) -> list[str]:
+def counting_marks(
+    store: RedisStore, monkeypatch: pytest.MonkeyPatch, age_first_ms: int = 0
+) -> list[str]:
     """Record the markers ``store`` writes; the first one as if written ``age_first_ms`` ago."""
     real = store.index.mark
     made: list[str] = []
@@ -136,8 +138,10 @@ async def test_a_crash_between_the_two_steps_is_repaired(
     # a: the last seat is taken by a third bot, one is on turn (due now); the replica dies
     # before the lobby, the due set, the status sets and the bot count hear of it
     with pytest.raises(Crash):
-        await s.commit("a", Commit(1, b"r2", [ev(1)], lobby=None, due_at=now - 1, status="playing",
-                              bot_seats=3))
+        await s.commit(
+            "a",
+            Commit(1, b"r2", [ev(1)], lobby=None, due_at=now - 1, status="playing", bot_seats=3),
+        )
     # b: created, and the replica dies before it is listed
     entry_b = LobbyEntry("b", "dos", 2, 1, 200.0)
     with pytest.raises(Crash):
@@ -163,15 +167,19 @@ async def test_a_crash_between_the_two_steps_is_repaired(
     assert markers(url) == 0
     # a move that keeps the index, then a repair pass that applies that state again: the
     # claim's lease holds (the due time did not change), the bots are counted once
-    assert (await p.commit("a", Commit(2, b"r3", [ev(2)], due_at=now - 1, status="playing",
-                                  bot_seats=3))).applied
+    assert (
+        await p.commit(
+            "a", Commit(2, b"r3", [ev(2)], due_at=now - 1, status="playing", bot_seats=3)
+        )
+    ).applied
     tune(p, scrub_batch=100)
     await p.repair()
     assert await p.claim_due(time.time(), 30.0, 10) == []
     assert await p.count_bot_seats() == 3
     # the table goes on as usual from any replica
-    assert (await p.commit("a", Commit(3, b"r4", [ev(3)], due_at=0.0, status="finished",
-                                  bot_seats=3))).applied
+    assert (
+        await p.commit("a", Commit(3, b"r4", [ev(3)], due_at=0.0, status="finished", bot_seats=3))
+    ).applied
     assert await p.next_due() is None
     assert await p.count_tables() == {"waiting": 1, "playing": 0, "finished": 1}
     assert await p.count_bot_seats() == 0
@@ -190,11 +198,22 @@ async def test_a_late_index_step_never_puts_an_older_state_back(
         held.append(args)
 
     monkeypatch.setattr(s.index, "apply", hold)
-    assert (await s.commit("t", Commit(1, b"r2", [ev(1)],
-                                       lobby=LobbyEntry("t", "parejas", 4, 2, 5.0),
-                                  due_at=50.0, status="waiting"))).applied
-    assert (await p.commit("t", Commit(2, b"r3", [ev(2)], lobby=None, due_at=60.0,
-                                  status="playing"))).applied
+    assert (
+        await s.commit(
+            "t",
+            Commit(
+                1,
+                b"r2",
+                [ev(1)],
+                lobby=LobbyEntry("t", "parejas", 4, 2, 5.0),
+                due_at=50.0,
+                status="waiting",
+            ),
+        )
+    ).applied
+    assert (
+        await p.commit("t", Commit(2, b"r3", [ev(2)], lobby=None, due_at=60.0, status="playing"))
+    ).applied
     await real(*held[0])  # version 2's state, after version 3's
     assert await p.lobby("", 0, None, 10) == []
     assert await p.next_due() == 60.0
@@ -236,8 +255,9 @@ async def test_moves_that_keep_the_index_need_no_index_step_and_the_table_stays_
         version = 2
         t0 = time.monotonic()
         while time.monotonic() - t0 < 0.8:
-            assert (await s.commit("t", Commit(version, b"r", [ev(version)],
-                                               status="playing"))).applied
+            assert (
+                await s.commit("t", Commit(version, b"r", [ev(version)], status="playing"))
+            ).applied
             version += 1
             await asyncio.sleep(0.05)
         assert len(made) == 2
@@ -257,8 +277,9 @@ async def test_index_entries_of_tables_that_vanished_are_removed(
     s, p = pair
     await s.create("x", b"r", "CODE3456", LobbyEntry("x", "parejas", 4, 3, 1.0))
     await s.create("y", b"r", "", None)
-    await s.commit("y", Commit(1, b"r", [ev(1)], due_at=time.time() + 60, status="playing",
-                          bot_seats=2))
+    await s.commit(
+        "y", Commit(1, b"r", [ev(1)], due_at=time.time() + 60, status="playing", bot_seats=2)
+    )
     await s.create("z", b"r", "", None)
     await s.commit("z", Commit(1, b"r", [], bot_seats=1))
     assert await p.count_bot_seats() == 3
@@ -304,8 +325,9 @@ async def test_lost_indexes_are_rebuilt_from_the_tables(
     listed = LobbyEntry(w, "parejas", 4, 3, 7.0)
     await s.create(w, b"r", "CODE7777", listed)
     await s.create(q, b"r", "", None)
-    await s.commit(q, Commit(1, b"r", [ev(1)], due_at=time.time() - 1, status="playing",
-                          bot_seats=3))
+    await s.commit(
+        q, Commit(1, b"r", [ev(1)], due_at=time.time() - 1, status="playing", bot_seats=3)
+    )
     await s.create(f, b"r", "", None)
     await s.commit(f, Commit(1, b"r", [ev(1)], status="finished", bot_seats=4))
     wipe_the_global_slot(url, request)
@@ -327,8 +349,9 @@ async def test_tables_are_spread_over_every_node_of_the_cluster(
     ids = [f"spread-{i}" for i in range(24)]
     with redis.Redis(port=redis_cluster.ports[0]) as r:
         slots = {t: int(r.execute_command("CLUSTER KEYSLOT", f"tute:{{{t}}}")) for t in ids}
-        assert slots == {t: int(r.execute_command("CLUSTER KEYSLOT", f"tute:{{{t}}}:x"))
-                         for t in ids}
+        assert slots == {
+            t: int(r.execute_command("CLUSTER KEYSLOT", f"tute:{{{t}}}:x")) for t in ids
+        }
         global_slot = int(r.execute_command("CLUSTER KEYSLOT", "{tute:g}:due"))
     node_of = {t: redis_cluster.node_of_slot(slot) for t, slot in slots.items()}
     assert set(node_of.values()) == set(redis_cluster.ports)  # every node holds tables
@@ -342,10 +365,21 @@ async def test_tables_are_spread_over_every_node_of_the_cluster(
             await s.create(t, b"r1", f"CODE{i:04d}", entries[t] if i % 2 else None)
         subs = {t: await p.subscribe(t) for t in ids}  # one reader per table, on its node
         for i, t in enumerate(ids):
-            assert (await s.commit(t, Commit(1, b"r2", [ev(1), ev(2)], idempotency_key="k",
-                                          response=b"first", lobby=entries[t] if i % 3 else None,
-                                          due_at=now - 1 if i % 4 == 0 else 0.0,
-                                          status="waiting" if i % 3 else "playing"))).applied
+            assert (
+                await s.commit(
+                    t,
+                    Commit(
+                        1,
+                        b"r2",
+                        [ev(1), ev(2)],
+                        idempotency_key="k",
+                        response=b"first",
+                        lobby=entries[t] if i % 3 else None,
+                        due_at=now - 1 if i % 4 == 0 else 0.0,
+                        status="waiting" if i % 3 else "playing",
+                    ),
+                )
+            ).applied
         for t in ids:
             got = [await asyncio.wait_for(subs[t].__aiter__().__anext__(), 5) for _ in range(2)]
             assert got == [ev(1), ev(2)]
@@ -357,7 +391,10 @@ async def test_tables_are_spread_over_every_node_of_the_cluster(
         assert due == sorted(t for i, t in enumerate(ids) if i % 4 == 0)
         playing = sum(1 for i in range(len(ids)) if i % 3 == 0)
         assert await p.count_tables() == {
-            "waiting": len(ids) - playing, "playing": playing, "finished": 0}
+            "waiting": len(ids) - playing,
+            "playing": playing,
+            "finished": 0,
+        }
         dup = await p.commit(ids[5], Commit(1, b"again", [ev(1)], idempotency_key="k"))
         assert dup.duplicate_response == b"first"
         assert all([await p.events_after(t, 0) == [ev(1), ev(2)] for t in ids])
@@ -365,8 +402,12 @@ async def test_tables_are_spread_over_every_node_of_the_cluster(
         for port in redis_cluster.ports:
             with redis.Redis(port=port) as r:
                 here = {k.decode() for k in r.keys("tute:*")}
-                expected = {f"tute:{{{t}}}{tail}" for t in ids if node_of[t] == port
-                            for tail in ("", ":x", ":i")}
+                expected = {
+                    f"tute:{{{t}}}{tail}"
+                    for t in ids
+                    if node_of[t] == port
+                    for tail in ("", ":x", ":i")
+                }
                 assert here == expected
                 has_global = bool(r.keys("{tute:g}:*"))
                 assert has_global == (port == redis_cluster.node_of_slot(GLOBAL_SLOT))
@@ -483,7 +524,10 @@ async def test_a_claim_sent_again_returns_what_it_took(
         assert sorted(d.table_id for d in claimed) == ["d0", "d1", "d2"]
         assert await store.claim_due(now, 30.0, 10) == []  # leased: a new claim gets nothing
         assert sorted(d.table_id for d in await store.claim_due(now + 31, 30.0, 10)) == [
-            "d0", "d1", "d2"]  # the record of the first claim does not outlive its lease
+            "d0",
+            "d1",
+            "d2",
+        ]  # the record of the first claim does not outlive its lease
     finally:
         await store.close()
 

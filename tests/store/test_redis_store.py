@@ -50,9 +50,14 @@ async def test_url_options_are_the_stores_and_the_rest_goes_to_redis(redis_url: 
     try:
         o = s.options
         assert (o.retention, o.finished_ttl_s, o.abandoned_ttl_s, o.timeout_s) == (
-            7, 2.5, 60.0, 0.5)
-        given = RedisStore.from_url(redis_url + "?finished_ttl_s=5",
-                                    RedisOptions(finished_ttl_s=60))
+            7,
+            2.5,
+            60.0,
+            0.5,
+        )
+        given = RedisStore.from_url(
+            redis_url + "?finished_ttl_s=5", RedisOptions(finished_ttl_s=60)
+        )
         assert given.options.finished_ttl_s == 5.0  # the URL is the more specific
         await given.close()
         other = RedisStore.from_url(redis_url, RedisOptions(finished_ttl_s=60))
@@ -86,8 +91,18 @@ async def test_keys_of_a_table_share_one_slot_and_the_indexes_another(
     store: RedisStore, redis_url: str
 ) -> None:
     await store.create("abc", b"r", "CODE2345", LobbyEntry("abc", "parejas", 4, 3, 1.0))
-    await store.commit("abc", Commit(1, b"r", [ev(1)], idempotency_key="k", response=b"x",
-                              due_at=time.time() + 30, status="playing"))
+    await store.commit(
+        "abc",
+        Commit(
+            1,
+            b"r",
+            [ev(1)],
+            idempotency_key="k",
+            response=b"x",
+            due_at=time.time() + 30,
+            status="playing",
+        ),
+    )
     with redis.Redis.from_url(redis_url) as r:
         keys = [k.decode() for k in r.keys("*")]
     table = [k for k in keys if "{abc}" in k]
@@ -170,10 +185,18 @@ async def test_redis_down_fails_fast_and_recovers_by_itself(tmp_path: Path) -> N
         sub = await s.subscribe("t")
         proc.kill()
         calls = [
-            s.ping(), s.load("t"), s.create("u", b"r", "", None),
-            s.commit("t", Commit(1, b"r", [ev(1)])), s.events_after("t", 0), s.subscribe("t"),
-            s.lobby("", 0, None, 10), s.claim_due(time.time(), 5, 10), s.next_due(),
-            s.count_tables(), s.find_invite("X"), s.idempotent_response("t", "k"),
+            s.ping(),
+            s.load("t"),
+            s.create("u", b"r", "", None),
+            s.commit("t", Commit(1, b"r", [ev(1)])),
+            s.events_after("t", 0),
+            s.subscribe("t"),
+            s.lobby("", 0, None, 10),
+            s.claim_due(time.time(), 5, 10),
+            s.next_due(),
+            s.count_tables(),
+            s.find_invite("X"),
+            s.idempotent_response("t", "k"),
         ]
         for call in calls:
             t0 = time.monotonic()
@@ -208,8 +231,9 @@ async def test_with_persistence_a_restart_keeps_tables_and_watchers_resume(
     s = RedisStore.from_url(proc.url)
     try:
         await s.create("t", b"r", "", None)
-        assert (await s.commit("t", Commit(1, b"r1", [ev(1)], due_at=123.0,
-                                           status="playing"))).applied
+        assert (
+            await s.commit("t", Commit(1, b"r1", [ev(1)], due_at=123.0, status="playing"))
+        ).applied
         sub = await s.subscribe("t")
         proc.restart()  # kill -9 and start again within the readers' grace
         await s.ping()
@@ -255,12 +279,13 @@ def test_replies_that_mean_redis_cannot_serve_now_are_store_unavailable() -> Non
 
     from service.store.redis.connect import guard
 
-    for exc in (ReadOnlyError("You can't write against a read only replica.",
-                              status_code="READONLY"),
-                ClusterDownError("The cluster is down", status_code="CLUSTERDOWN"),
-                MasterDownError("Link with MASTER is down", status_code="MASTERDOWN"),
-                ResponseError("NOREPLICAS Not enough good replicas to write."),
-                SlotNotCoveredError('Slot "5" is not covered by the cluster.')):
+    for exc in (
+        ReadOnlyError("You can't write against a read only replica.", status_code="READONLY"),
+        ClusterDownError("The cluster is down", status_code="CLUSTERDOWN"),
+        MasterDownError("Link with MASTER is down", status_code="MASTERDOWN"),
+        ResponseError("NOREPLICAS Not enough good replicas to write."),
+        SlotNotCoveredError('Slot "5" is not covered by the cluster.'),
+    ):
         with pytest.raises(StoreUnavailable), guard("Redis at here"):
             raise exc
     with pytest.raises(ResponseError), guard("Redis at here"):
@@ -288,7 +313,8 @@ async def test_a_restart_from_an_older_snapshot_rewinds_the_watchers(
         for v in range(6, 11):
             assert (await writer.commit("t", Commit(v, b"r", [ev(v)]))).applied
         assert [await asyncio.wait_for(anext(got), 5) for _ in range(5)] == [
-            ev(v) for v in range(6, 11)]
+            ev(v) for v in range(6, 11)
+        ]
         proc.restart()  # kill -9, and start again from the snapshot within the grace
         assert await writer.load("t") == (6, b"r")
         new = [StoredEvent(v, b"new %d" % v) for v in range(6, 17)]
@@ -303,7 +329,7 @@ async def test_a_restart_from_an_older_snapshot_rewinds_the_watchers(
         while not after or after[-1].seq < 16:
             after.append(await asyncio.wait_for(anext(got), 5))
         # from where the reader found the table on: the new history, gap-free
-        assert after == new[len(new) - len(after):]
+        assert after == new[len(new) - len(after) :]
         await sub.close()
     finally:
         await watching.close()
@@ -352,12 +378,30 @@ def test_the_design_document_lists_every_key_and_no_other() -> None:
     listed = set(re.findall(r"^\| `([^`]+)` \|", section, re.M))
     k = Keys("tute")
     (g,) = k.shards  # one shard: the global slot
-    single = {"applied", "born", "bots", "bots_total", "due", "invite_of", "invites", "lobby",
-              "lobby_entries", "markers", "rebuild"}
+    single = {
+        "applied",
+        "born",
+        "bots",
+        "bots_total",
+        "due",
+        "invite_of",
+        "invites",
+        "lobby",
+        "lobby_entries",
+        "markers",
+        "rebuild",
+    }
     assert set(Shard.__slots__) == single | {"claim", "index", "number", "status"}
     made = {getattr(g, name) for name in single}
-    made |= {k.table("T"), k.stream("T"), k.idempotency("T"), k.presence("T"),
-             k.acknowledged("T"), k.bucket("<key>"), f"{g.claim}:<n>"}
+    made |= {
+        k.table("T"),
+        k.stream("T"),
+        k.idempotency("T"),
+        k.presence("T"),
+        k.acknowledged("T"),
+        k.bucket("<key>"),
+        f"{g.claim}:<n>",
+    }
     assert {s.rsplit(":", 1)[0] for s in g.status} == {"{tute:g}:st"}
     made.add("{tute:g}:st:<s>")
     assert listed == made

@@ -170,8 +170,10 @@ async def test_concurrent_commits_one_winner_per_version(stores: Stores) -> None
     s, p = stores.store, stores.peer
     await s.create("race", b"r1", "", None)
     outs = await asyncio.gather(
-        *[(s if i % 2 else p).commit("race", Commit(1, f"r{i}".encode(),
-                                                    [ev(1)])) for i in range(8)]
+        *[
+            (s if i % 2 else p).commit("race", Commit(1, f"r{i}".encode(), [ev(1)]))
+            for i in range(8)
+        ]
     )
     assert sum(o.applied for o in outs) == 1
     assert (await s.load("race"))[0] == 2  # type: ignore[index]
@@ -180,15 +182,18 @@ async def test_concurrent_commits_one_winner_per_version(stores: Stores) -> None
 async def test_idempotency_key_returns_the_first_response(stores: Stores) -> None:
     s, p = stores.store, stores.peer
     await s.create("t", b"r1", "", None)
-    first = await s.commit("t", Commit(1, b"r2", [ev(1)], idempotency_key="0:req",
-                                       response=b"first"))
+    first = await s.commit(
+        "t", Commit(1, b"r2", [ev(1)], idempotency_key="0:req", response=b"first")
+    )
     assert first.applied
-    again = await p.commit("t", Commit(1, b"r2'", [ev(1)], idempotency_key="0:req",
-                                       response=b"second"))
+    again = await p.commit(
+        "t", Commit(1, b"r2'", [ev(1)], idempotency_key="0:req", response=b"second")
+    )
     assert not again.applied and again.duplicate_response == b"first"
     # even at the current version, a used key does not apply again
-    again = await p.commit("t", Commit(2, b"r3", [ev(2)], idempotency_key="0:req",
-                                       response=b"third"))
+    again = await p.commit(
+        "t", Commit(2, b"r3", [ev(2)], idempotency_key="0:req", response=b"third")
+    )
     assert not again.applied and again.duplicate_response == b"first"
     assert await p.idempotent_response("t", "0:req") == b"first"
     assert await p.idempotent_response("t", "0:other") is None
@@ -325,7 +330,11 @@ async def test_lobby_tables_reads_a_page_with_records_and_presence(stores: Store
     page = await p.lobby_tables("", 0, None, 4, now)
     assert [t.entry for t in page] == made[:4]
     assert [(t.version, t.record) for t in page] == [
-        (1, b"record 5"), (2, b"record 4 v2"), (1, b"record 3"), (1, b"record 2")]
+        (1, b"record 5"),
+        (2, b"record 4 v2"),
+        (1, b"record 3"),
+        (1, b"record 2"),
+    ]
     assert [dict(t.watchers) for t in page] == [{"1.a": 0, "3.b": 2}, {}, {}, {}]
     rest = await p.lobby_tables("", 0, cursor(page[-1].entry), 4, now)
     assert [t.entry for t in rest] == made[4:]
@@ -333,7 +342,12 @@ async def test_lobby_tables_reads_a_page_with_records_and_presence(stores: Store
     # a table gone since it was listed (its hash expired or lost) comes with no record
     assert await s.delete("l1", 1)
     assert [t.entry.table_id for t in await p.lobby_tables("", 0, None, 10, now)] == [
-        "l5", "l4", "l3", "l2", "l0"]
+        "l5",
+        "l4",
+        "l3",
+        "l2",
+        "l0",
+    ]
 
 
 def test_a_commit_keeps_a_response_only_under_an_idempotency_key() -> None:
@@ -347,12 +361,14 @@ async def test_claim_due_leases_an_item_to_one_claimer(stores: Stores) -> None:
     now = time.time()
     for i, due in enumerate((now - 2, now - 1, now + 60)):
         await s.create(f"d{i}", b"r", "", None)
-        assert (await s.commit(f"d{i}", Commit(1, b"r", [ev(1)], due_at=due,
-                                               status="playing"))).applied
+        assert (
+            await s.commit(f"d{i}", Commit(1, b"r", [ev(1)], due_at=due, status="playing"))
+        ).applied
     assert await p.next_due() == pytest.approx(now - 2)
     first = await p.claim_due(now, 5.0, 10)
     assert [(d.table_id, d.due_at) for d in first] == [
-        ("d0", pytest.approx(now - 2)), ("d1", pytest.approx(now - 1))
+        ("d0", pytest.approx(now - 2)),
+        ("d1", pytest.approx(now - 1)),
     ]
     # claimed: nobody else gets them before the lease ends
     assert await s.claim_due(now + 1, 5.0, 10) == []
@@ -426,8 +442,9 @@ async def finished_tables_expire(s: Store, p: Store, clock: FakeClock) -> None:
     entry = LobbyEntry("f", "parejas", 4, 3, 1.0)
     await s.create("f", b"r", "INV23456", entry)
     await s.create("alive", b"r", "", None)
-    assert (await s.commit("f", Commit(1, b"r", [ev(1)], status="playing",
-                                       due_at=clock.now()))).applied
+    assert (
+        await s.commit("f", Commit(1, b"r", [ev(1)], status="playing", due_at=clock.now()))
+    ).applied
     assert (await s.commit("f", Commit(2, b"r", [ev(2)], status="finished"))).applied
     left = await ttl_left_ms(p, "f")
     if left is None:  # the memory store: nothing expires until its clock moves
@@ -575,10 +592,7 @@ async def test_a_bucket_never_refills_for_a_clock_that_went_back(stores: Stores)
 async def test_concurrent_takes_on_two_replicas_never_overdraw(stores: Stores) -> None:
     s, p = stores.store, stores.peer
     outcomes = await asyncio.gather(
-        *(
-            (s if i % 2 else p).take_tokens("race", 0.001, 5, 1, T0 + i * 1e-6)
-            for i in range(40)
-        )
+        *((s if i % 2 else p).take_tokens("race", 0.001, 5, 1, T0 + i * 1e-6) for i in range(40))
     )
     assert sum(o.allowed for o in outcomes) == 5
     assert all(o.retry_after_s > 0 for o in outcomes if not o.allowed)
@@ -664,10 +678,23 @@ async def test_delete_removes_a_table_at_its_version_with_everything_about_it(
     now = time.time()
     entry = LobbyEntry("gone", "parejas", 4, 4, 5.0)
     await s.create("gone", b"r1", "GONE2345", entry, due_at=now + 600)
-    await s.create("kept", b"r1", "KEPT2345", LobbyEntry("kept", "parejas", 4, 4, 6.0),
-                   due_at=now + 600)
-    assert (await s.commit("gone", Commit(1, b"r2", [ev(1)], lobby=entry, due_at=now + 600,
-                                  idempotency_key="0:k", response=b"first"))).applied
+    await s.create(
+        "kept", b"r1", "KEPT2345", LobbyEntry("kept", "parejas", 4, 4, 6.0), due_at=now + 600
+    )
+    assert (
+        await s.commit(
+            "gone",
+            Commit(
+                1,
+                b"r2",
+                [ev(1)],
+                lobby=entry,
+                due_at=now + 600,
+                idempotency_key="0:k",
+                response=b"first",
+            ),
+        )
+    ).applied
     await s.set_presence("gone", "1.w", 0, now + 30)
     near = await s.subscribe("gone")
     far = await p.subscribe("gone")  # another replica's reader, for Redis
@@ -700,16 +727,18 @@ async def test_renew_due_keeps_only_the_claims_still_held(stores: Stores) -> Non
     now = time.time()
     for t in ("r0", "r1", "r2"):
         await s.create(t, b"r", "", None)
-        assert (await s.commit(t, Commit(1, b"r", [ev(1)], due_at=now - 1,
-                                         status="playing"))).applied
+        assert (
+            await s.commit(t, Commit(1, b"r", [ev(1)], due_at=now - 1, status="playing"))
+        ).applied
     claimed = await s.claim_due(now, 1.0, 10)
     assert sorted(d.table_id for d in claimed) == ["r0", "r1", "r2"]
     # renewed before its lease ends: r0 stays the claimer's
     assert await s.renew_due({"r0": now + 1.0}, now + 3.0) == ["r0"]
     # r1's turn moved on (a commit set its next due time); r2's lease ran out and the
     # peer claimed it
-    assert (await p.commit("r1", Commit(2, b"r", [ev(2)], due_at=now + 60,
-                                        status="playing"))).applied
+    assert (
+        await p.commit("r1", Commit(2, b"r", [ev(2)], due_at=now + 60, status="playing"))
+    ).applied
     assert [d.table_id for d in await p.claim_due(now + 1.5, 5.0, 10)] == ["r2"]
     held = {"r0": now + 3.0, "r1": now + 1.0, "r2": now + 1.0}
     assert await s.renew_due(held, now + 4.0) == ["r0"]

@@ -30,8 +30,10 @@ def free_port() -> int:
 
 def _missing(program: str) -> NoReturn:
     """Fail the test (under pytest) or stop the benchmark: ``program`` is not installed."""
-    message = (f"{program} is not installed: the Redis tests and benchmarks need it "
-               "(run `make system-deps`, or `apt-get install redis-server`)")
+    message = (
+        f"{program} is not installed: the Redis tests and benchmarks need it "
+        "(run `make system-deps`, or `apt-get install redis-server`)"
+    )
     if "pytest" in sys.modules:
         import pytest
 
@@ -70,19 +72,37 @@ class RedisProcess:
         return self.proc.pid
 
     def _args(self) -> list[str]:
-        args = [self.exe, "--port", str(self.port), "--bind", "127.0.0.1", "--dir",
-                str(self.directory), "--save", "", "--daemonize", "no", "--loglevel", "warning",
-                "--logfile", str(self.directory / "redis.log")]
-        args += (["--appendonly", "yes", "--appendfsync", "always"] if self.persist
-                 else ["--appendonly", "no"])
+        args = [
+            self.exe,
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.directory),
+            "--save",
+            "",
+            "--daemonize",
+            "no",
+            "--loglevel",
+            "warning",
+            "--logfile",
+            str(self.directory / "redis.log"),
+        ]
+        args += (
+            ["--appendonly", "yes", "--appendfsync", "always"]
+            if self.persist
+            else ["--appendonly", "no"]
+        )
         return args
 
     def start(self, *, same_port: bool = False) -> RedisProcess:
         """Start (``same_port``: on the port it had, e.g. after :meth:`kill`)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         for _ in range(50 if same_port else 5):
-            self.proc = subprocess.Popen(self._args(), stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL)
+            self.proc = subprocess.Popen(
+                self._args(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
             if self._wait_ready(10.0):
                 return self
             self._reap()
@@ -98,9 +118,10 @@ class RedisProcess:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 return False
-            with contextlib.suppress(OSError), socket.create_connection(
-                ("127.0.0.1", self.port), timeout=0.5
-            ) as s:
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s,
+            ):
                 s.sendall(b"PING\r\n")
                 if s.recv(64).startswith(b"+PONG"):
                     return True
@@ -182,9 +203,18 @@ class RedisClusterProcess:
             node.start()
         addresses = [f"127.0.0.1:{p}" for p in self.ports]
         made = subprocess.run(
-            [self.cli, "--cluster", "create", *addresses, "--cluster-replicas", "0",
-             "--cluster-yes"],
-            capture_output=True, text=True, timeout=timeout,
+            [
+                self.cli,
+                "--cluster",
+                "create",
+                *addresses,
+                "--cluster-replicas",
+                "0",
+                "--cluster-yes",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
         if made.returncode != 0:
             self.stop()
@@ -198,8 +228,12 @@ class RedisClusterProcess:
         return self
 
     def _state_ok(self, port: int) -> bool:
-        info = subprocess.run([self.cli, "-p", str(port), "cluster", "info"],
-                              capture_output=True, text=True, timeout=5)
+        info = subprocess.run(
+            [self.cli, "-p", str(port), "cluster", "info"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
         return "cluster_state:ok" in info.stdout
 
     def flushall(self) -> None:
@@ -242,5 +276,12 @@ class _ClusterNode(RedisProcess):
             return port
 
     def _args(self) -> list[str]:
-        return [*super()._args(), "--cluster-enabled", "yes", "--cluster-config-file",
-                str(self.directory / "nodes.conf"), "--cluster-node-timeout", "5000"]
+        return [
+            *super()._args(),
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            str(self.directory / "nodes.conf"),
+            "--cluster-node-timeout",
+            "5000",
+        ]

@@ -32,8 +32,9 @@ __all__ = ["ClusterNode", "NodeInfo", "ReplicatedCluster"]
 class ClusterNode(_ClusterNode):
     """One ``redis-server --cluster-enabled yes`` of a :class:`ReplicatedCluster`."""
 
-    def __init__(self, directory: Path, *, node_timeout_ms: int, appendonly: bool,
-                 appendfsync: str) -> None:
+    def __init__(
+        self, directory: Path, *, node_timeout_ms: int, appendonly: bool, appendfsync: str
+    ) -> None:
         self.node_timeout_ms = node_timeout_ms
         self.appendonly = appendonly
         self.appendfsync = appendfsync
@@ -44,13 +45,18 @@ class ClusterNode(_ClusterNode):
         return [
             *super()._args(),
             # joining goes faster with the long timeout; start() shortens it after
-            "--cluster-node-timeout", str(max(self.node_timeout_ms, 5000)),
+            "--cluster-node-timeout",
+            str(max(self.node_timeout_ms, 5000)),
             # a replica always may take over (the tests kill masters on purpose)
-            "--cluster-replica-validity-factor", "0",
+            "--cluster-replica-validity-factor",
+            "0",
             # a replica's first sync at once (the default waits 5 s for more replicas)
-            "--repl-diskless-sync-delay", "0",
-            "--appendonly", "yes" if self.appendonly else "no",
-            "--appendfsync", self.appendfsync,
+            "--repl-diskless-sync-delay",
+            "0",
+            "--appendonly",
+            "yes" if self.appendonly else "no",
+            "--appendfsync",
+            self.appendfsync,
         ]
 
     @property
@@ -92,21 +98,33 @@ def _parse_nodes(text: str) -> list[NodeInfo]:
             a, _, b = s.partition("-")
             spans.append((int(a), int(b or a)))
         fl = flags.split(",")
-        rows.append(NodeInfo(
-            node_id=node_id, port=port, master="master" in fl,
-            master_id="" if master_id == "-" else master_id,
-            failed="fail" in fl or "fail?" in fl, connected=link == "connected",
-            slots=tuple(spans),
-        ))
+        rows.append(
+            NodeInfo(
+                node_id=node_id,
+                port=port,
+                master="master" in fl,
+                master_id="" if master_id == "-" else master_id,
+                failed="fail" in fl or "fail?" in fl,
+                connected=link == "connected",
+                slots=tuple(spans),
+            )
+        )
     return rows
 
 
 class ReplicatedCluster:
     """A Redis Cluster of ``masters`` primaries with ``replicas`` replicas each."""
 
-    def __init__(self, directory: Path, *, masters: int = 3, replicas: int = 1,
-                 node_timeout_ms: int = 1000, appendonly: bool = True,
-                 appendfsync: str = "everysec") -> None:
+    def __init__(
+        self,
+        directory: Path,
+        *,
+        masters: int = 3,
+        replicas: int = 1,
+        node_timeout_ms: int = 1000,
+        appendonly: bool = True,
+        appendfsync: str = "everysec",
+    ) -> None:
         cli = shutil.which("redis-cli")
         if cli is None:
             pytest.fail(
@@ -119,8 +137,12 @@ class ReplicatedCluster:
         self.replicas_per_master = replicas
         self.node_timeout_ms = node_timeout_ms
         self.nodes = [
-            ClusterNode(directory / f"node-{i}", node_timeout_ms=node_timeout_ms,
-                        appendonly=appendonly, appendfsync=appendfsync)
+            ClusterNode(
+                directory / f"node-{i}",
+                node_timeout_ms=node_timeout_ms,
+                appendonly=appendonly,
+                appendfsync=appendfsync,
+            )
             for i in range(masters * (1 + replicas))
         ]
         self.masters_wanted = masters
@@ -139,13 +161,23 @@ class ReplicatedCluster:
             for node in self.nodes:
                 node.start()
             made = subprocess.run(
-                [self.cli, "--cluster", "create", *(f"127.0.0.1:{n.port}" for n in self.nodes),
-                 "--cluster-replicas", str(self.replicas_per_master), "--cluster-yes"],
-                capture_output=True, text=True, timeout=timeout,
+                [
+                    self.cli,
+                    "--cluster",
+                    "create",
+                    *(f"127.0.0.1:{n.port}" for n in self.nodes),
+                    "--cluster-replicas",
+                    str(self.replicas_per_master),
+                    "--cluster-yes",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
             )
             if made.returncode != 0:
-                raise RuntimeError(f"redis-cli --cluster create failed:\n{made.stdout}"
-                                   f"{made.stderr}")
+                raise RuntimeError(
+                    f"redis-cli --cluster create failed:\n{made.stdout}{made.stderr}"
+                )
             self.wait_for(self.healthy, timeout, "every node ok, every replica in sync")
             for node in self.nodes:  # short from now on (joining goes faster without)
                 with node.client() as r:
@@ -214,8 +246,10 @@ class ReplicatedCluster:
             return self._no(f"cluster_state not ok on {bad}")
         views = [self.view(n) for n in live]
         ports = {n.port for n in live}
-        masters = {frozenset((i.port, i.slots) for i in v if i.master and i.slots and
-                             i.port in ports) for v in views}
+        masters = {
+            frozenset((i.port, i.slots) for i in v if i.master and i.slots and i.port in ports)
+            for v in views
+        }
         if len(masters) != 1 or len(next(iter(masters))) != self.masters_wanted:
             return self._no(f"the nodes disagree on the masters: {masters}")
         for info in views[0]:
@@ -239,8 +273,9 @@ class ReplicatedCluster:
         self.wait_for_event(condition, timeout, what, lambda: self.why)
 
     @staticmethod
-    def wait_for_event(condition: Callable[[], bool], timeout: float, what: str,
-                       why: Callable[[], str] = str) -> None:
+    def wait_for_event(
+        condition: Callable[[], bool], timeout: float, what: str, why: Callable[[], str] = str
+    ) -> None:
         """Return once ``condition()`` holds (checked every 20 ms); AssertionError after
         ``timeout`` seconds."""
         deadline = time.monotonic() + timeout
@@ -298,19 +333,35 @@ class ReplicatedCluster:
                 self.restart(node, timeout)
         self.wait_for(self.healthy, timeout, "the cluster healthy")
 
-    def reshard(self, slots: int, source: ClusterNode, target: ClusterNode,
-                timeout: float = 120.0) -> None:
+    def reshard(
+        self, slots: int, source: ClusterNode, target: ClusterNode, timeout: float = 120.0
+    ) -> None:
         """``redis-cli --cluster reshard``: move the ``slots`` lowest slots of ``source`` to
         ``target``, keys and all, while the cluster serves calls."""
         moved = subprocess.run(
-            [self.cli, "--cluster", "reshard", f"127.0.0.1:{source.port}",
-             "--cluster-from", self.node_id(source), "--cluster-to", self.node_id(target),
-             "--cluster-slots", str(slots), "--cluster-yes", "--cluster-pipeline", "100"],
-            capture_output=True, text=True, timeout=timeout,
+            [
+                self.cli,
+                "--cluster",
+                "reshard",
+                f"127.0.0.1:{source.port}",
+                "--cluster-from",
+                self.node_id(source),
+                "--cluster-to",
+                self.node_id(target),
+                "--cluster-slots",
+                str(slots),
+                "--cluster-yes",
+                "--cluster-pipeline",
+                "100",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
         if moved.returncode != 0:
-            raise RuntimeError(f"redis-cli --cluster reshard failed:\n{moved.stdout[-2000:]}"
-                               f"{moved.stderr}")
+            raise RuntimeError(
+                f"redis-cli --cluster reshard failed:\n{moved.stdout[-2000:]}{moved.stderr}"
+            )
         self.wait_for(self.healthy, timeout, "the cluster settled after resharding")
 
     def slots_of(self, node: ClusterNode) -> list[int]:

@@ -69,9 +69,7 @@ async def inprocess_replicas(
     with ``settings`` over FAST, the store and the servers on ``clock``: one shared memory
     store, or with ``store_url`` (a real Redis) a store of their own each, as replicas in
     separate processes have."""
-    conf: Settings = dataclasses.replace(
-        FAST, store=store_url, **settings
-    )
+    conf: Settings = dataclasses.replace(FAST, store=store_url, **settings)
     store = MemoryStore(clock=clock) if store_url == "memory" else None
     servers: list[Server] = []
     channels: list[grpc.aio.Channel] = []
@@ -115,17 +113,46 @@ class Replica:
         for key in [k for k in env if k.startswith("TUTE_")]:
             del env[key]
         args = [
-            sys.executable, "-m", "service.main", "--host", "127.0.0.1", "--port", "0",
-            "--metrics-port", str(self.metrics_port), "--http-port", "-1", "--store", store_url,
-            "--bot-delay-s", "0", "--scheduler-poll-s", "0.02", "--grace-s", "1",
-            "--log-format", "json", "--log-level", "warning",
+            sys.executable,
+            "-m",
+            "service.main",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--metrics-port",
+            str(self.metrics_port),
+            "--http-port",
+            "-1",
+            "--store",
+            store_url,
+            "--bot-delay-s",
+            "0",
+            "--scheduler-poll-s",
+            "0.02",
+            "--grace-s",
+            "1",
+            "--log-format",
+            "json",
+            "--log-level",
+            "warning",
             # every test client calls from 127.0.0.1: no per-caller limits
-            "--create-rate-per-s", "0", "--watch-rate-per-s", "0", "--bot-rate-per-s", "0",
-            "--invite-rate-per-s", "0", "--max-streams-per-caller", "0", *extra,
+            "--create-rate-per-s",
+            "0",
+            "--watch-rate-per-s",
+            "0",
+            "--bot-rate-per-s",
+            "0",
+            "--invite-rate-per-s",
+            "0",
+            "--max-streams-per-caller",
+            "0",
+            *extra,
         ]
         self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env,
-                                     cwd=REPO)
+        self.proc = subprocess.Popen(
+            args, stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=REPO
+        )
         self.port = 0
         self.channel: grpc.aio.Channel | None = None
 
@@ -188,8 +215,7 @@ class Replica:
         self.log.close()
 
 
-async def start_replicas(store_url: str, log_dir: Path, n: int = 2,
-                         *extra: str) -> list[Replica]:
+async def start_replicas(store_url: str, log_dir: Path, n: int = 2, *extra: str) -> list[Replica]:
     """``n`` subprocess replicas on ``store_url`` (``extra``: more command-line flags), each
     listening once this returns."""
     replicas = [Replica(f"replica-{i}", store_url, log_dir, *extra) for i in range(n)]

@@ -48,8 +48,9 @@ def as_rpc_error(exc: ConnectError) -> grpc.aio.AioRpcError:
     status = status_pb2.Status(code=code.value[0], message=exc.message)
     for detail in exc.details:
         status.details.append(
-            any_pb2.Any(type_url=f"type.googleapis.com/{detail.type_name}",
-                        value=detail.message_bytes)
+            any_pb2.Any(
+                type_url=f"type.googleapis.com/{detail.type_name}", value=detail.message_bytes
+            )
         )
     trailing = grpc.aio.Metadata(("grpc-status-details-bin", status.SerializeToString()))
     return grpc.aio.AioRpcError(code, grpc.aio.Metadata(), trailing, details=exc.message)  # type: ignore[call-arg]
@@ -130,20 +131,26 @@ class HttpStub:
 
     @staticmethod
     def _unary(call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-        async def invoke(request: Any, metadata: Metadata = None,
-                         timeout: float | None = None) -> Any:
+        async def invoke(
+            request: Any, metadata: Metadata = None, timeout: float | None = None
+        ) -> Any:
             try:
-                return await call(request, headers=_headers(metadata),
-                                  timeout_ms=_timeout_ms(timeout))
+                return await call(
+                    request, headers=_headers(metadata), timeout_ms=_timeout_ms(timeout)
+                )
             except ConnectError as exc:
                 raise as_rpc_error(exc) from None
 
         return invoke
 
-    def WatchTable(self, request: Any, metadata: Metadata = None,
-                   timeout: float | None = None) -> StreamCall:
-        return StreamCall(self._client.watch_table(
-            request, headers=_headers(metadata), timeout_ms=_timeout_ms(timeout)))
+    def WatchTable(
+        self, request: Any, metadata: Metadata = None, timeout: float | None = None
+    ) -> StreamCall:
+        return StreamCall(
+            self._client.watch_table(
+                request, headers=_headers(metadata), timeout_ms=_timeout_ms(timeout)
+            )
+        )
 
 
 @contextlib.asynccontextmanager

@@ -27,8 +27,14 @@ ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "clients" / "web" / "dist"
 SHOTS = ROOT / "build" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 PHONE: ViewportSize = {"width": 390, "height": 844}
 STEP_MS = 30_000
 """How long one step of the match (our move answered by the server and the bots) may take."""
@@ -117,7 +123,10 @@ class Played:
 
 
 async def play_to_the_end(
-    page: Page, submits: list[Request], *, reload_after: int | None = None,
+    page: Page,
+    submits: list[Request],
+    *,
+    reload_after: int | None = None,
     hand_shot: Path | None = None,
 ) -> Played:
     played = Played()
@@ -157,15 +166,22 @@ async def play_to_the_end(
 
 async def reload_and_check(page: Page) -> None:
     """A reload comes back to the same seat, hand and point of the match."""
-    hand = sorted(await page.locator("#hand button.card").evaluate_all(
-        "els => els.map(e => e.getAttribute('aria-label'))"))
+    hand = sorted(
+        await page.locator("#hand button.card").evaluate_all(
+            "els => els.map(e => e.getAttribute('aria-label'))"
+        )
+    )
     at = await seq(page)
     await page.reload()
     await page.wait_for_function(
-        f"() => Number(document.querySelector('#table')?.dataset.seq) >= {at}", timeout=STEP_MS)
+        f"() => Number(document.querySelector('#table')?.dataset.seq) >= {at}", timeout=STEP_MS
+    )
     assert "espectador" not in await page.inner_text("#title")
-    again = sorted(await page.locator("#hand button.card").evaluate_all(
-        "els => els.map(e => e.getAttribute('aria-label'))"))
+    again = sorted(
+        await page.locator("#hand button.card").evaluate_all(
+            "els => els.map(e => e.getAttribute('aria-label'))"
+        )
+    )
     if await seq(page) == at:
         assert again == hand
     assert await page.locator("#conn").inner_text() == "en directo"
@@ -184,10 +200,10 @@ async def test_a_person_plays_a_2p_match_against_a_bot_to_the_final_score(page: 
     submits = submissions(page)
     await create(page, "corriente-6", bots=1)
     names = await page.locator("#hand button.card").evaluate_all(
-        "els => els.map(e => e.getAttribute('aria-label'))")
+        "els => els.map(e => e.getAttribute('aria-label'))"
+    )
     assert len(names) == 6 and all(" de " in n for n in names), names  # "3 de espadas"
-    played = await play_to_the_end(page, submits, reload_after=3,
-                                   hand_shot=SHOTS / "web-hand.png")
+    played = await play_to_the_end(page, submits, reload_after=3, hand_shot=SHOTS / "web-hand.png")
     final = await page.inner_text("#final")
     assert final.startswith("Partida terminada"), final
     assert ("Has ganado" in final) != ("Has perdido" in final)
@@ -219,8 +235,8 @@ async def test_keyboard_plays_a_card_and_focus_is_visible(page: Page) -> None:
     assert outline == "solid"  # the focus is visible
     await page.keyboard.press("Enter")
     await page.wait_for_function(
-        f"() => Number(document.querySelector('#table').dataset.seq) > {before}",
-        timeout=STEP_MS)
+        f"() => Number(document.querySelector('#table').dataset.seq) > {before}", timeout=STEP_MS
+    )
     log = await page.locator("#log").text_content() or ""
     assert f"Ana juega {label}" in log
 
@@ -277,17 +293,21 @@ async def test_a_lost_stream_resumes_without_a_reload(page: Page, server: Server
     app, port = server.web.app, server.http_port
     await server.web.stop()
     await page.wait_for_function(
-        "document.querySelector('#conn').dataset.state === 'reconnecting'", timeout=STEP_MS)
+        "document.querySelector('#conn').dataset.state === 'reconnecting'", timeout=STEP_MS
+    )
     server.web = WebServer(app, bind("127.0.0.1", port), FAST.grace_s)
     await server.web.start()
     # Our card makes the bot answer: both reach the page over the resumed stream.
     await page.click("#hand button.card.legal:not([disabled])")
     await page.wait_for_function(
-        "document.querySelector('#conn').dataset.state === 'live'", timeout=STEP_MS)
+        "document.querySelector('#conn').dataset.state === 'live'", timeout=STEP_MS
+    )
     seen_after = f"n => n > {at} + 1"
     await page.wait_for_function(
         f"() => [...document.querySelectorAll('#log li')].map(li => parseInt(li.textContent))"
-        f".some({seen_after})", timeout=STEP_MS)
+        f".some({seen_after})",
+        timeout=STEP_MS,
+    )
     logged = [int(t.partition(":")[0]) for t in await page.locator("#log li").all_text_contents()]
     assert logged == list(range(logged[0], logged[-1] + 1)), logged  # every event once, in order
     assert logged[-1] > at

@@ -62,12 +62,16 @@ def reason_of(err: ConnectError) -> str:
 
 
 async def four_humans(client: service_connect.TuteServiceClient) -> tuple[str, dict[int, str]]:
-    created = await client.create_table(service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(preset="parejas"), take_seat=True, display_name="p0"))
+    created = await client.create_table(
+        service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset="parejas"), take_seat=True, display_name="p0"
+        )
+    )
     tokens = {created.seat: created.seat_token}
     for i in range(1, 4):
         joined = await client.join_table(
-            service_pb2.JoinTableRequest(table_id=created.table_id, display_name=f"p{i}"))
+            service_pb2.JoinTableRequest(table_id=created.table_id, display_name=f"p{i}")
+        )
         tokens[joined.seat] = joined.seat_token
     return created.table_id, tokens
 
@@ -82,30 +86,41 @@ async def view(
 async def test_unary_calls_answer_as_on_the_native_port(
     client: service_connect.TuteServiceClient,
 ) -> None:
-    created = await client.create_table(service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(preset="corriente-6"), take_seat=True, display_name="Ana"))
+    created = await client.create_table(
+        service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset="corriente-6"), take_seat=True, display_name="Ana"
+        )
+    )
     assert created.seat == 0 and created.seat_token and created.owner_token
-    bot = await client.add_bot(service_pb2.AddBotRequest(table_id=created.table_id, level="easy"),
-                               headers=bearer(created.owner_token))
+    bot = await client.add_bot(
+        service_pb2.AddBotRequest(table_id=created.table_id, level="easy"),
+        headers=bearer(created.owner_token),
+    )
     assert bot.seat == 1
     v = await view(client, created.table_id, created.seat_token)
     assert v.my_seat == 0 and len(v.hand) == 6  # the seat's own cards, by its token
-    spectator = (await client.get_table(
-        service_pb2.GetTableRequest(table_id=created.table_id))).view
+    spectator = (
+        await client.get_table(service_pb2.GetTableRequest(table_id=created.table_id))
+    ).view
     assert not spectator.HasField("my_seat") and not spectator.hand
 
 
 async def test_a_stream_sends_the_snapshot_then_live_events(
     client: service_connect.TuteServiceClient,
 ) -> None:
-    created = await client.create_table(service_pb2.CreateTableRequest(
-        rules=rules_pb2.Rules(preset="corriente-6"), take_seat=True, display_name="Ana"))
-    stream = client.watch_table(service_pb2.WatchTableRequest(table_id=created.table_id),
-                                headers=bearer(created.seat_token))
+    created = await client.create_table(
+        service_pb2.CreateTableRequest(
+            rules=rules_pb2.Rules(preset="corriente-6"), take_seat=True, display_name="Ana"
+        )
+    )
+    stream = client.watch_table(
+        service_pb2.WatchTableRequest(table_id=created.table_id), headers=bearer(created.seat_token)
+    )
     first = await anext(stream)
     assert first.WhichOneof("kind") == "snapshot" and first.snapshot.my_seat == 0
-    await client.add_bot(service_pb2.AddBotRequest(table_id=created.table_id),
-                         headers=bearer(created.owner_token))
+    await client.add_bot(
+        service_pb2.AddBotRequest(table_id=created.table_id), headers=bearer(created.owner_token)
+    )
     kinds: list[str] = []
     async for msg in stream:
         kinds.append(msg.event.WhichOneof("kind"))
@@ -125,12 +140,16 @@ async def test_an_illegal_card_is_failed_precondition_must_follow_suit(
     follower = (leader + 1) % 4
     theirs = (await view(client, tid, tokens[follower])).hand
     lead = next(c for c in v.hand if any(h.suit == c.suit for h in theirs))
-    await client.submit_action(service_pb2.SubmitActionRequest(
-        table_id=tid, action={"play_card": lead}), headers=bearer(tokens[leader]))
+    await client.submit_action(
+        service_pb2.SubmitActionRequest(table_id=tid, action={"play_card": lead}),
+        headers=bearer(tokens[leader]),
+    )
     other = next(c for c in theirs if c.suit != lead.suit)
     with pytest.raises(ConnectError) as caught:
-        await client.submit_action(service_pb2.SubmitActionRequest(
-            table_id=tid, action={"play_card": other}), headers=bearer(tokens[follower]))
+        await client.submit_action(
+            service_pb2.SubmitActionRequest(table_id=tid, action={"play_card": other}),
+            headers=bearer(tokens[follower]),
+        )
     assert caught.value.code.name == "FAILED_PRECONDITION"
     assert reason_of(caught.value) == "MUST_FOLLOW_SUIT"
 
@@ -142,13 +161,19 @@ async def test_a_stale_version_is_aborted_with_the_current_one(
     v = await view(client, tid, tokens[0])
     mine = await view(client, tid, tokens[v.turn_seat])
     with pytest.raises(ConnectError) as caught:
-        await client.submit_action(service_pb2.SubmitActionRequest(
-            table_id=tid, action={"play_card": mine.hand[0]}, expected_version=mine.version - 1),
-            headers=bearer(tokens[v.turn_seat]))
+        await client.submit_action(
+            service_pb2.SubmitActionRequest(
+                table_id=tid, action={"play_card": mine.hand[0]}, expected_version=mine.version - 1
+            ),
+            headers=bearer(tokens[v.turn_seat]),
+        )
     assert caught.value.code.name == "ABORTED"
     assert reason_of(caught.value) == "STALE_VERSION"
-    info = next(error_details_pb2.ErrorInfo.FromString(d.message_bytes)
-                for d in caught.value.details if d.type_name == "google.rpc.ErrorInfo")
+    info = next(
+        error_details_pb2.ErrorInfo.FromString(d.message_bytes)
+        for d in caught.value.details
+        if d.type_name == "google.rpc.ErrorInfo"
+    )
     assert info.metadata["current_version"] == str(mine.version)
 
 
@@ -178,37 +203,47 @@ def _dechunk(raw: bytes) -> bytes:
         n = int(size, 16)
         if n == 0:
             break
-        out, raw = out + rest[:n], rest[n + 2:]
+        out, raw = out + rest[:n], rest[n + 2 :]
     return out
 
 
 def _post(path: str, body: bytes, *extra: str) -> bytes:
-    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json",
-             "Connect-Protocol-Version: 1", f"Content-Length: {len(body)}", "Connection: close",
-             *extra]
+    lines = [
+        f"POST {path} HTTP/1.1",
+        "Host: 127.0.0.1",
+        "Content-Type: application/json",
+        "Connect-Protocol-Version: 1",
+        f"Content-Length: {len(body)}",
+        "Connection: close",
+        *extra,
+    ]
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
 
 async def test_connects_error_json_carries_the_details(server: Server) -> None:
     body = json.dumps({"rules": {"preset": "no-such-preset"}}).encode()
     status, headers, raw = await _http(
-        server.http_port, _post("/tute.v1.TuteService/CreateTable", body))
+        server.http_port, _post("/tute.v1.TuteService/CreateTable", body)
+    )
     assert status.split()[1] == "400", status
     assert headers["content-type"].startswith("application/json")
     err = json.loads(raw)
     assert err["code"] == "invalid_argument"
     types = {d["type"]: d["value"] for d in err["details"]}
     info = error_details_pb2.ErrorInfo.FromString(
-        base64.b64decode(types["google.rpc.ErrorInfo"] + "=="))
+        base64.b64decode(types["google.rpc.ErrorInfo"] + "==")
+    )
     assert (info.domain, info.reason) == ("tute.v1", "INVALID_OPTION")
     bad = error_details_pb2.BadRequest.FromString(
-        base64.b64decode(types["google.rpc.BadRequest"] + "=="))
+        base64.b64decode(types["google.rpc.BadRequest"] + "==")
+    )
     assert [v.field for v in bad.field_violations] == ["rules.preset"]
 
 
 async def test_a_body_that_does_not_parse_is_malformed_request(server: Server) -> None:
     status, _, raw = await _http(
-        server.http_port, _post("/tute.v1.TuteService/GetTable", b"{not json"))
+        server.http_port, _post("/tute.v1.TuteService/GetTable", b"{not json")
+    )
     err = json.loads(raw)
     assert status.split()[1] == "400" and err["code"] == "invalid_argument"
     detail = base64.b64decode(err["details"][0]["value"] + "==")
@@ -218,11 +253,20 @@ async def test_a_body_that_does_not_parse_is_malformed_request(server: Server) -
 
 async def test_a_cors_preflight_allows_the_configured_origin_only(server: Server) -> None:
     def preflight(origin: str) -> bytes:
-        return ("\r\n".join([
-            "OPTIONS /tute.v1.TuteService/CreateTable HTTP/1.1", "Host: 127.0.0.1",
-            f"Origin: {origin}", "Access-Control-Request-Method: POST",
-            "Access-Control-Request-Headers: authorization, content-type, connect-protocol-version",
-            "Connection: close"]) + "\r\n\r\n").encode()
+        return (
+            "\r\n".join(
+                [
+                    "OPTIONS /tute.v1.TuteService/CreateTable HTTP/1.1",
+                    "Host: 127.0.0.1",
+                    f"Origin: {origin}",
+                    "Access-Control-Request-Method: POST",
+                    "Access-Control-Request-Headers: "
+                    "authorization, content-type, connect-protocol-version",
+                    "Connection: close",
+                ]
+            )
+            + "\r\n\r\n"
+        ).encode()
 
     status, headers, _ = await _http(server.http_port, preflight("https://tute.example"))
     assert status.split()[1] == "204", status
@@ -233,8 +277,10 @@ async def test_a_cors_preflight_allows_the_configured_origin_only(server: Server
     status, headers, _ = await _http(server.http_port, preflight("https://evil.example"))
     assert status.split()[1] == "403" and "access-control-allow-origin" not in headers
     # the call itself names the origin and exposes the gRPC-Web trailers to the page
-    _, headers, _ = await _http(server.http_port, _post(
-        "/tute.v1.TuteService/ListTables", b"{}", "Origin: https://tute.example"))
+    _, headers, _ = await _http(
+        server.http_port,
+        _post("/tute.v1.TuteService/ListTables", b"{}", "Origin: https://tute.example"),
+    )
     assert headers["access-control-allow-origin"] == "https://tute.example"
     assert "grpc-status-details-bin" in headers["access-control-expose-headers"]
 
@@ -245,24 +291,39 @@ async def test_metrics_name_the_protocol(
     await client.list_tables(service_pb2.ListTablesRequest())
     page = generate_latest(server.metrics.registry).decode()
     protocol = "connect" if client._protocol.__class__.__name__.startswith("Connect") else "grpcweb"
-    line = (f'grpc_server_handled_total{{grpc_code="OK",grpc_method="ListTables",'
-            f'grpc_service="tute.v1.TuteService",grpc_type="unary",protocol="{protocol}"}} 1.0')
+    line = (
+        f'grpc_server_handled_total{{grpc_code="OK",grpc_method="ListTables",'
+        f'grpc_service="tute.v1.TuteService",grpc_type="unary",protocol="{protocol}"}} 1.0'
+    )
     assert line in page
 
 
 async def test_a_stream_whose_client_goes_away_leaves_no_watcher(server: Server) -> None:
-    async with service_connect.TuteServiceClient(
-        f"http://127.0.0.1:{server.http_port}") as client:
-        created = await client.create_table(service_pb2.CreateTableRequest(
-            rules=rules_pb2.Rules(preset="corriente-6"), take_seat=True, display_name="Ana"))
+    async with service_connect.TuteServiceClient(f"http://127.0.0.1:{server.http_port}") as client:
+        created = await client.create_table(
+            service_pb2.CreateTableRequest(
+                rules=rules_pb2.Rules(preset="corriente-6"), take_seat=True, display_name="Ana"
+            )
+        )
     # A page's stream, on a connection of its own, dropped as a closed tab drops it.
     body = json.dumps({"tableId": created.table_id}).encode()
     envelope = b"\x00" + len(body).to_bytes(4, "big") + body
     reader, writer = await asyncio.open_connection("127.0.0.1", server.http_port)
-    writer.write(("\r\n".join([
-        "POST /tute.v1.TuteService/WatchTable HTTP/1.1", "Host: 127.0.0.1",
-        "Content-Type: application/connect+json", "Connect-Protocol-Version: 1",
-        f"Content-Length: {len(envelope)}"]) + "\r\n\r\n").encode() + envelope)
+    writer.write(
+        (
+            "\r\n".join(
+                [
+                    "POST /tute.v1.TuteService/WatchTable HTTP/1.1",
+                    "Host: 127.0.0.1",
+                    "Content-Type: application/connect+json",
+                    "Connect-Protocol-Version: 1",
+                    f"Content-Length: {len(envelope)}",
+                ]
+            )
+            + "\r\n\r\n"
+        ).encode()
+        + envelope
+    )
     await writer.drain()
     head = await reader.readuntil(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200")
@@ -279,11 +340,17 @@ async def test_streams_end_unavailable_when_the_server_stops() -> None:
     stopped = False
     try:
         async with service_connect.TuteServiceClient(
-            f"http://127.0.0.1:{srv.http_port}", protocol=ProtocolType.GRPC_WEB) as client:
-            created = await client.create_table(service_pb2.CreateTableRequest(
-                rules=rules_pb2.Rules(preset="corriente-6"), take_seat=True, display_name="Ana"))
-            stream = client.watch_table(service_pb2.WatchTableRequest(table_id=created.table_id),
-                                        headers=bearer(created.seat_token))
+            f"http://127.0.0.1:{srv.http_port}", protocol=ProtocolType.GRPC_WEB
+        ) as client:
+            created = await client.create_table(
+                service_pb2.CreateTableRequest(
+                    rules=rules_pb2.Rules(preset="corriente-6"), take_seat=True, display_name="Ana"
+                )
+            )
+            stream = client.watch_table(
+                service_pb2.WatchTableRequest(table_id=created.table_id),
+                headers=bearer(created.seat_token),
+            )
             assert (await anext(stream)).WhichOneof("kind") == "snapshot"
             shutdown = asyncio.create_task(srv.shutdown())
             with pytest.raises(ConnectError) as caught:
@@ -304,6 +371,7 @@ async def test_the_web_clients_files_are_served_on_the_same_port(tmp_path) -> No
     (tmp_path.parent / "secret.txt").write_text("not for the web")
     srv = await create_server(dataclasses.replace(WEB, web_dir=str(tmp_path)))
     try:
+
         def get(path: str) -> bytes:
             return f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
 
@@ -325,8 +393,7 @@ async def test_per_caller_limits_count_the_browsers_address() -> None:
     same bucket, the same RESOURCE_EXHAUSTED RATE_LIMITED with a RetryInfo."""
     srv = await create_server(dataclasses.replace(WEB, create_rate_per_s=0.001, create_burst=2))
     try:
-        async with service_connect.TuteServiceClient(
-                f"http://127.0.0.1:{srv.http_port}") as client:
+        async with service_connect.TuteServiceClient(f"http://127.0.0.1:{srv.http_port}") as client:
             request = service_pb2.CreateTableRequest(rules=rules_pb2.Rules(preset="tres"))
             for _ in range(2):
                 await client.create_table(request)

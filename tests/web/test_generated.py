@@ -11,8 +11,11 @@ WEB = ROOT / "clients" / "web"
 
 
 def _files(directory: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(directory)): p.read_bytes()
-            for p in sorted(directory.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(directory)): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_generated_typescript_is_current(tmp_path: Path) -> None:
@@ -20,7 +23,10 @@ def test_generated_typescript_is_current(tmp_path: Path) -> None:
     assert buf.exists(), "no clients/web/node_modules: run `make web-build` (npm ci) first"
     proc = subprocess.run(
         [str(buf), "generate", "--template", "buf.gen.yaml", "-o", str(tmp_path)],
-        cwd=WEB, capture_output=True, text=True, check=False,
+        cwd=WEB,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, f"buf generate failed:\n{proc.stdout}\n{proc.stderr}"
     fresh = _files(tmp_path / "src" / "gen")

@@ -54,8 +54,9 @@ class RedisStore(Store):
     """Tables in Redis or a Redis Cluster, shared by every replica that opens the same URL
     (see docs/redis-store.md)."""
 
-    def __init__(self, link: Link, options: RedisOptions | None = None, *,
-                 clock: Clock = SYSTEM_CLOCK) -> None:
+    def __init__(
+        self, link: Link, options: RedisOptions | None = None, *, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         self.link = link
         self.options = options = options or RedisOptions()
         self.cluster = link.cluster
@@ -75,8 +76,14 @@ class RedisStore(Store):
         self._take = Script(client, "take")
 
     @classmethod
-    def from_url(cls, url: str, options: RedisOptions | None = None, *,
-                 max_connections: int = 64, clock: Clock = SYSTEM_CLOCK) -> RedisStore:
+    def from_url(
+        cls,
+        url: str,
+        options: RedisOptions | None = None,
+        *,
+        max_connections: int = 64,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> RedisStore:
         """A store on ``redis://host:port/db`` (``?cluster=1``: on the Redis Cluster that
         node belongs to). Store options given as query parameters win over ``options``
         (``open_store`` passes the server's ``finished_ttl_s``)."""
@@ -103,15 +110,21 @@ class RedisStore(Store):
                 async with self.link.call():
                     reply = await self._create(
                         keys=[self.keys.table(table_id)],
-                        args=[record, invite_code, encode_lobby(lobby), lobby_score(lobby),
-                              ms(self.options.abandoned_ttl_s), marker_ms,
-                              ms(self.options.fence_s), repr(due_at) if due_at else "0"],
+                        args=[
+                            record,
+                            invite_code,
+                            encode_lobby(lobby),
+                            lobby_score(lobby),
+                            ms(self.options.abandoned_ttl_s),
+                            marker_ms,
+                            ms(self.options.fence_s),
+                            repr(due_at) if due_at else "0",
+                        ],
                     )
                 if int(reply[0]) != -3:
                     break
             else:
-                raise StoreUnavailable(f"{self.link.where}: create kept missing its marker's "
-                                       "fence")
+                raise StoreUnavailable(f"{self.link.where}: create kept missing its marker's fence")
         except ResponseError:
             await self.index.settle([], markers)
             raise
@@ -127,16 +140,22 @@ class RedisStore(Store):
         # Like a commit that changes the index: a marker first, the table's keys go in one
         # script on its slot, then the index step drops it everywhere (or repair does).
         k = self.keys
-        keys = [k.table(table_id), k.stream(table_id), k.idempotency(table_id),
-                k.presence(table_id)]
+        keys = [
+            k.table(table_id),
+            k.stream(table_id),
+            k.idempotency(table_id),
+            k.presence(table_id),
+        ]
         markers: list[str] = []
         for _ in range(MARKER_TRIES):
             member, marker_ms = await self.index.mark(table_id)
             markers.append(member)
             async with self.link.call():
-                reply = int(await self._delete(
-                    keys=keys, args=[expected_version, marker_ms, ms(self.options.fence_s)]
-                ))
+                reply = int(
+                    await self._delete(
+                        keys=keys, args=[expected_version, marker_ms, ms(self.options.fence_s)]
+                    )
+                )
             if reply != -3:
                 break
         else:
@@ -165,8 +184,9 @@ class RedisStore(Store):
         # shard is asked (at once).
         client = self.link.client
         async with self.link.call():
-            found = await asyncio.gather(*(client.hget(sh.invites, invite_code)
-                                           for sh in self.keys.shards))
+            found = await asyncio.gather(
+                *(client.hget(sh.invites, invite_code) for sh in self.keys.shards)
+            )
             ids = [cast(bytes, f).decode() for f in found if f is not None]
             if not ids:
                 return None
@@ -180,9 +200,18 @@ class RedisStore(Store):
         entry, score = encode_lobby(commit.lobby), lobby_score(commit.lobby)
         due = repr(commit.due_at) if commit.due_at else "0"
         head: list[bytes | str | int] = [
-            commit.expected_version, commit.record, commit.idempotency_key, commit.response,
-            entry, score, due, commit.status, ms(options.finished_ttl_s),
-            ms(options.abandoned_ttl_s), options.retention, secrets.token_hex(8),
+            commit.expected_version,
+            commit.record,
+            commit.idempotency_key,
+            commit.response,
+            entry,
+            score,
+            due,
+            commit.status,
+            ms(options.finished_ttl_s),
+            ms(options.abandoned_ttl_s),
+            options.retention,
+            secrets.token_hex(8),
         ]
         tail: list[bytes | str | int] = [len(commit.events)]
         for ev in commit.events:
@@ -194,8 +223,15 @@ class RedisStore(Store):
         markers: list[str] = []
         marker_ms = 0
         try:
-            if not index.unchanged(table_id, commit.expected_version, entry, score, due,
-                                   commit.status, commit.bot_seats):
+            if not index.unchanged(
+                table_id,
+                commit.expected_version,
+                entry,
+                score,
+                due,
+                commit.status,
+                commit.bot_seats,
+            ):
                 member, marker_ms = await index.mark(table_id)
                 markers.append(member)
             for _ in range(MARKER_TRIES + 1):
@@ -210,8 +246,7 @@ class RedisStore(Store):
                 member, marker_ms = await index.mark(table_id)
                 markers.append(member)
             else:
-                raise StoreUnavailable(f"{self.link.where}: commit kept missing its marker's "
-                                       "fence")
+                raise StoreUnavailable(f"{self.link.where}: commit kept missing its marker's fence")
         except ResponseError:
             await index.settle([], markers)  # a refused commit wrote nothing
             raise
@@ -233,8 +268,7 @@ class RedisStore(Store):
 
     async def idempotent_response(self, table_id: str, idempotency_key: str) -> bytes | None:
         async with self.link.call():
-            found = await self.link.client.hget(self.keys.idempotency(table_id),
-                                                idempotency_key)
+            found = await self.link.client.hget(self.keys.idempotency(table_id), idempotency_key)
         if found is not None:
             await self._replicated(table_id)  # its first answer may have failed in its WAIT
         return cast(bytes | None, found)
@@ -243,8 +277,9 @@ class RedisStore(Store):
         """With ``wait_replicas``: return once that many replicas of the table's node have
         what it wrote (else StoreUnavailable); see :meth:`.connect.Link.replicated`."""
         if self.options.wait_replicas > 0:
-            await self.link.replicated(self.keys.acknowledged(table_id),
-                                       self.options.wait_replicas, self.options.wait_ms)
+            await self.link.replicated(
+                self.keys.acknowledged(table_id), self.options.wait_replicas, self.options.wait_ms
+            )
 
     async def events_after(self, table_id: str, seq: int) -> list[StoredEvent] | None:
         seq = max(seq, 0)
@@ -268,9 +303,7 @@ class RedisStore(Store):
 
     # -- presence ------------------------------------------------------------------------------
 
-    async def set_presence(
-        self, table_id: str, watcher: str, seat: int, expires_at: float
-    ) -> None:
+    async def set_presence(self, table_id: str, watcher: str, seat: int, expires_at: float) -> None:
         # A sorted set in the table's slot: member "<seat>:<watcher>", score its expiry. The
         # key itself expires a while after the last refresh, with the table's other keys gone.
         key = self.keys.presence(table_id)
@@ -293,8 +326,12 @@ class RedisStore(Store):
 
     async def present_watchers(self, table_id: str, now: float) -> dict[str, int]:
         async with self.link.call():
-            members = cast(list[bytes], await self.link.client.zrangebyscore(
-                self.keys.presence(table_id), f"({now!r}", "+inf"))
+            members = cast(
+                list[bytes],
+                await self.link.client.zrangebyscore(
+                    self.keys.presence(table_id), f"({now!r}", "+inf"
+                ),
+            )
         return _watchers(members)
 
     # -- live events ---------------------------------------------------------------------------
@@ -354,9 +391,12 @@ class RedisStore(Store):
         now_s = repr(now)
         async with self.link.call():
             peeks = await asyncio.gather(
-                *(client.zrangebyscore(sh.due, "-inf", now_s, start=0, num=limit,
-                                       withscores=True) for sh in shards),
-                return_exceptions=True)
+                *(
+                    client.zrangebyscore(sh.due, "-inf", now_s, start=0, num=limit, withscores=True)
+                    for sh in shards
+                ),
+                return_exceptions=True,
+            )
         due: list[tuple[float, int]] = []
         failed: BaseException | None = None
         for i, peek in enumerate(peeks):
@@ -373,8 +413,10 @@ class RedisStore(Store):
             log.warning("index_shard_unavailable", error=str(failed))
         due.sort()
         counts = Counter(i for _, i in due[:limit])
-        got = await asyncio.gather(*(self._claim_shard(shards[i], now, lease_s, k)
-                                     for i, k in counts.items()), return_exceptions=True)
+        got = await asyncio.gather(
+            *(self._claim_shard(shards[i], now, lease_s, k) for i, k in counts.items()),
+            return_exceptions=True,
+        )
         items: list[DueItem] = []
         spent = {i for i, p in enumerate(peeks) if isinstance(p, BaseException)}
         for (i, k), outcome in zip(counts.items(), got, strict=True):
@@ -399,17 +441,16 @@ class RedisStore(Store):
         items.sort(key=lambda d: d.due_at)  # earliest first, as one shard gives them
         return items
 
-    async def _claim_shard(self, shard: Shard, now: float, lease_s: float,
-                           limit: int) -> list[DueItem]:
+    async def _claim_shard(
+        self, shard: Shard, now: float, lease_s: float, limit: int
+    ) -> list[DueItem]:
         record = f"{shard.claim}:{secrets.token_hex(8)}"
         async with self.link.call():
             reply = await self._claim(
                 keys=[shard.due, record],
                 args=[repr(now), repr(now + lease_s), limit, ms(lease_s)],
             )
-        return [
-            DueItem(reply[i].decode(), float(reply[i + 1])) for i in range(0, len(reply), 2)
-        ]
+        return [DueItem(reply[i].decode(), float(reply[i + 1])) for i in range(0, len(reply), 2)]
 
     async def renew_due(self, held: Mapping[str, float], until: float) -> list[str]:
         if not held:
@@ -427,8 +468,9 @@ class RedisStore(Store):
     async def next_due(self) -> float | None:
         client = self.link.client
         async with self.link.call():
-            firsts = await asyncio.gather(*(client.zrange(sh.due, 0, 0, withscores=True)
-                                            for sh in self.keys.shards))
+            firsts = await asyncio.gather(
+                *(client.zrange(sh.due, 0, 0, withscores=True) for sh in self.keys.shards)
+            )
         due = [float(f[0][1]) for f in cast(list[list[tuple[bytes, float]]], firsts) if f]
         return min(due) if due else None
 
@@ -438,15 +480,15 @@ class RedisStore(Store):
 
     async def count_tables(self) -> dict[str, int]:
         async with self.link.call():
-            counts = await asyncio.gather(*(self._count(keys=sh.status, args=[])
-                                            for sh in self.keys.shards))
+            counts = await asyncio.gather(
+                *(self._count(keys=sh.status, args=[]) for sh in self.keys.shards)
+            )
         return {s: sum(int(c[i]) for c in counts) for i, s in enumerate(STATUSES)}
 
     async def count_bot_seats(self) -> int:
         client = self.link.client
         async with self.link.call():
-            totals = await asyncio.gather(*(client.get(sh.bots_total)
-                                            for sh in self.keys.shards))
+            totals = await asyncio.gather(*(client.get(sh.bots_total) for sh in self.keys.shards))
         return sum(int(t or 0) for t in totals)
 
     async def take_tokens(
@@ -455,8 +497,13 @@ class RedisStore(Store):
         async with self.link.call():
             taken, wait = await self._take(
                 keys=[self.keys.bucket(key)],
-                args=[repr(float(rate)), repr(float(burst)), repr(float(cost)), repr(now),
-                      BUCKET_TTL_MS],
+                args=[
+                    repr(float(rate)),
+                    repr(float(burst)),
+                    repr(float(cost)),
+                    repr(now),
+                    BUCKET_TTL_MS,
+                ],
             )
         return BucketOutcome(int(taken) == 1, float(wait))
 

@@ -27,8 +27,15 @@ Client = aredis.Redis | RedisCluster
 
 UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
 """The errors of a call that did not get an answer from Redis."""
-_UNAVAILABLE_REPLIES = ("LOADING", "READONLY", "MASTERDOWN", "MISCONF", "NOREPLICAS",
-                        "CLUSTERDOWN", "TRYAGAIN")
+_UNAVAILABLE_REPLIES = (
+    "LOADING",
+    "READONLY",
+    "MASTERDOWN",
+    "MISCONF",
+    "NOREPLICAS",
+    "CLUSTERDOWN",
+    "TRYAGAIN",
+)
 _TRUE = ("1", "true", "yes", "on")
 
 
@@ -83,8 +90,7 @@ def _load_scripts() -> dict[str, str]:
         if entry.name.endswith(".lua")
     }
     now_ms = texts.pop("now_ms")
-    return {name: now_ms + text if "now_ms()" in text else text
-            for name, text in texts.items()}
+    return {name: now_ms + text if "now_ms()" in text else text for name, text in texts.items()}
 
 
 SCRIPTS = _load_scripts()
@@ -114,8 +120,15 @@ class Link:
     (no silent retries: each reader sees its connection break), where Redis is (for error
     messages), and the gate of at most ``max_calls`` calls at once (0: none)."""
 
-    def __init__(self, client: Client, readers: Client, *, where: str = "Redis",
-                 max_calls: int = 0, timeout_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        client: Client,
+        readers: Client,
+        *,
+        where: str = "Redis",
+        max_calls: int = 0,
+        timeout_s: float = 1.0,
+    ) -> None:
         self.client = client
         self.readers = readers
         self.where = where
@@ -163,8 +176,10 @@ class Link:
                 pipe.execute_command("WAIT", replicas, wait_ms)
             _, acked = await pipe.execute()
         if int(acked) < replicas:
-            raise StoreUnavailable(f"{self.where}: {int(acked)} of {replicas} replicas "
-                                   f"acknowledged a write within {wait_ms} ms")
+            raise StoreUnavailable(
+                f"{self.where}: {int(acked)} of {replicas} replicas "
+                f"acknowledged a write within {wait_ms} ms"
+            )
 
     async def close(self) -> None:
         for client in (self.client, self.readers):
@@ -172,8 +187,9 @@ class Link:
                 await client.aclose()
 
 
-def open_link(url: str, options: RedisOptions, *, max_connections: int = 64
-            ) -> tuple[Link, RedisOptions]:
+def open_link(
+    url: str, options: RedisOptions, *, max_connections: int = 64
+) -> tuple[Link, RedisOptions]:
     """The link a store URL names (``?cluster=1``: the Redis Cluster that node belongs to),
     and ``options`` with the store options of its query string (which are removed before
     redis-py sees the rest)."""
@@ -184,8 +200,7 @@ def open_link(url: str, options: RedisOptions, *, max_connections: int = 64
     options = options.with_url_options(ours)
     clean = urlunsplit(parts._replace(query=urlencode(query)))
     timeout = options.timeout_s
-    options = dataclasses.replace(options, reader_grace_s=max(options.reader_grace_s,
-                                                              2 * timeout))
+    options = dataclasses.replace(options, reader_grace_s=max(options.reader_grace_s, 2 * timeout))
     reader_timeout = options.block_ms / 1000 + timeout + 1.0
     host = parts.hostname or parts.path or "localhost"
     if cluster:
@@ -204,8 +219,12 @@ def open_link(url: str, options: RedisOptions, *, max_connections: int = 64
             # every node on each fifth MOVED, under the calls running on them, which then
             # fail or are sent again.
             return RedisCluster.from_url(
-                clean, socket_connect_timeout=timeout, decode_responses=False,
-                retry=Retry(NoBackoff(), retries), reinitialize_steps=0, **kw,
+                clean,
+                socket_connect_timeout=timeout,
+                decode_responses=False,
+                retry=Retry(NoBackoff(), retries),
+                reinitialize_steps=0,
+                **kw,
             )
 
         link = Link(
@@ -226,7 +245,10 @@ def open_link(url: str, options: RedisOptions, *, max_connections: int = 64
         "health_check_interval": 0,
     }
     pool = aredis.BlockingConnectionPool.from_url(
-        clean, max_connections=max_connections, timeout=timeout, socket_timeout=timeout,
+        clean,
+        max_connections=max_connections,
+        timeout=timeout,
+        socket_timeout=timeout,
         **common,
     )
     # No retry for the readers: each sees its connection break (a Redis restart) and checks
@@ -235,6 +257,10 @@ def open_link(url: str, options: RedisOptions, *, max_connections: int = 64
         clean, socket_timeout=reader_timeout, **{**common, "retry": Retry(NoBackoff(), 0)}
     )
     where = f"Redis at {host}:{parts.port or 6379}{parts.path if parts.hostname else ''}"
-    link = Link(aredis.Redis.from_pool(pool), aredis.Redis.from_pool(readers_pool),
-                where=where, timeout_s=timeout)
+    link = Link(
+        aredis.Redis.from_pool(pool),
+        aredis.Redis.from_pool(readers_pool),
+        where=where,
+        timeout_s=timeout,
+    )
     return link, options

@@ -89,7 +89,13 @@ class Index:
         self.known.pop(table_id, None)
 
     def unchanged(
-        self, table_id: str, version: int, lobby: str, score: str, due: str, status: str,
+        self,
+        table_id: str,
+        version: int,
+        lobby: str,
+        score: str,
+        due: str,
+        status: str,
         bots: int,
     ) -> bool:
         """Does a commit at ``version`` leave the index state as this replica last saw it?"""
@@ -97,8 +103,11 @@ class Index:
         if known is None or known[0] != version:
             return False
         old_lobby, old_score, old_due, old_status, old_bots = known[1]
-        return (old_lobby, old_score, old_due) == (lobby.encode(), score.encode(), due.encode()) \
-            and (not status or old_status == status.encode()) and old_bots == str(bots).encode()
+        return (
+            (old_lobby, old_score, old_due) == (lobby.encode(), score.encode(), due.encode())
+            and (not status or old_status == status.encode())
+            and old_bots == str(bots).encode()
+        )
 
     # -- the index step ------------------------------------------------------------------------
 
@@ -124,15 +133,17 @@ class Index:
             ((shard, (some, marks)),) = work.items()
             await self._apply_shard(shard, some, marks)
             return
-        done = await asyncio.gather(*(self._apply_shard(sh, some, marks)
-                                      for sh, (some, marks) in work.items()),
-                                    return_exceptions=True)
+        done = await asyncio.gather(
+            *(self._apply_shard(sh, some, marks) for sh, (some, marks) in work.items()),
+            return_exceptions=True,
+        )
         for outcome in done:
             if isinstance(outcome, BaseException):
                 raise outcome
 
-    async def _apply_shard(self, shard: Shard, items: Sequence[IndexItem],
-                           markers: Sequence[str]) -> None:
+    async def _apply_shard(
+        self, shard: Shard, items: Sequence[IndexItem], markers: Sequence[str]
+    ) -> None:
         args: list[bytes | str | int] = [len(items)]
         for table_id, version, state in items:
             args += [table_id, version, *(b"" if v is None else v for v in state)]
@@ -162,10 +173,14 @@ class Index:
             return []
         if len(shards) == 1:
             return await self._lobby_shard(shards[0], preset, players, after, limit)
-        pages = await asyncio.gather(*(self._lobby_shard(sh, preset, players, after, limit)
-                                       for sh in shards))
-        merged = sorted((e for page in pages for e in page),
-                        key=lambda e: (e.created_at, e.table_id), reverse=True)
+        pages = await asyncio.gather(
+            *(self._lobby_shard(sh, preset, players, after, limit) for sh in shards)
+        )
+        merged = sorted(
+            (e for page in pages for e in page),
+            key=lambda e: (e.created_at, e.table_id),
+            reverse=True,
+        )
         return merged[:limit]
 
     async def _lobby_shard(
@@ -181,16 +196,19 @@ class Index:
         async with self.link.call():
             offset = 0
             while len(out) < limit:
-                pairs = cast(list[tuple[bytes, float]], await client.zrevrangebyscore(
-                    shard.lobby, top, "-inf", start=offset, num=chunk, withscores=True))
+                pairs = cast(
+                    list[tuple[bytes, float]],
+                    await client.zrevrangebyscore(
+                        shard.lobby, top, "-inf", start=offset, num=chunk, withscores=True
+                    ),
+                )
                 if not pairs:
                     break
                 offset += len(pairs)
                 ids = [m for m, score in pairs if after is None or (score, m.decode()) < after]
                 if not ids:
                     continue
-                raw = cast(list[bytes | None],
-                           await client.hmget(shard.lobby_entries, ids))
+                raw = cast(list[bytes | None], await client.hmget(shard.lobby_entries, ids))
                 for table_id, data in zip(ids, raw, strict=True):
                     if data is None:
                         continue
@@ -238,8 +256,9 @@ class Index:
     async def _find_suspects(self) -> tuple[bool, list[str], set[str]]:
         """(rebuild?, old markers, tables to reconcile), from every shard (at once). A shard
         that cannot be reached is left for a later pass; when none can, StoreUnavailable."""
-        found = await asyncio.gather(*(self._shard_suspects(sh) for sh in self.keys.shards),
-                                     return_exceptions=True)
+        found = await asyncio.gather(
+            *(self._shard_suspects(sh) for sh in self.keys.shards), return_exceptions=True
+        )
         rebuild, markers, tables = False, [], set()
         failed: BaseException | None = None
         for outcome in found:
@@ -249,8 +268,11 @@ class Index:
             rebuild = rebuild or outcome[0]
             markers += outcome[1]
             tables |= outcome[2]
-        if failed is not None and (len(found) == 1 or not isinstance(failed, StoreUnavailable)
-                                   or all(isinstance(o, BaseException) for o in found)):
+        if failed is not None and (
+            len(found) == 1
+            or not isinstance(failed, StoreUnavailable)
+            or all(isinstance(o, BaseException) for o in found)
+        ):
             raise failed
         if failed is not None:
             log.warning("index_shard_unavailable", error=str(failed))
@@ -261,9 +283,14 @@ class Index:
         async with self.link.call():
             reply = await self._suspects(
                 keys=[shard.markers, *shard.status, shard.born, shard.rebuild],
-                args=[ms(options.repair_after_s), options.repair_limit,
-                      self._scrub_at[shard.number], options.scrub_batch,
-                      ms(options.rebuild_lease_s), secrets.token_hex(8)],
+                args=[
+                    ms(options.repair_after_s),
+                    options.repair_limit,
+                    self._scrub_at[shard.number],
+                    options.scrub_batch,
+                    ms(options.rebuild_lease_s),
+                    secrets.token_hex(8),
+                ],
             )
         rebuild, old, lapsed, scrub, self._scrub_at[shard.number] = reply
         markers = [m.decode() for m in old]
@@ -284,8 +311,9 @@ class Index:
         failed: StoreUnavailable | None = None
         for start in range(0, len(tables), RECONCILE_READS):
             chunk = tables[start : start + RECONCILE_READS]
-            rows = await asyncio.gather(*(self._read_state(t) for t in chunk),
-                                        return_exceptions=True)
+            rows = await asyncio.gather(
+                *(self._read_state(t) for t in chunk), return_exceptions=True
+            )
             for table_id, row in zip(chunk, rows, strict=True):
                 if isinstance(row, StoreUnavailable):
                     failed = failed or row
@@ -306,9 +334,7 @@ class Index:
 
     async def _read_state(self, table_id: str) -> list[bytes | None]:
         async with self.link.call():
-            found = await self.link.client.hmget(
-                self.keys.table(table_id), ["v", *STATE_FIELDS]
-            )
+            found = await self.link.client.hmget(self.keys.table(table_id), ["v", *STATE_FIELDS])
         return cast(list[bytes | None], found)
 
     async def _rebuild(self) -> None:
@@ -319,8 +345,9 @@ class Index:
             batch: list[str] = []
             found = 0
             with guard(self.link.where):
-                async for key in client.scan_iter(match=self.keys.tables_pattern, count=1000,
-                                                  _type="HASH"):
+                async for key in client.scan_iter(
+                    match=self.keys.tables_pattern, count=1000, _type="HASH"
+                ):
                     table_id = self.keys.table_of(
                         key.decode() if isinstance(key, bytes) else str(key)
                     )

@@ -53,8 +53,16 @@ class Shard:
         self.bots = f"{g}:bots"
         self.bots_total = f"{g}:bots:n"
         self.index = (
-            self.lobby, self.lobby_entries, self.due, *self.status, self.invites,
-            self.invite_of, self.applied, self.markers, self.bots, self.bots_total,
+            self.lobby,
+            self.lobby_entries,
+            self.due,
+            *self.status,
+            self.invites,
+            self.invite_of,
+            self.applied,
+            self.markers,
+            self.bots,
+            self.bots_total,
         )
         """The keys of the index script, in its order."""
 

@@ -5,8 +5,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-URL_OPTIONS = ("finished_ttl_s", "abandoned_ttl_s", "retention", "prefix", "timeout_s",
-               "wait_replicas", "wait_ms", "index_shards")
+URL_OPTIONS = (
+    "finished_ttl_s",
+    "abandoned_ttl_s",
+    "retention",
+    "prefix",
+    "timeout_s",
+    "wait_replicas",
+    "wait_ms",
+    "index_shards",
+)
 """The options a store URL may carry in its query string (``cluster`` besides)."""
 
 

@@ -78,16 +78,28 @@ class Readers:
             # Straight to the node of the stream's slot: a plain XREAD would first ask a
             # node which key it reads (COMMAND GETKEYS; XREAD's keys are "movable").
             await client.initialize()
-            return cast(_XReadReply, await client.execute_command(
-                "XREAD", "COUNT", XREAD_COUNT, "BLOCK", self.options.block_ms, "STREAMS",
-                stream, after, target_nodes=client.get_node_from_key(stream),
-            ))
-        return cast(_XReadReply, await client.xread(
-            {stream: after}, count=XREAD_COUNT, block=self.options.block_ms
-        ))
+            return cast(
+                _XReadReply,
+                await client.execute_command(
+                    "XREAD",
+                    "COUNT",
+                    XREAD_COUNT,
+                    "BLOCK",
+                    self.options.block_ms,
+                    "STREAMS",
+                    stream,
+                    after,
+                    target_nodes=client.get_node_from_key(stream),
+                ),
+            )
+        return cast(
+            _XReadReply,
+            await client.xread({stream: after}, count=XREAD_COUNT, block=self.options.block_ms),
+        )
 
-    async def read_at(self, table_id: str, seq: int
-                      ) -> tuple[int, dict[bytes, bytes] | None] | None:
+    async def read_at(
+        self, table_id: str, seq: int
+    ) -> tuple[int, dict[bytes, bytes] | None] | None:
         """(the table's last sequence number, the entry of ``seq`` or None); None: no table."""
         if isinstance(self.client, RedisCluster):
             await self.client.initialize()  # route by the key, as xread does
@@ -164,15 +176,17 @@ class TableReader:
         last, entry = found
         if self.seq and entry is None and last >= self.seq:
             diverged = True  # the entry delivered last is not in the stream any more
-        elif last < self.seq or (entry is not None and self.entry is not None
-                                 and entry != self.entry):
+        elif last < self.seq or (
+            entry is not None and self.entry is not None and entry != self.entry
+        ):
             diverged = True
         if not diverged:
             if self.entry is None:
                 self.entry = entry
             return True
-        log.warning("stream_history_changed", table_id=self.table_id, delivered=self.seq,
-                    last_seq=last)
+        log.warning(
+            "stream_history_changed", table_id=self.table_id, delivered=self.seq, last_seq=last
+        )
         found = await self.readers.read_at(self.table_id, last)
         if found is None:
             return False
@@ -211,8 +225,9 @@ class TableReader:
                     now = time.monotonic()
                     if down_since is None:
                         down_since = now
-                        log.warning("stream_reader_lost_redis", table_id=self.table_id,
-                                    error=str(exc))
+                        log.warning(
+                            "stream_reader_lost_redis", table_id=self.table_id, error=str(exc)
+                        )
                     if now - down_since >= grace_s:
                         self.end_all("unavailable")
                         return
