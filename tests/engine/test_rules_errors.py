@@ -6,6 +6,8 @@ after the refusal and that the action is not among the seat's legal actions.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import engine
@@ -34,14 +36,14 @@ CASES = [
 
 @pytest.mark.parametrize("options,trick,hand,move,reason", CASES)
 def test_illegal_cards(
-    options: dict[str, object], trick: str, hand: str, move: str, reason: str
+    options: dict[str, Any], trick: str, hand: str, move: str, reason: str
 ) -> None:
     seat = len(trick.split())
     s = position(
         Rules(players=4, **options),
         {seat: hand},
         trump="O",
-        trick=trick,  # type: ignore[arg-type]
+        trick=trick,
         trick_no=5,
     )
     assert rejects(s, move) == reason
