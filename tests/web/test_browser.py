@@ -166,12 +166,20 @@ async def play_to_the_end(
 
 async def reload_and_check(page: Page) -> None:
     """A reload comes back to the same seat, hand and point of the match."""
-    hand = sorted(
-        await page.locator("#hand button.card").evaluate_all(
-            "els => els.map(e => e.getAttribute('aria-label'))"
+    # The hand and the event number read together: a bot's move (and a draw) may land between
+    # two reads, so read again until no event arrived in between.
+    for _ in range(100):
+        before = await seq(page)
+        hand = sorted(
+            await page.locator("#hand button.card").evaluate_all(
+                "els => els.map(e => e.getAttribute('aria-label'))"
+            )
         )
-    )
-    at = await seq(page)
+        at = await seq(page)
+        if at == before:
+            break
+    else:
+        raise AssertionError("the table never held still between two reads")
     await page.reload()
     await page.wait_for_function(
         f"() => Number(document.querySelector('#table')?.dataset.seq) >= {at}", timeout=STEP_MS
