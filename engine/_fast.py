@@ -36,6 +36,7 @@ assert State._fields[_TRUMP:] == (
 )  # fmt: skip
 assert _TRICK_FIELDS == _TRUMP + 2 and _PLAY_FIELDS == _TRUMP + 13
 assert _PLAY_FIELDS == 26 and len(State._fields) == 33  # with_play lists fields 0 .. 25
+assert _TRICK_FIELDS == 15  # with_trick_done lists fields 0 .. 14
 
 
 def with_deal(
@@ -114,11 +115,15 @@ def with_trick_done(
     public: Mask,
 ) -> State:
     """``state`` after its current ``trick`` (complete) went to ``winner``: the trick joins the
-    history, the next trick begins with the winner's lead (its declaration window open)."""
+    history, the next trick begins with the winner's lead (its declaration window open).
+    The kept fields ``s[0]`` ... ``s[14]`` (those before ``stock``) are listed one by one, as
+    in :func:`with_play`."""
+    s: tuple[object, ...] = state
     return new_tuple(
         _STATE,
-        state[:_TRICK_FIELDS]  # noqa: RUF005
-        + (
+        (
+            s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8], s[9], s[10], s[11], s[12],
+            s[13], s[14],
             stock,
             winner,  # leader
             state.trick_no + 1,
@@ -138,7 +143,7 @@ def with_trick_done(
             False,  # exchanged
             state.turn_id + 1,
         ),
-    )
+    )  # fmt: skip
 
 
 def with_item(t: tuple[int, ...], i: int, value: int) -> tuple[int, ...]:
