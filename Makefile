@@ -172,12 +172,13 @@ proto: $(STAMP) ## regenerate the Python code, .pyi stubs and Connect code of pr
 	$(PROTOC) $(PROTO_SRC)
 
 # The Debian packages the tests run: redis-server and redis-cli (tests/store, tests/replicas),
-# promtool (deploy/prometheus), chromium (tests/web, driven by Playwright). Installed with apt-get when missing and make runs as root (as
-# .ci/run does too); make never uses sudo: otherwise it names the packages and stops.
+# promtool (deploy/prometheus), chromium (tests/web, driven by Playwright), postgresql
+# (tests/durable: initdb and postgres). Installed with apt-get when missing and make runs as
+# root (as .ci/run does too); make never uses sudo: otherwise it names the packages and stops.
 SYSTEM_TOOLS := redis-server:redis-server redis-cli:redis-tools promtool:prometheus \
-	chromium:chromium
+	chromium:chromium pg_ctlcluster:postgresql
 
-system-deps: $(STAMP) ## install redis-server, redis-cli, promtool and chromium when missing (as root); kubectl into .venv
+system-deps: $(STAMP) ## install redis-server, redis-cli, promtool, chromium and postgresql when missing (as root); kubectl into .venv
 	@missing=""; for t in $(SYSTEM_TOOLS); do \
 		command -v $${t%%:*} >/dev/null 2>&1 || missing="$$missing $${t#*:}"; done; \
 	if [ -n "$$missing" ]; then \
