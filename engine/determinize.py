@@ -359,6 +359,8 @@ def to_state(rules: Rules, v: View, s: Sample) -> State:
     held = list(s.hands)
     for seat, c in v.trick:
         held[seat] |= BIT[c]
+    if v.seat is not None and v.held_at_win >= 0:
+        held[v.seat] = v.held_at_win  # the viewer's own, without the card it drew since
     state = State(
         rules=rules,
         seed=0,

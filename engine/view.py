@@ -57,6 +57,10 @@ class View(NamedTuple):
     legal: tuple[int, ...]
     """The viewer's legal actions now (empty for a spectator)."""
     turn_id: int
+    held_at_win: Mask = -1
+    """The viewer's hand when the last trick ended, before any draw: the cards a cante may use
+    under ``cante_requires_held_at_win`` (the viewer knows which card it drew). -1: not known
+    (a spectator, or a view rebuilt from the wire)."""
 
 
 def view(state: State, seat: int | None) -> View:
@@ -98,6 +102,7 @@ def view(state: State, seat: int | None) -> View:
             state.end_reason,
             legal_actions(state, seat) if seat is not None else (),
             state.turn_id,
+            state.held_at_win[seat] if seat is not None else -1,
         ),
     )
 

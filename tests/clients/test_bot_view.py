@@ -31,7 +31,8 @@ def _record(state: engine.State) -> TableRecord:
 
 
 def _expected(state: engine.State, seat: int | None) -> engine.View:
-    v = engine.view(state, seat)._replace(turn_id=0)
+    # the wire has no turn id, nor the viewer's hand at the last trick's end (-1: not known)
+    v = engine.view(state, seat)._replace(turn_id=0, held_at_win=-1)
     res = v.last_result
     if res is not None and res.tute_seat >= 0:
         # the tricks of a hand ended by a tute are not on the wire
