@@ -14,10 +14,11 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.support.wait import wait_until
 
 
 def _free_port() -> int:
@@ -99,18 +100,17 @@ class PostgresProcess:
                 **self._run_as(),
             )
         ready = _binary("pg_isready")
-        deadline = time.monotonic() + 60.0
-        while time.monotonic() < deadline:  # until it accepts connections (bounded)
-            if self.proc.poll() is not None:
+
+        def accepting() -> bool:
+            if self.proc is not None and self.proc.poll() is not None:
                 text = (self.directory / "postgres.log").read_text(errors="replace")
                 raise RuntimeError(f"postgres exited at start:\n{text}")
             probe = subprocess.run(
                 [ready, "-h", "127.0.0.1", "-p", str(self.port), "-t", "1", "-q"], check=False
             )
-            if probe.returncode == 0:
-                return
-            time.sleep(0.05)
-        raise RuntimeError("postgres did not become ready")
+            return probe.returncode == 0
+
+        wait_until(accepting, timeout=60.0, what="postgres accepting connections")
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

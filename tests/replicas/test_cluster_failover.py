@@ -34,6 +34,7 @@ from tute.v1 import rules_pb2, service_pb2
 
 from ..support.redis_cluster import ClusterNode, ReplicatedCluster
 from ..support.replicas import Replica, start_replicas
+from ..support.wait import eventually
 from .cluster import Failover, ResumingWatcher, kind
 from .test_two_replicas import PRESET, Match
 
@@ -275,9 +276,11 @@ async def kill_and_measure(
     promoted_at = time.monotonic()
     failover = promoted_at - killed_at
     # the table answers again through the same server process
-    async with asyncio.timeout(30):
-        while probe.last_failure == 0.0 or probe.recovered < probe.last_failure:
-            await asyncio.sleep(0.02)
+    await eventually(
+        lambda: probe.last_failure > 0.0 and probe.recovered >= probe.last_failure,
+        timeout=30,
+        what="the table answering again after its failure",
+    )
     late = probe.failed_after(promoted_at)
     print(
         f"\n{what}: failover {failover:.2f} s (node timeout {NODE_TIMEOUT_MS} ms); "

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ import pytest
 import redis
 
 from .redis import _ClusterNode
+from .wait import wait_until
 
 __all__ = ["ClusterNode", "NodeInfo", "ReplicatedCluster"]
 
@@ -276,13 +276,8 @@ class ReplicatedCluster:
     def wait_for_event(
         condition: Callable[[], bool], timeout: float, what: str, why: Callable[[], str] = str
     ) -> None:
-        """Return once ``condition()`` holds (checked every 20 ms); AssertionError after
-        ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{what}: not within {timeout} s ({why()})")
-            time.sleep(0.02)
+        """Return once ``condition()`` holds; AssertionError after ``timeout`` seconds."""
+        wait_until(condition, timeout=timeout, what=what, why=why)
 
     # -- faults --------------------------------------------------------------------------------
 

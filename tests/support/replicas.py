@@ -18,7 +18,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,7 @@ from tute.v1 import service_pb2_grpc
 
 from ..service.conftest import FAST
 from .redis import free_port
+from .wait import eventually
 
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r'"grpc": "([\d.]+):(\d+)"')
@@ -157,17 +157,18 @@ class Replica:
         self.channel: grpc.aio.Channel | None = None
 
     async def wait_ready(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = LISTENING.search(self.log_path.read_text(errors="replace"))
-            if found:
-                self.port = int(found.group(2))
-                self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{self.port}")
-                return
+        """Until the replica logs where it listens (bounded); RuntimeError if it exits first."""
+
+        def listening() -> bool:
             if self.proc.poll() is not None:
-                break
-            await asyncio.sleep(0.05)
-        raise RuntimeError(f"replica {self.name} did not start:\n{self.tail()}")
+                raise RuntimeError(f"replica {self.name} did not start:\n{self.tail()}")
+            return LISTENING.search(self.log_path.read_text(errors="replace")) is not None
+
+        await eventually(listening, timeout=timeout, what=f"replica {self.name} listening")
+        found = LISTENING.search(self.log_path.read_text(errors="replace"))
+        assert found is not None
+        self.port = int(found.group(2))
+        self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{self.port}")
 
     def tail(self, n: int = 40) -> str:
         lines = self.log_path.read_text(errors="replace").splitlines()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import Awaitable, Callable
 
 
@@ -33,3 +34,21 @@ async def eventually(
                 await asyncio.sleep(0.005)
     except TimeoutError:
         raise AssertionError(f"{what} did not hold within {timeout} s") from failed
+
+
+def wait_until(
+    condition: Callable[[], bool],
+    *,
+    timeout: float,
+    what: str,
+    why: Callable[[], str] = str,
+) -> None:
+    """The blocking form of :func:`eventually`, for an outside process that offers nothing to
+    wait on (a server's readiness, a cluster's state): return once ``condition()`` holds,
+    checking again each few ms; AssertionError naming ``what`` (and ``why()``) after
+    ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {timeout} s ({why()})")
+        time.sleep(0.02)
