@@ -288,7 +288,8 @@ def _follow_cards(state: State, seat: int) -> tuple[Mask, str]:  # noqa: C901 - 
             if trumps:
                 return trumps, "must_follow_suit"
         return hand, ""
-    # W: the winning card so far; B: the strongest card of the led suit so far.
+    # W: the winning card so far; B: the strongest card of the led suit so far. The same scan
+    # as cards.trick_standing, inline: on this path a call costs the compiled engine ~6%.
     win = led
     best_led = led
     win_pos = 0
