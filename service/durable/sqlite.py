@@ -27,6 +27,23 @@ migration or write) before it fails: long enough for a loaded machine, bounded a
 T = TypeVar("T")
 
 
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Switch the file to WAL mode. The switch needs the file to itself and, unlike a write,
+    does not wait on the busy timeout: a replica opening the file while another one migrates
+    it retries here, for at most ``BUSY_TIMEOUT_S``."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    pause = 0.001
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+
 class SqliteHistory(History):
     """The history in a SQLite database at ``path`` (``:memory:``: in memory)."""
 
@@ -57,7 +74,7 @@ class SqliteHistory(History):
             )
             db.execute("PRAGMA foreign_keys = ON")
             if self.path != ":memory:":
-                db.execute("PRAGMA journal_mode = WAL")
+                _use_wal(db)
             return db
 
         try:

@@ -42,6 +42,17 @@ async def history_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A URL of an empty history of each backend."""
     if request.param == "sqlite-memory":
         return "memory"
+    return await _url_of(request, tmp_path)
+
+
+@pytest.fixture(params=["sqlite-file", "postgresql"])
+async def shared_history_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A URL of an empty history that outlives its process and can be opened twice (an
+    in-memory database belongs to one connection)."""
+    return await _url_of(request, tmp_path)
+
+
+async def _url_of(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite-file":
         return f"sqlite://{tmp_path / 'data' / 'history.db'}"
     return await fresh_postgres_url(request.getfixturevalue("postgres"))

@@ -55,9 +55,8 @@ async def test_concurrent_writes_of_one_record_store_it_once(history: History) -
     assert [m.table_id for m in await history.list_matches("p-ana")] == ["t-race"]
 
 
-async def test_two_replicas_on_one_database_write_once(history_url: str) -> None:
-    if history_url == "memory":
-        return  # an in-memory database belongs to one process: nothing to share
+async def test_two_replicas_on_one_database_write_once(shared_history_url: str) -> None:
+    history_url = shared_history_url
     a, b = open_history(history_url), open_history(history_url)
     await asyncio.gather(a.start(), b.start())  # concurrent migrations apply once
     try:
@@ -71,9 +70,8 @@ async def test_two_replicas_on_one_database_write_once(history_url: str) -> None
         await b.close()
 
 
-async def test_restart_keeps_records_and_migrates_nothing_twice(history_url: str) -> None:
-    if history_url == "memory":
-        return
+async def test_restart_keeps_records_and_migrates_nothing_twice(shared_history_url: str) -> None:
+    history_url = shared_history_url
     first = open_history(history_url)
     await first.start()
     await first.put_record(_record("t-keep", "p-ana"), finished_at_ms=3)
