@@ -356,9 +356,15 @@ class WebServer:
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host:port`` (port 0: a free one); OSError when taken."""
+    """A listening socket on ``host:port`` (port 0: a free one); OSError when taken.
+
+    The socket names its protocol (TCP): asyncio turns Nagle's algorithm off (TCP_NODELAY) only
+    on connections whose socket says it is TCP, and with Nagle on, a response written as a head
+    then a body waits for the client's delayed acknowledgement of the head on every call of a
+    kept-alive connection.
+    """
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host.strip("[]"), port))

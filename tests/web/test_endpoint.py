@@ -11,6 +11,7 @@ import asyncio
 import base64
 import dataclasses
 import json
+import socket
 from collections.abc import AsyncIterator
 
 import pytest
@@ -20,6 +21,7 @@ from google.rpc import error_details_pb2
 from prometheus_client import generate_latest
 
 from service.server import Server, create_server
+from service.web import bind
 from tests.service.conftest import FAST
 from tests.support.wait import eventually
 from tute.v1 import rules_pb2, service_connect, service_pb2, view_pb2
@@ -406,3 +408,24 @@ async def test_per_caller_limits_count_the_browsers_address() -> None:
         assert delay.seconds > 0
     finally:
         await srv.shutdown()
+
+
+async def test_connections_to_the_http_port_send_without_nagle() -> None:
+    """An accepted connection has TCP_NODELAY, so an answer's head and body leave at once
+    instead of the body waiting for the client's delayed acknowledgement of the head."""
+    sock = bind("127.0.0.1", 0)
+    accepted: asyncio.Queue[int] = asyncio.Queue()
+
+    async def on_connect(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        conn = writer.get_extra_info("socket")
+        await accepted.put(conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+        writer.close()
+
+    server = await asyncio.start_server(on_connect, sock=sock)
+    try:
+        _, writer = await asyncio.open_connection("127.0.0.1", sock.getsockname()[1])
+        assert await asyncio.wait_for(accepted.get(), 10) != 0
+        writer.close()
+    finally:
+        server.close()
+        await server.wait_closed()
