@@ -27,6 +27,7 @@ from service.store.redis import RedisOptions, RedisStore
 from service.store.redis.connect import Link
 from service.store.redis.keys import Keys, Shard
 from tests.support.redis import RedisProcess
+from tests.support.wait import eventually
 
 
 def ev(seq: int) -> StoredEvent:
@@ -141,18 +142,23 @@ async def test_one_reader_per_table_per_replica_whatever_the_watchers(
         subs += [await store.subscribe("b") for _ in range(10)]
         assert sorted(store.readers.active) == ["a", "b"]
         await writer.commit("a", Commit(1, b"r", [ev(1)]))
-        await asyncio.sleep(0.2)
-        after = len(await r.client_list())
-        assert after - before <= 3  # two blocked readers (+ the store's own pool), not 20
         for sub in subs[:10]:
             got = await asyncio.wait_for(sub.__aiter__().__anext__(), 5)
             assert got == ev(1)
+
+        async def both_readers_block_again() -> bool:
+            return sum(c.get("cmd") == "xread" for c in await r.client_list()) == 2
+
+        await eventually(both_readers_block_again)
+        after = len(await r.client_list())
+        assert after - before <= 3  # two blocked readers (+ the store's own pool), not 20
         task = store.readers.active["a"].task
         for sub in subs[:10]:
             await sub.close()
         assert "a" not in store.readers.active  # the last watcher left: the reader stops
-        await asyncio.sleep(0.05)
-        assert task is not None and task.done()
+        assert task is not None
+        await asyncio.wait_for(asyncio.wait({task}), 10)
+        assert task.done()
         for sub in subs[10:]:
             await sub.close()
         assert store.readers.active == {}
