@@ -33,6 +33,8 @@ from .helpers import auth
 ROOT = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r'"event": "listening"')
 GRACE_S = 2.0
+BOUND_S = 60.0
+"""How long the test waits for the server's answer to its signal before it fails."""
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -151,13 +153,12 @@ async def test_sigterm_ends_streams_with_unavailable_and_exits_zero() -> None:
             return await call.code()
 
         endings = [asyncio.create_task(drain(call)) for call in streams]
-        t0 = time.monotonic()
         srv.proc.send_signal(signal.SIGTERM)
 
         # health says NOT_SERVING before the server goes away
         statuses = []
         with contextlib.suppress(grpc.aio.AioRpcError):
-            while (msg := await asyncio.wait_for(health_watch.read(), GRACE_S + 3)) is not (
+            while (msg := await asyncio.wait_for(health_watch.read(), BOUND_S)) is not (
                 grpc.aio.EOF  # type: ignore[attr-defined]
             ):
                 statuses.append(msg.status)
@@ -172,12 +173,12 @@ async def test_sigterm_ends_streams_with_unavailable_and_exits_zero() -> None:
             await late.read()
         assert err.value.code() == grpc.StatusCode.UNAVAILABLE
 
-        codes = await asyncio.wait_for(asyncio.gather(*endings), GRACE_S + 3)
+        # The streams (a match waiting on its human) would never end by themselves: that
+        # they end, UNAVAILABLE, and the process exits is the grace period at work.
+        codes = await asyncio.wait_for(asyncio.gather(*endings), BOUND_S)
         assert codes == [grpc.StatusCode.UNAVAILABLE] * len(streams)
-        rc = await asyncio.wait_for(srv.proc.wait(), GRACE_S + 5)
-        elapsed = time.monotonic() - t0
+        rc = await asyncio.wait_for(srv.proc.wait(), BOUND_S)
         assert rc == 0, "\n".join(srv.lines)
-        assert elapsed < GRACE_S + 2.0, f"exit took {elapsed:.1f}s with a {GRACE_S}s grace period"
     await asyncio.wait_for(srv.reader, 5)
     records = [json.loads(line) for line in srv.lines if line.startswith("{")]
     events = [r.get("event") for r in records]
@@ -193,16 +194,15 @@ async def test_sigterm_without_streams_exits_at_once() -> None:
         "0",
         "--host",
         "127.0.0.1",
-        TUTE_GRACE_S="5",
+        TUTE_GRACE_S="3600",
     ) as srv:
         async with grpc.aio.insecure_channel(srv.target) as channel:
             stub = service_pb2_grpc.TuteServiceStub(channel)
             await stub.ListTables(service_pb2.ListTablesRequest())
-        t0 = time.monotonic()
         srv.proc.send_signal(signal.SIGTERM)
-        rc = await asyncio.wait_for(srv.proc.wait(), 10)
+        # nothing to wait for: an exit well before the hour of grace is one that did not use it
+        rc = await asyncio.wait_for(srv.proc.wait(), BOUND_S)
         assert rc == 0
-        assert time.monotonic() - t0 < 3.0, "nothing to wait for: no need to use the grace period"
 
 
 async def test_sigint_stops_the_server_too() -> None:
