@@ -78,7 +78,7 @@ async def test_a_player_gone_beyond_the_grace_period_forfeits() -> None:
         assert (await view_of(stub, tid, seated.tokens[0])).status == PLAYING
         clock.advance(GRACE / 2 + 0.001)
         await watchers[0].wait_until(
-            lambda w: kind(w.events[-1]) == "match_ended" if w.events else False, timeout=5
+            lambda w: kind(w.events[-1]) == "match_ended" if w.events else False, timeout=30
         )
         waited = clock.now() - t0
         assert waited >= GRACE - 0.05, waited
@@ -125,7 +125,7 @@ async def test_a_player_back_within_the_grace_period_plays_on() -> None:
         await watchers[1].close()
         await marked(r, tid, 1)
         clock.advance(GRACE + 0.001)
-        await watchers[0].wait_until(lambda w: bool(forfeits(w)), timeout=5)
+        await watchers[0].wait_until(lambda w: bool(forfeits(w)), timeout=30)
         assert forfeits(watchers[0])[0].seat == 1
         await watchers[0].close()
 
@@ -143,7 +143,7 @@ async def test_a_player_who_never_watches_is_away_from_the_start() -> None:
         joined = await stub.JoinTable(service_pb2.JoinTableRequest(table_id=tid, display_name="p"))
         await w0.wait_until(lambda w: any(kind(e) == "hand_dealt" for e in w.events))
         clock.advance(GRACE + 0.001)
-        await w0.wait_until(lambda w: bool(forfeits(w)), timeout=5)
+        await w0.wait_until(lambda w: bool(forfeits(w)), timeout=30)
         (forfeit,) = forfeits(w0)
         assert forfeit.seat == joined.seat
         assert forfeit.reason == event_pb2.FORFEIT_REASON_DISCONNECTED
@@ -211,7 +211,7 @@ async def test_leaving_is_a_forfeit_with_reason_left() -> None:
             service_pb2.LeaveTableRequest(table_id=seated.table_id),
             metadata=auth(seated.tokens[0]),
         )
-        await watchers[1].wait_until(lambda w: bool(forfeits(w)), timeout=5)
+        await watchers[1].wait_until(lambda w: bool(forfeits(w)), timeout=30)
         (forfeit,) = forfeits(watchers[1])
         assert (forfeit.seat, forfeit.reason) == (0, event_pb2.FORFEIT_REASON_LEFT)
         for w in watchers.values():
@@ -240,9 +240,9 @@ async def test_a_player_whose_replica_went_away_is_caught_by_its_turn_clock() ->
                 await w.wait_until(lambda w: bool(w.snapshots))
             await two_srv.shutdown()
             if not w1.done:
-                await asyncio.wait_for(w1.task, 10)
+                await asyncio.wait_for(w1.task, 30)
             assert (await view_of(one, tid, None)).status == PLAYING
-            await w0.wait_until(lambda w: bool(forfeits(w)), timeout=8)
+            await w0.wait_until(lambda w: bool(forfeits(w)), timeout=30)
             (forfeit,) = forfeits(w0)
             assert (forfeit.seat, forfeit.reason) == (1, event_pb2.FORFEIT_REASON_DISCONNECTED)
             # Seat 1 was forfeited after one of its turns timed out, not before.

@@ -23,6 +23,7 @@ from redis.crc import key_slot
 from service.store.base import Commit, LobbyEntry, StoredEvent, StoreUnavailable
 from service.store.redis import RedisOptions, RedisStore
 from tests.support.redis import RedisClusterProcess
+from tests.support.wait import eventually
 
 GLOBAL_SLOT = key_slot(b"{tute:g}")
 
@@ -244,7 +245,11 @@ async def test_a_commit_marks_again_when_its_marker_is_stale_or_missing(
 async def test_moves_that_keep_the_index_need_no_index_step_and_the_table_stays_counted(
     url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    s = await born(quick(url, abandoned_ttl_s=0.5))
+    # Redis keeps the TTLs in real time: the moves go on for longer than the TTL, and the
+    # TTL is wide beside the pause between two moves, so a stalled machine cannot let the
+    # table expire between them.
+    ttl_s = 2.0
+    s = await born(quick(url, abandoned_ttl_s=ttl_s))
     try:
         made = counting_marks(s, monkeypatch)
         await s.create("t", b"r", "", None)
@@ -254,7 +259,7 @@ async def test_moves_that_keep_the_index_need_no_index_step_and_the_table_stays_
         # index (one round trip each), so its status entry's expiry falls behind
         version = 2
         t0 = time.monotonic()
-        while time.monotonic() - t0 < 0.8:
+        while time.monotonic() - t0 < ttl_s * 1.5:
             assert (
                 await s.commit("t", Commit(version, b"r", [ev(version)], status="playing"))
             ).applied
@@ -263,8 +268,11 @@ async def test_moves_that_keep_the_index_need_no_index_step_and_the_table_stays_
         assert len(made) == 2
         await s.claim_due(time.time(), 5.0, 10)  # repair: the table is there, scored again
         assert await s.count_tables() == {"waiting": 0, "playing": 1, "finished": 0}
-        await asyncio.sleep(0.7)  # no more moves: it expires
-        assert await s.load("t") is None
+
+        async def expired() -> bool:  # no more moves: it expires
+            return await s.load("t") is None
+
+        await eventually(expired, timeout=30)
         await s.claim_due(time.time(), 5.0, 10)
         assert await s.count_tables() == {"waiting": 0, "playing": 0, "finished": 0}
     finally:
