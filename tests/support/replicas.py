@@ -38,6 +38,9 @@ from .wait import eventually
 
 REPO = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r'"grpc": "([\d.]+):(\d+)"')
+METRICS_TAKEN = "(metrics): Address already in use"
+PORT_RACES = 5
+"""How many times a replica is started again on another metrics port that was taken meanwhile."""
 Stub = service_pb2_grpc.TuteServiceStub
 
 
@@ -106,6 +109,13 @@ class Replica:
         self.name = name
         self.log_path = log_dir / f"{name}.log"
         self.metrics_port = free_port()
+        self._store_url = store_url
+        self._extra = extra
+        self._spawn()
+        self.port = 0
+        self.channel: grpc.aio.Channel | None = None
+
+    def _spawn(self) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
             [str(REPO), str(REPO / "protos"), *filter(None, [env.get("PYTHONPATH")])]
@@ -125,7 +135,7 @@ class Replica:
             "--http-port",
             "-1",
             "--store",
-            store_url,
+            self._store_url,
             "--bot-delay-s",
             "0",
             "--scheduler-poll-s",
@@ -147,20 +157,27 @@ class Replica:
             "0",
             "--max-streams-per-caller",
             "0",
-            *extra,
+            *self._extra,
         ]
         self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             args, stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=REPO
         )
-        self.port = 0
-        self.channel: grpc.aio.Channel | None = None
 
     async def wait_ready(self, timeout: float = 30.0) -> None:
         """Until the replica logs where it listens (bounded); RuntimeError if it exits first."""
 
+        respawns = iter(range(PORT_RACES))
+
         def listening() -> bool:
             if self.proc.poll() is not None:
+                # The metrics port was free when chosen, and another program took it before
+                # the replica bound it: choose another one.
+                if METRICS_TAKEN in self.tail() and next(respawns, None) is not None:
+                    self.log.close()
+                    self.metrics_port = free_port()
+                    self._spawn()
+                    return False
                 raise RuntimeError(f"replica {self.name} did not start:\n{self.tail()}")
             return LISTENING.search(self.log_path.read_text(errors="replace")) is not None
 
