@@ -85,10 +85,15 @@ def ms(values: list[float]) -> dict[str, float]:
 
 
 class Replica:
-    def __init__(self, store: str, log_dir: Path, name: str) -> None:
+    def __init__(
+        self, store: str, log_dir: Path, name: str, engine_dir: Path | None = None
+    ) -> None:
+        """``engine_dir``: a directory holding a compiled ``engine`` (``make compile``) that
+        the server imports instead of the source tree's (it runs from there)."""
         env = dict(os.environ)
+        first = [str(engine_dir)] if engine_dir else []
         env["PYTHONPATH"] = os.pathsep.join(
-            [str(REPO), str(REPO / "protos"), *filter(None, [env.get("PYTHONPATH")])]
+            [*first, str(REPO), str(REPO / "protos"), *filter(None, [env.get("PYTHONPATH")])]
         )
         self.log_path = log_dir / f"{name}.log"
         self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
@@ -126,7 +131,7 @@ class Replica:
             stdout=self.log,
             stderr=subprocess.STDOUT,
             env=env,
-            cwd=REPO,
+            cwd=engine_dir or REPO,  # the first entry of sys.path
         )
         self.port = 0
 

@@ -67,6 +67,8 @@ MAX_SAMPLES = 500_000  # latency samples kept per window (bounded memory)
 MAX_SUBMITS = 10_000_000  # hard bound on submissions per client process
 SETUP_TIMEOUT = 120.0
 BASE_SERVICE = "bench.Bench"
+STALL_S = 3.0  # the scale run stops waiting for streams to open after this long without one
+STREAMS_PER_CONNECTION = 90  # below grpc's 100 concurrent streams per HTTP/2 connection
 LISTENING_JSON = re.compile(r'"grpc": "[\d.]+:(\d+)"[^\n]*"event": "listening"')
 
 
@@ -656,17 +658,34 @@ def ratio_rounds(rows: list[dict[str, float]], base: list[dict[str, float]], key
 # ---------------------------------------------------------------------------------------------
 
 
+async def opened(got: list[int], n: int, deadline: float) -> None:
+    """Until ``got[0]`` streams of ``n`` have their first message, the count stops growing for
+    :data:`STALL_S` (some never open here: the memory figures are per stream that did, and the
+    counts are reported), or ``deadline``."""
+    last, since = -1, time.monotonic()
+    while got[0] < n and time.monotonic() < deadline:
+        now = time.monotonic()
+        if got[0] != last:
+            last, since = got[0], now
+        elif now - since > STALL_S:
+            return
+        await asyncio.sleep(0.05)
+
+
 async def scale_main(spec: dict[str, Any]) -> None:  # noqa: C901 - the scale run's phases in order, each measured where it happens
     from tute.v1 import rules_pb2, service_pb2_grpc
     from tute.v1 import service_pb2 as pb
 
     out: dict[str, Any] = {}
     pid, base_pid = spec["pid"], spec["base_pid"]
+    # A grpc.aio server lets 100 streams at a time run on one connection (HTTP/2
+    # MAX_CONCURRENT_STREAMS): the streams are spread over enough connections to all open.
+    n_ch = max(8, -(-spec["streams"] // STREAMS_PER_CONNECTION))
     channels = [
         grpc.aio.insecure_channel(
             f"127.0.0.1:{spec['port']}", options=[("grpc.use_local_subchannel_pool", 1)]
         )
-        for _ in range(8)
+        for _ in range(n_ch)
     ]
     stubs = [service_pb2_grpc.TuteServiceStub(c) for c in channels]
     rules = rules_pb2.Rules(preset=PRESET)
@@ -717,6 +736,7 @@ async def scale_main(spec: dict[str, Any]) -> None:  # noqa: C901 - the scale ru
     await asyncio.sleep(0.5)
     rss2 = proc_rss_kb(pid)
     got = [0]
+    refused: dict[str, int] = {}
 
     async def reader(call: Any) -> None:
         try:
@@ -725,23 +745,27 @@ async def scale_main(spec: dict[str, Any]) -> None:  # noqa: C901 - the scale ru
                 break
             async for _ in call:
                 pass
-        except (grpc.aio.AioRpcError, asyncio.CancelledError):
+        except grpc.aio.AioRpcError as exc:
+            if exc.code() != grpc.StatusCode.CANCELLED:
+                name = f"{exc.code().name}: {exc.details()}"
+                refused[name] = refused.get(name, 0) + 1
+        except asyncio.CancelledError:
             pass
 
     calls = []
     tasks = []
     for i, (table_id, token) in enumerate(seats):
-        call = stubs[i % 8].WatchTable(
+        call = stubs[i % n_ch].WatchTable(
             pb.WatchTableRequest(table_id=table_id),
             metadata=(("authorization", f"Bearer {token}"),),
         )
         calls.append(call)
         tasks.append(asyncio.create_task(reader(call)))
-    while got[0] < len(calls) and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
+    await opened(got, len(calls), deadline)
     await asyncio.sleep(1.0)
     rss3 = proc_rss_kb(pid)
     out["streams_open"] = got[0]
+    out["streams_refused"] = dict(refused)
     out["kb_per_stream"] = (rss3 - rss2) / max(1, got[0])
     out["server_rss_kb"] = rss3
     for c in calls:
@@ -753,17 +777,16 @@ async def scale_main(spec: dict[str, Any]) -> None:  # noqa: C901 - the scale ru
         grpc.aio.insecure_channel(
             f"127.0.0.1:{spec['base_port']}", options=[("grpc.use_local_subchannel_pool", 1)]
         )
-        for _ in range(8)
+        for _ in range(n_ch)
     ]
     subs = [c.unary_stream(f"/{BASE_SERVICE}/Subscribe") for c in bch]
     deadline = time.monotonic() + spec["timeout"] / 2  # its own time, not what tute's left
     await asyncio.sleep(0.3)
     b0 = proc_rss_kb(base_pid)
     got[0] = 0
-    bcalls = [subs[i % 8](b"%d" % (i // 4)) for i in range(n_streams)]
+    bcalls = [subs[i % n_ch](b"%d" % (i // 4)) for i in range(n_streams)]
     btasks = [asyncio.create_task(reader(c)) for c in bcalls]
-    while got[0] < len(bcalls) and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
+    await opened(got, len(bcalls), deadline)
     await asyncio.sleep(1.0)
     b1 = proc_rss_kb(base_pid)
     out["baseline_streams_open"] = got[0]
@@ -777,7 +800,7 @@ async def scale_main(spec: dict[str, Any]) -> None:  # noqa: C901 - the scale ru
 
 
 def run_scale(a: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    server = Server("memory", tmp, "scale")
+    server = Server("memory", tmp, "scale", server_engine(a))
     base = Baseline()
     try:
         asyncio.run(_port(server))
@@ -828,6 +851,12 @@ def redis_used_kb(port: int) -> float:
         r.close()
 
 
+def server_engine(a: argparse.Namespace) -> Path | None:
+    """The compiled engine the servers import (``--compiled``, what ``make run`` serves), or
+    None for the source tree's."""
+    return Path(a.compiled).resolve() if a.compiled and not a.python_servers else None
+
+
 def run_phase(
     a: argparse.Namespace,
     tmp: Path,
@@ -837,7 +866,7 @@ def run_phase(
     redis_pid: int | None,
 ) -> tuple[Any, Any]:
     servers = [
-        Server(store, tmp, f"{'mem' if store == 'memory' else 'redis'}-{i}")
+        Server(store, tmp, f"{'mem' if store == 'memory' else 'redis'}-{i}", server_engine(a))
         for i in range(replicas)
     ]
     base = Baseline()
@@ -906,6 +935,11 @@ def main() -> None:
     )
     ap.add_argument("--no-redis", action="store_true", help="skip the Redis phase")
     ap.add_argument(
+        "--python-servers",
+        action="store_true",
+        help="the servers import the source tree's engine even with --compiled",
+    )
+    ap.add_argument(
         "--full",
         action="store_true",
         help="5 rounds of 4 s windows, 10,000 idle tables, 20,000 streams",
@@ -916,7 +950,17 @@ def main() -> None:
         a.idle_tables, a.streams, a.scale_timeout = 10_000, 20_000, 600.0
         a.engine_duration = max(a.engine_duration, 2.0)
     t_run = time.perf_counter()
+    phases: dict[str, float] = {}
+
+    def lap(name: str, t0: float) -> float:
+        now = time.perf_counter()
+        phases[name] = round(now - t0, 1)
+        print(f"  [{name}: {now - t0:.1f} s]", file=sys.stderr, flush=True)
+        return now
+
+    t = t_run
     engine = run_engine(a)
+    t = lap("engine", t)
     res: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="tute-service-bench-") as tmp_s:
         tmp = Path(tmp_s)
@@ -924,6 +968,7 @@ def main() -> None:
         mem, _ = run_phase(
             a, tmp, "memory", 1, [("base", 0), ("b", 0), ("a", 0), ("base", r), ("b", r)], None
         )
+        t = lap("memory", t)
         red = None
         redis_kb = float("nan")
         if not a.no_redis:
@@ -932,7 +977,9 @@ def main() -> None:
                 red, outs = run_phase(a, tmp, rs.url, 2, [("base", 0), ("b", 0), ("a", 0)], rs.pid)
                 created = sum(o["tables_created"] for o in outs)
                 redis_kb = (redis_used_kb(rs.port) - used0) / max(1, created)
+            t = lap("redis", t)
         scale = run_scale(a, tmp)
+        t = lap("scale", t)
     res = report(a, mem, red, scale, redis_kb)
     for key in (
         "ratio_parejas_vs_openspiel",
@@ -946,6 +993,9 @@ def main() -> None:
     res.setdefault("ratio_parejas_vs_openspiel", None)
     if a.profile_actions > 0:
         res["profile"] = run_profile(a, res["server_cpu_us_per_action"])
+        lap("profile", t)
+    res["phase_s"] = phases
+    res["server_engine"] = "mypyc" if server_engine(a) else "python"
     res["wall_s"] = round(time.perf_counter() - t_run, 1)
     print(json.dumps(res, sort_keys=True))
 
@@ -1047,8 +1097,9 @@ def report(
     )
     print(
         f"  scale: {scale['kb_per_table']:.2f} kB per idle table ({a.idle_tables}), "
-        f"{scale['kb_per_stream']:.2f} kB per open stream ({scale['streams_open']}); bare "
-        f"grpc.aio {scale['baseline_kb_per_stream']:.2f} kB per stream; Redis "
+        f"{scale['kb_per_stream']:.2f} kB per open stream ({scale['streams_open']} of "
+        f"{a.streams} opened); bare grpc.aio {scale['baseline_kb_per_stream']:.2f} kB per stream "
+        f"({scale['baseline_streams_open']} opened); Redis "
         f"{redis_kb:.2f} kB per table (played, default retention)"
     )
     out: dict[str, Any] = {
@@ -1067,6 +1118,8 @@ def report(
         "kb_per_stream": rnd(scale["kb_per_stream"]),
         "baseline_kb_per_stream": rnd(scale["baseline_kb_per_stream"]),
         "kb_per_table": rnd(scale["kb_per_table"]),
+        "streams_open": scale["streams_open"],
+        "baseline_streams_open": scale["baseline_streams_open"],
         "server_cpu_us_per_action": rnd(med(b, "cpu_us"), 1),
         "server_cpu_us_per_action_get_submit": rnd(med(pa, "cpu_us"), 1),
         "baseline_cpu_us_per_publish": rnd(med(base, "cpu_us"), 1),

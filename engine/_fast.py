@@ -7,6 +7,9 @@ cheap way. A :class:`~engine.state.State` is rebuilt from a tuple in field order
 pin the field order each builder relies on: reordering ``State`` fails here, at import.
 Events and (seat, card) pairs are immutable, so one of each is shared by every match.
 Tuples are built by concatenation (``a + b``, not ``(*a, b)``): compiled, that is one call.
+Compiled, :func:`with_play` and :func:`with_trick_done` list the kept fields one by one (one
+tuple built); interpreted, a slice and a concatenation cost less than the subscripts, so
+they take that branch (:data:`COMPILED`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ new_tuple: Final = tuple.__new__
 _STATE: Final[type[State]] = State
 """State as a constant: compiled code reads it directly instead of from the module dict."""
 _CARD_PLAYED: Final[type[CardPlayed]] = CardPlayed
+COMPILED: Final = not __file__.endswith(".py")
+"""Whether this module runs compiled (mypyc builds it into an extension module)."""
 
 _HAND_NO: Final = State._fields.index("hand_no")
 _DEALER: Final = State._fields.index("dealer")
@@ -90,7 +95,13 @@ def with_play(
 
     The kept fields are listed one by one (``s[0]`` ... ``s[25]``, asserted above as the ones
     before ``hands``): one tuple is built, where a slice and a concatenation would build
-    two more and copy every field through each."""
+    two more and copy every field through each. Interpreted, the slice costs less."""
+    if not COMPILED:
+        return new_tuple(
+            _STATE,
+            state[:_PLAY_FIELDS]  # noqa: RUF005 (one slice, one concatenation)
+            + (hands, trick, turn, public, 0, False, state.turn_id + 1),
+        )
     s: tuple[object, ...] = state
     return new_tuple(
         _STATE,
@@ -117,7 +128,19 @@ def with_trick_done(
     """``state`` after its current ``trick`` (complete) went to ``winner``: the trick joins the
     history, the next trick begins with the winner's lead (its declaration window open).
     The kept fields ``s[0]`` ... ``s[14]`` (those before ``stock``) are listed one by one, as
-    in :func:`with_play`."""
+    in :func:`with_play` (interpreted: a slice, as there)."""
+    if not COMPILED:
+        return new_tuple(
+            _STATE,
+            state[:_TRICK_FIELDS]  # noqa: RUF005 (one slice, one concatenation)
+            + (
+                stock, winner, state.trick_no + 1,
+                state.history + ((state.leader, trick, winner),),  # noqa: RUF005
+                won_points, tricks_won, last_trick_of, state.cantes, state.sung_suits,
+                state.sang_twenty, held_at_win, hands, (), winner, public, 0, False,
+                state.turn_id + 1,
+            ),
+        )  # fmt: skip
     s: tuple[object, ...] = state
     return new_tuple(
         _STATE,

@@ -32,14 +32,27 @@ _LAST_RESULT = State._fields.index("last_result") - 1
 
 def encode_state(state: State) -> bytes:
     """The state as bytes (format :data:`VERSION`)."""
-    opts = state.rules.options()
-    fields: list[Any] = [[opts[name] for name in _RULE_FIELDS]]
-    fields.extend(state[1:])
-    return bytes((VERSION,)) + json.dumps(fields, separators=(",", ":")).encode()
+    rest = json.dumps(state[1:], separators=(",", ":")).encode()
+    return _head(state.rules) + rest[1:]  # rest[0] is the '[' the head already opened
 
 
 _RULES_CACHE_MAX = 256
 _rules_by_values: dict[tuple[Any, ...], Rules] = {}
+_head_by_rules: dict[Rules, bytes] = {}
+
+
+def _head(rules: Rules) -> bytes:
+    """The bytes every encoded state of these rules starts with: the version byte, the opening
+    '[' and the rules' option values with their ','. Computed once per distinct rules value
+    (Rules is frozen; a bounded cache, as for decoding)."""
+    found = _head_by_rules.get(rules)
+    if found is None:
+        opts = rules.options()
+        values = json.dumps([opts[name] for name in _RULE_FIELDS], separators=(",", ":"))
+        found = bytes((VERSION,)) + b"[" + values.encode() + b","
+        if len(_head_by_rules) < _RULES_CACHE_MAX:
+            _head_by_rules[rules] = found
+    return found
 
 
 def _rules(values: list[Any]) -> Rules:

@@ -379,13 +379,19 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         resume_after = request.resume_after if request.HasField("resume_after") else None
         items = self.tables.streams.watch(request.table_id, _token(context), resume_after)
         async with contextlib.aclosing(items):
-            async for item in items:
-                if isinstance(item, Snapshot):
-                    rec = item.record
-                    view = wire.view_to_proto(rec, item.seat)
-                    yield service_pb2.WatchTableResponse(snapshot=view)
-                else:
-                    yield service_pb2.WatchTableResponse(event=item)
+            # No name holds an item while the stream waits for the next one: a snapshot's
+            # record is not kept alive for the stream's life (memory per open stream).
+            while True:
+                try:
+                    yield _watch_response(await anext(items))
+                except StopAsyncIteration:
+                    return
+
+
+def _watch_response(item: Snapshot | wire.Event) -> service_pb2.WatchTableResponse:
+    if isinstance(item, Snapshot):
+        return service_pb2.WatchTableResponse(snapshot=wire.view_to_proto(item.record, item.seat))
+    return service_pb2.WatchTableResponse(event=item)
 
 
 _PAGE_TOKEN_PREFIX = "p1"

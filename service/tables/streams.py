@@ -130,10 +130,14 @@ class Streams:
             occupancy,
             since=rec.seats[seat].since_seq if seat is not None else 0,
         )
+        del rec  # neither the record nor an item is held while the stream waits
         try:
             async with contextlib.aclosing(follow.items(sub, resume_after)) as items:
-                async for item in items:
-                    yield item
+                while True:
+                    try:
+                        yield await anext(items)
+                    except StopAsyncIteration:
+                        break
         except SubscriptionEnded as exc:
             raise _ended(exc, self.ctx) from None
         finally:
@@ -278,6 +282,7 @@ class _Follow:
                     yield self._event(ev)
                     last = ev.seq
         clock, publish = self.streams.ctx.clock, self.streams.ctx.metrics.publish
+        del rec  # not kept for the stream's life (memory per open stream)
         async for ev in sub:
             if ev is REWOUND or loaded_last < ev.seq <= last or ev.seq > last + 1:
                 # The table's history went back or changed under the stream (a store restored
@@ -286,6 +291,7 @@ class _Follow:
                 rec = await self._resync(last)
                 last = loaded_last = rec.last_seq
                 yield Snapshot(rec, seat)
+                del rec
                 continue
             if ev.seq <= last:
                 continue
