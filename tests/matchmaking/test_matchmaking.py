@@ -6,10 +6,8 @@ fake clock), bad input refused with its status and reason."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
 from collections import Counter
-from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
@@ -19,7 +17,6 @@ from service.auth import hash_token
 from service.matchmaking.entrants import (
     DISPLAY_NEW,
     DISPLAY_PER_ORDINAL,
-    MU,
     GuestDirectory,
     bot_display,
 )
@@ -186,7 +183,7 @@ async def test_after_the_deadline_bots_of_the_nearest_level_fill_the_seats(
             for stub, t, i in zip((a, b), tokens, ids, strict=True)
         ]
         for call in calls:
-            assert (await call.read()).WhichOneof("progress") == "waiting"  # type: ignore[union-attr]
+            assert (await call.read()).WhichOneof("progress") == "waiting"
         for srv in replicas.servers:  # before the deadline: no bots
             assert srv.matchmaker is not None and await srv.matchmaker.run_pass() == []
         clock.advance(30.0)
@@ -225,9 +222,9 @@ async def test_windows_widen_with_the_time_waited() -> None:
         clock.advance(15.0)
         made = await mm.run_pass()  # +-400 after 30 s: the four sit together
         assert len(made) == 1
-        shown = [round(e.rating) for e in made[0].seats]
+        ratings = [round(e.rating) for e in made[0].seats]
         # the fairest split: the strongest with the weakest, partners opposite
-        assert {frozenset(shown[0::2]), frozenset(shown[1::2])} == {
+        assert {frozenset(ratings[0::2]), frozenset(ratings[1::2])} == {
             frozenset((1200, 1650)),
             frozenset((1450, 1600)),
         }
@@ -240,7 +237,7 @@ async def last_of(call: Any) -> matchmaking_pb2.TicketMatched:
     last = None
     while True:
         item = await call.read()
-        if item is grpc.aio.EOF:
+        if item is grpc.aio.EOF:  # type: ignore[attr-defined]
             break
         last = item
     assert last is not None and last.WhichOneof("progress") == "matched"

@@ -81,9 +81,7 @@ async def inprocess_replicas(
     channels: list[grpc.aio.Channel] = []
     try:
         for _ in range(n):
-            servers.append(
-                await create_server(conf, store=store, clock=clock, directory=directory)
-            )
+            servers.append(await create_server(conf, store=store, clock=clock, directory=directory))
             channels.append(grpc.aio.insecure_channel(f"127.0.0.1:{servers[-1].port}"))
         yield InProcessReplicas(servers, [Stub(ch) for ch in channels], clock)
     finally:
