@@ -408,8 +408,6 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         items = self.matchmaker.watch(request.ticket_id, _token(context))
         async with contextlib.aclosing(items):
             async for item in items:
-                if self.tables.closing:
-                    raise Unavailable("the server is shutting down", reason=Reason.SHUTTING_DOWN)
                 if isinstance(item, Matched):
                     yield matchmaking_pb2.WatchTicketResponse(
                         matched=matchmaking_pb2.TicketMatched(

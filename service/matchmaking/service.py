@@ -27,7 +27,13 @@ from collections.abc import AsyncGenerator, Sequence
 
 import structlog
 
-from ..errors import FailedPrecondition, InvalidArgument, NotFound, PermissionDenied
+from ..errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    Unavailable,
+)
 from ..reasons import Reason
 from ..store.base import StoreUnavailable
 from ..store.queue import MATCHED, Ticket, TicketQueue
@@ -150,6 +156,24 @@ class Matchmaker:
             log.info("ticket_queued", mode=mode.name, ticket_id=ticket.ticket_id)
         return ticket, await self._progress(ticket, now)
 
+    async def _own_ticket(self, ticket_id: str, token: str | None) -> Entrant:
+        """The entrant of the caller's live ticket (INVALID_ARGUMENT, NOT_FOUND
+        TICKET_NOT_FOUND, PERMISSION_DENIED NOT_YOUR_TICKET otherwise)."""
+        if not ticket_id or len(ticket_id) > MAX_TICKET_ID:
+            raise InvalidArgument(
+                f"ticket_id is required (at most {MAX_TICKET_ID} characters)", field="ticket_id"
+            )
+        ticket = None
+        if TICKET_ID_RE.match(ticket_id):
+            ticket = await self.queue.get(ticket_id, self._now())
+        if ticket is None:
+            raise NotFound("no such ticket (cancelled or expired?)", reason=Reason.TICKET_NOT_FOUND)
+        entrant = Entrant.decode(ticket.entry)
+        caller = await self.directory.entrant(token, ticket.mode)
+        if caller.player_id != entrant.player_id:
+            raise PermissionDenied("this ticket is another player's", reason=Reason.NOT_YOUR_TICKET)
+        return entrant
+
     async def _progress(self, ticket: Ticket, now: float) -> Waiting:
         waited = max(0.0, now - ticket.enqueued_at)
         queued = len(await self.queue.waiting(ticket.mode, now))
@@ -164,25 +188,18 @@ class Matchmaker:
         """A ticket's progress until it is matched (the last item). While the iteration
         runs the ticket stays alive; when it ends before the match (closed, cancelled,
         failed) the ticket is cancelled."""
-        if not ticket_id or len(ticket_id) > MAX_TICKET_ID:
-            raise InvalidArgument(
-                f"ticket_id is required (at most {MAX_TICKET_ID} characters)", field="ticket_id"
-            )
+        entrant = await self._own_ticket(ticket_id, token)
         gone = NotFound("no such ticket (cancelled or expired?)", reason=Reason.TICKET_NOT_FOUND)
-        if not TICKET_ID_RE.match(ticket_id):
-            raise gone
-        ticket = await self.queue.get(ticket_id, self._now())
-        if ticket is None:
-            raise gone
-        entrant = Entrant.decode(ticket.entry)
-        caller = await self.directory.entrant(token, ticket.mode)
-        if caller.player_id != entrant.player_id:
-            raise PermissionDenied("this ticket is another player's", reason=Reason.NOT_YOUR_TICKET)
         settings = self.tables.settings
         last: Waiting | None = None
         matched = False
         try:
             while True:
+                if self.tables.closing:
+                    raise Unavailable(
+                        "the server is shutting down: FindMatch again on another server",
+                        reason=Reason.SHUTTING_DOWN,
+                    )
                 now = self._now()
                 ticket = await self.queue.get(ticket_id, now)
                 if ticket is None:

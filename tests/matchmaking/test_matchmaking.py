@@ -14,12 +14,16 @@ import grpc
 import pytest
 
 from service.auth import hash_token
+from service.matchmaking import matcher
 from service.matchmaking.entrants import (
     DISPLAY_NEW,
     DISPLAY_PER_ORDINAL,
+    MODES,
+    Entrant,
     GuestDirectory,
     bot_display,
 )
+from service.matchmaking.service import Plan
 from tests.service.helpers import auth, registered_reason
 from tests.support.clock import FakeClock
 from tests.support.replicas import InProcessReplicas, Stub, inprocess_replicas
@@ -292,3 +296,39 @@ async def test_bad_input_is_refused_with_its_reason() -> None:
         assert replicas.servers[0].matchmaker is not None
         queued = await replicas.servers[0].app.store.tickets().get(ticket, replicas.clock())
         assert queued is not None and queued.state == "waiting"
+
+
+async def test_a_claim_whose_replica_died_before_seating_is_seated_by_the_watcher(
+    store_url: str,
+) -> None:
+    """The claim stores the whole plan: a replica that claims and dies before it makes the
+    table leaves a plan that the ticket's watcher, on another replica, seats itself."""
+    clock = FakeClock()
+    async with inprocess_replicas(
+        2, store_url=store_url, clock=clock, matchmaking_deadline_s=1000.0
+    ) as replicas:
+        a, b = replicas.stubs
+        dead, alive = replicas.servers
+        assert dead.matchmaker is not None and alive.matchmaker is not None
+        tokens = [secrets.token_urlsafe(16) for _ in range(2)]
+        ids = [await find(a, t, "2p") for t in tokens]
+        calls = [
+            b.WatchTicket(service_pb2.WatchTicketRequest(ticket_id=i), metadata=auth(t))
+            for t, i in zip(tokens, ids, strict=True)
+        ]
+        for call in calls:
+            await call.read()
+        # the "dead" replica's pass, cut after its claim: plan and claim, no table
+        waiting = await dead.app.store.tickets().waiting("2p", clock())
+        candidates = [
+            matcher.Candidate(t.ticket_id, Entrant.decode(t.entry), t.enqueued_at) for t in waiting
+        ]
+        groups = matcher.plan(MODES["2p"], candidates, clock(), 1000.0)
+        assert len(groups) == 1
+        plan = Plan("00aa11bb22cc33dd", "2p", groups[0].seats)
+        assert await dead.matchmaker.claim(groups[0].ticket_ids, plan, clock())
+        ends = [await last_of(call) for call in calls]
+        assert {e.table_id for e in ends} == {plan.table_id}
+        rec = await alive.app.load(plan.table_id, presence=False)
+        assert {s.token_hash for s in rec.seats} == {hash_token(t) for t in tokens}
+        assert rec.status == "playing"
