@@ -176,7 +176,7 @@ class Matchmaker:
 
     async def _progress(self, ticket: Ticket, now: float) -> Waiting:
         waited = max(0.0, now - ticket.enqueued_at)
-        queued = len(await self.queue.waiting(ticket.mode, now))
+        queued = await self.queue.count(ticket.mode)
         deadline = self.tables.settings.matchmaking_deadline_s
         return Waiting(matcher.window(waited), queued, waited, max(0.0, deadline - waited))
 

@@ -63,6 +63,11 @@ class TicketQueue(abc.ABC):
         """The live waiting tickets of ``mode``, oldest first (dead ones are dropped)."""
 
     @abc.abstractmethod
+    async def count(self, mode: str) -> int:
+        """About how many tickets wait in ``mode`` (dead ones may count until the next
+        :meth:`waiting` drops them): cheap, for the progress shown to watchers."""
+
+    @abc.abstractmethod
     async def touch(self, ticket_id: str, alive_until: float, now: float) -> bool:
         """Keep a live waiting ticket alive until ``alive_until``; False when it is not one
         (matched, cancelled, dead)."""
@@ -135,6 +140,9 @@ class MemoryQueue(TicketQueue):
             if t is not None:
                 out.append(t)
         return out
+
+    async def count(self, mode: str) -> int:
+        return len(self._queues.get(mode, {}))
 
     async def touch(self, ticket_id: str, alive_until: float, now: float) -> bool:
         t = self._live(ticket_id, now)

@@ -38,6 +38,7 @@ async def test_one_live_ticket_per_player(queue: TicketQueue) -> None:
     )
     assert again == first  # the same ticket, unchanged, whatever the mode asked
     assert [t.ticket_id for t in await queue.waiting("4p", NOW + 1)] == [first.ticket_id]
+    assert (await queue.count("4p"), await queue.count("2p")) == (1, 0)
     assert await queue.waiting("2p", NOW + 1) == []
     got = await queue.get(first.ticket_id, NOW + 1)
     assert got is not None and got.entry == b"e1" and got.rating == 1501.0

@@ -98,6 +98,10 @@ class RedisQueue(TicketQueue):
             for i in range(0, len(flat), 6)
         ]
 
+    async def count(self, mode: str) -> int:
+        async with self.link.call():
+            return int(await self.link.client.zcard(self._queue + mode))
+
     async def touch(self, ticket_id: str, alive_until: float, now: float) -> bool:
         async with self.link.call():
             done = await self._touch(
