@@ -22,7 +22,7 @@ from prometheus_client import generate_latest
 from service.server import Server, create_server
 from tests.service.conftest import FAST
 from tests.support.wait import eventually
-from tute.v1 import rules_pb2, service_connect, service_pb2, view_pb2
+from tute.v1 import matchmaking_pb2, rules_pb2, service_connect, service_pb2, view_pb2
 
 WEB = dataclasses.replace(FAST, http_port=0)
 """The test servers' settings with a free HTTP port."""
@@ -137,7 +137,7 @@ async def test_ranked_matchmaking_over_the_browser_transports(
     """FindMatch and WatchTicket through the Connect wrapper: two players of 2p are matched."""
     tokens = ["web-player-one", "web-player-two"]
 
-    async def queue(token: str) -> service_pb2.WatchTicketResponse:
+    async def queue(token: str) -> matchmaking_pb2.WatchTicketResponse:
         found = await client.find_match(
             service_pb2.FindMatchRequest(mode="2p"), headers=bearer(token)
         )
