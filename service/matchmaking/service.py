@@ -298,6 +298,7 @@ class Matchmaker:
                 created_at=now,
                 owner_token_hash="",
             )
+            rec.ranked = True
             with contextlib.suppress(ValueError):  # made meanwhile by another replica
                 await tables.commits.create(rec)
             rec = await tables.load(plan.table_id, presence=False)

@@ -120,6 +120,8 @@ async def test_a_ranked_table_uses_the_modes_rules_and_starts() -> None:
         assert view.rules.options.target_match_points == 3
         assert view.rules.options.turn_time_s == 30
         assert view.status == 2  # TABLE_STATUS_PLAYING: every seat taken at once
+        rec = await replicas.servers[0].app.load(m.table_id, presence=False)
+        assert rec.ranked and rec.visibility == "private"
 
 
 async def test_a_cancelled_ticket_is_never_matched(store_url: str) -> None:
