@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -26,7 +27,7 @@ from service.matchmaking.entrants import (
 from service.matchmaking.service import Plan
 from tests.service.helpers import auth, registered_reason
 from tests.support.clock import FakeClock
-from tests.support.replicas import InProcessReplicas, Stub, inprocess_replicas
+from tests.support.replicas import InProcessReplicas, Stub, inprocess_replicas, start_replicas
 from tests.support.wait import eventually
 from tute.v1 import matchmaking_pb2, service_pb2
 
@@ -334,3 +335,40 @@ async def test_a_claim_whose_replica_died_before_seating_is_seated_by_the_watche
         rec = await alive.app.load(plan.table_id, presence=False)
         assert {s.token_hash for s in rec.seats} == {hash_token(t) for t in tokens}
         assert rec.status == "playing"
+
+
+async def test_64_players_on_two_replica_processes_on_redis(redis_url: str, tmp_path: Path) -> None:
+    """Two ``tute-server`` processes on one Redis, each running its matcher: 64 players queue
+    at once, half on each; each is seated exactly once."""
+    started = await start_replicas(redis_url, tmp_path, 2, "--matchmaking-poll-s", "0.05")
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{r.port}") for r in started]
+    try:
+        stubs = [Stub(ch) for ch in channels]
+        tokens = [secrets.token_urlsafe(16) for _ in range(64)]
+
+        async def one(i: int, token: str) -> matchmaking_pb2.TicketMatched:
+            stub = stubs[i % 2]
+            return await last_of(
+                stub.WatchTicket(
+                    service_pb2.WatchTicketRequest(ticket_id=await find(stub, token)),
+                    metadata=auth(token),
+                )
+            )
+
+        async with asyncio.timeout(60):
+            matched = await asyncio.gather(*(one(i, t) for i, t in enumerate(tokens)))
+        assert len({(m.table_id, m.seat) for m in matched}) == 64
+        tables = Counter(m.table_id for m in matched)
+        assert len(tables) == 16 and set(tables.values()) == {4}
+        for i, (m, token) in enumerate(zip(matched, tokens, strict=True)):
+            view = (
+                await stubs[(i + 1) % 2].GetTable(
+                    service_pb2.GetTableRequest(table_id=m.table_id), metadata=auth(token)
+                )
+            ).view
+            assert view.my_seat == m.seat
+    finally:
+        for ch in channels:
+            await ch.close()
+        for r in started:
+            await r.stop()
