@@ -369,6 +369,6 @@ async def test_64_players_on_two_replica_processes_on_redis(redis_url: str, tmp_
             assert view.my_seat == m.seat
     finally:
         for ch in channels:
-            await ch.close()
+            await ch.close(None)
         for r in started:
             await r.stop()
