@@ -162,8 +162,8 @@ bench-redis: $(STAMP) system-deps ## Redis store: 2 replicas on Redis beside the
 bench-abuse: $(STAMP) ## one hostile client against the limits (and without them): a legit player's GetTable p99 (~80 s)
 	$(PY) -m benchmarks.abuse_bench
 
-bench-population: $(STAMP) ## 2,000 simulated players rated through the real matcher and ratings, short form (< 1 min; `.venv/bin/python -m benchmarks.population` for 20,000 matches)
-	$(PY) -m benchmarks.population --short
+bench-population: $(STAMP) ## 2,000 simulated players, 20,000 ranked matches through the real matcher and ratings (< 1 min; `--mode 2p|3p`, `--spread`)
+	$(PY) -m benchmarks.population
 
 bench-bots: $(STAMP) $(MYPYC_STAMP) ## bot tournament, short form (< 5 min; `.venv/bin/python -m benchmarks.bots --full` for the long one)
 	cd $(MYPYC_DIR) && PYTHONPATH=$(abspath $(MYPYC_DIR)):$(CURDIR) \

@@ -19,11 +19,12 @@ Two phases, the figures printed at the end and as one JSON line:
    the median and p90 wait from FindMatch to the claim, and the share of bot-filled seats;
 
 and the matcher's cost per claim (µs of CPU time in the pass that plans and claims, divided
-by the claims). ``--short`` (the default of ``make bench-population``) rates 4,000 matches;
-the full run rates 20,000::
+by the claims). The full run (``make bench-population``) rates 20,000 matches in well under
+a minute; ``--short`` rates 4,000; ``--mode 2p`` or ``3p`` runs another ladder, ``--spread``
+sets the true strengths' spread::
 
-    python -m benchmarks.population --short
     python -m benchmarks.population
+    python -m benchmarks.population --mode 3p --spread 300
 """
 
 from __future__ import annotations
