@@ -1,5 +1,6 @@
-"""The ticket queue's contract, on the memory store and on a real Redis: one live ticket per
-player, claims all or none, a cancelled or dead ticket never claimed."""
+"""The ticket queue's contract, on the memory store, a real Redis and a real Redis Cluster (the
+scripts build keys in their one slot): one live ticket per player, claims all or none, a
+cancelled or dead ticket never claimed."""
 
 from __future__ import annotations
 
@@ -15,12 +16,13 @@ from service.store.redis import RedisStore
 NOW = 1_800_000_000.0
 
 
-@pytest.fixture(params=["memory", "redis"])
+@pytest.fixture(params=["memory", "redis", "cluster"])
 async def queue(request: pytest.FixtureRequest) -> AsyncIterator[TicketQueue]:
     if request.param == "memory":
         yield MemoryStore().tickets()
         return
-    store = RedisStore.from_url(request.getfixturevalue("redis_url"))
+    url = request.getfixturevalue("redis_url" if request.param == "redis" else "redis_cluster_url")
+    store = RedisStore.from_url(url)
     try:
         yield store.tickets()
     finally:
