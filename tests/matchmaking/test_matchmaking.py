@@ -51,6 +51,19 @@ async def watch_to_the_end(stub: Stub, token: str, ticket_id: str) -> list[Any]:
     return [item async for item in call]
 
 
+async def stop_matchers(replicas: InProcessReplicas) -> None:
+    """Stop the replicas' own matcher loops, so that the test runs each pass itself (and
+    knows which replica made which table)."""
+    for srv in replicas.servers:
+        for task in [t for t in srv.tasks if t.get_name() == "matcher"]:
+            # a cancel can be swallowed by a Redis call completing at that moment (Python
+            # 3.11's wait_for): cancel until the task is done, as Server.shutdown does
+            while not task.done():
+                task.cancel()
+                await asyncio.wait({task}, timeout=0.05)
+            srv.tasks.remove(task)
+
+
 async def queue_and_play(replicas: InProcessReplicas, n: int, mode: str = "4p") -> None:
     """``n`` players queue at once, half on each replica, each watching its ticket to the end:
     each is seated exactly once, at a table whose seat its own token opens."""
@@ -183,6 +196,7 @@ async def test_after_the_deadline_bots_of_the_nearest_level_fill_the_seats(
         matchmaking_deadline_s=30.0,
         ticket_ttl_s=3600.0,
     ) as replicas:
+        await stop_matchers(replicas)
         a, b = replicas.stubs
         ids = [await find(a, tokens[0]), await find(b, tokens[1])]
         calls = [
@@ -213,6 +227,7 @@ async def test_windows_widen_with_the_time_waited() -> None:
     async with inprocess_replicas(
         1, clock=clock, directory=directory, matchmaking_deadline_s=1000.0, ticket_ttl_s=3600.0
     ) as replicas:
+        await stop_matchers(replicas)
         stub = replicas.stubs[0]
         mm = replicas.servers[0].matchmaker
         assert mm is not None
@@ -310,6 +325,7 @@ async def test_a_claim_whose_replica_died_before_seating_is_seated_by_the_watche
     async with inprocess_replicas(
         2, store_url=store_url, clock=clock, matchmaking_deadline_s=1000.0
     ) as replicas:
+        await stop_matchers(replicas)
         a, b = replicas.stubs
         dead, alive = replicas.servers
         assert dead.matchmaker is not None and alive.matchmaker is not None
