@@ -73,9 +73,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             " wins INTEGER NOT NULL,"
             " PRIMARY KEY (player_id, mode))",
             "CREATE INDEX player_ratings_board ON player_ratings (mode, display, player_id)",
-            "CREATE TABLE ranked_results ("
-            " table_id TEXT PRIMARY KEY,"
-            " changes TEXT NOT NULL)",
+            "CREATE TABLE ranked_results (table_id TEXT PRIMARY KEY, changes TEXT NOT NULL)",
         ),
     ),
 )
