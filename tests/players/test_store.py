@@ -1,5 +1,5 @@
-"""The player store's contract on memory and SQLite: guests, outside subjects, ranked results
-once per table, the leaderboard."""
+"""The player store's contract on memory, SQLite and a real PostgreSQL: guests, outside
+subjects, ranked results once per table, the leaderboard."""
 
 from __future__ import annotations
 
@@ -9,15 +9,22 @@ import pytest
 
 from service.auth import hash_token
 from service.players import MemoryPlayerStore, PlayerStore, Rated, Standing, bot_rated, rate_match
+from service.players.postgres import PostgresPlayerStore
 from service.players.sqlite import SqlitePlayerStore
 
+from ..durable.conftest import fresh_postgres_url, postgres  # noqa: F401 - the session fixture
 
-@pytest.fixture(params=["memory", "sqlite"])
+
+@pytest.fixture(params=["memory", "sqlite", "postgresql"])
 async def store(request: pytest.FixtureRequest, tmp_path: object) -> AsyncIterator[PlayerStore]:
     if request.param == "memory":
         yield MemoryPlayerStore()
         return
-    db = SqlitePlayerStore(f"{tmp_path}/players.db")
+    db: SqlitePlayerStore | PostgresPlayerStore
+    if request.param == "sqlite":
+        db = SqlitePlayerStore(f"{tmp_path}/players.db")
+    else:
+        db = PostgresPlayerStore(await fresh_postgres_url(request.getfixturevalue("postgres")))
     await db.start()
     yield db
     await db.close()
