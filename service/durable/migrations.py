@@ -51,6 +51,31 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "CREATE INDEX match_seats_player ON match_seats (player_id, finished_at_ms, table_id)",
         ),
     ),
+    Migration(
+        3,
+        "players, their ratings per mode and ranked results",
+        (
+            "CREATE TABLE players ("
+            " player_id TEXT PRIMARY KEY,"
+            " name TEXT NOT NULL,"
+            " token_hash TEXT UNIQUE,"
+            " issuer TEXT,"
+            " subject TEXT,"
+            " cooldown_until DOUBLE PRECISION NOT NULL DEFAULT 0,"
+            " UNIQUE (issuer, subject))",
+            "CREATE TABLE player_ratings ("
+            " player_id TEXT NOT NULL REFERENCES players (player_id),"
+            " mode TEXT NOT NULL,"
+            " mu DOUBLE PRECISION NOT NULL,"
+            " sigma DOUBLE PRECISION NOT NULL,"
+            " display DOUBLE PRECISION NOT NULL,"
+            " games INTEGER NOT NULL,"
+            " wins INTEGER NOT NULL,"
+            " PRIMARY KEY (player_id, mode))",
+            "CREATE INDEX player_ratings_board ON player_ratings (mode, display, player_id)",
+            "CREATE TABLE ranked_results (table_id TEXT PRIMARY KEY, changes TEXT NOT NULL)",
+        ),
+    ),
 )
 
 LATEST: Final = MIGRATIONS[-1].version

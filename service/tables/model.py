@@ -138,6 +138,9 @@ class TableRecord:
     expires_at: float = 0.0
     """A waiting table where no human sits: when it expires (Unix time; the scheduler then
     deletes it). 0: it does not (a human sits, or the match started)."""
+    ranked: bool = False
+    """A ranked table (made by the matchmaker): its finished match counts for the ratings
+    and is kept in the history as ranked."""
     fair: FairLog | None = None
     """Once the match started: its server seeds (secrets until their hands end), client
     seeds and action log, for the commitments, the reveals and the match record."""
@@ -235,6 +238,7 @@ def encode_record(rec: TableRecord) -> bytes:
         "expires": rec.expires_at,
         "cseeds": [s.client_seed for s in rec.seats],
         "fair": rec.fair.to_json() if rec.fair is not None else None,
+        "ranked": rec.ranked,
     }
     head = json.dumps(d, separators=(",", ":")).encode()
     return head if rec.state is None else head + b"\n" + encode_state(rec.state)
@@ -277,4 +281,5 @@ def decode_record(data: bytes) -> TableRecord:
         owner_token_hash=d.get("owner", ""),
         expires_at=d.get("expires", 0.0),
         fair=FairLog.from_json(fair) if (fair := d.get("fair")) is not None else None,
+        ranked=d.get("ranked", False),
     )

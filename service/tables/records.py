@@ -67,7 +67,7 @@ async def keep(history: History, rec: TableRecord) -> None:
     if record is None:
         return
     try:
-        await history.put_record(record, finished_at_ms=finished_at_ms(record))
+        await history.put_record(record, finished_at_ms=finished_at_ms(record), ranked=rec.ranked)
     except (HistoryUnavailable, HistoryConflict) as exc:
         log.warning("match_record_not_kept", table_id=rec.table_id, error=str(exc))
 
