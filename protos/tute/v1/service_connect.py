@@ -220,7 +220,9 @@ class TuteService(Protocol):
         expired.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
         no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
-        not ended yet, or has not started).
+        not ended yet, or has not started). With include_replay it also returns the match
+        re-run step by step by the server's engine (the web client's replay checks it against the
+        record and shows it).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -699,7 +701,9 @@ class TuteServiceClient(ConnectClient):
         expired.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
         no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
-        not ended yet, or has not started).
+        not ended yet, or has not started). With include_replay it also returns the match
+        re-run step by step by the server's engine (the web client's replay checks it against the
+        record and shows it).
         """
         return await self.execute_unary(
             request=request,
@@ -898,7 +902,9 @@ class TuteServiceSync(Protocol):
         expired.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
         no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
-        not ended yet, or has not started).
+        not ended yet, or has not started). With include_replay it also returns the match
+        re-run step by step by the server's engine (the web client's replay checks it against the
+        record and shows it).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1375,7 +1381,9 @@ class TuteServiceClientSync(ConnectClientSync):
         expired.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
         no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
-        not ended yet, or has not started).
+        not ended yet, or has not started). With include_replay it also returns the match
+        re-run step by step by the server's engine (the web client's replay checks it against the
+        record and shows it).
         """
         return self.execute_unary(
             request=request,
