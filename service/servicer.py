@@ -373,7 +373,8 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         record = await self.tables.match_record(request.table_id)
         resp = service_pb2.GetMatchRecordResponse(record=wire.record_to_proto(record, ""))
         if request.include_replay:
-            resp.replay.extend(wire.replay_to_proto(record))
+            for index, events in wire.replay_to_proto(record):
+                resp.replay.add(action_index=index, events=events)
         return resp
 
     async def WatchTable(

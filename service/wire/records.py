@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from engine.record import MatchRecord, replay
 from engine.shuffle import ALGORITHM
-from tute.v1 import event_pb2, record_pb2, service_pb2
+from tute.v1 import event_pb2, record_pb2
 
 from ..tables.fair import FairLog
 from .cards import rules_to_proto
@@ -120,17 +120,14 @@ def _open_event(v: EventVariants, record: MatchRecord) -> event_pb2.Event:
     return msg
 
 
-def replay_to_proto(record: MatchRecord) -> list[service_pb2.ReplayStep]:
-    """The ``ReplayStep`` messages of a record re-run by the engine (:func:`engine.record.replay`,
-    which raises :class:`engine.record.RecordError` for a record that does not replay)."""
+def replay_to_proto(record: MatchRecord) -> list[tuple[int, list[event_pb2.Event]]]:
+    """Each step of a record re-run by the engine (:func:`engine.record.replay`, which raises
+    :class:`engine.record.RecordError` for a record that does not replay) as the fields of a
+    ``ReplayStep``: the action's index (-1 for the opening deal) and the step's events."""
     out = []
     for step in replay(record):
         a = step.action
         reason = FORFEIT_DISCONNECTED if a is not None and a.by == "server" else FORFEIT_LEFT
         variants = engine_events_to_proto(record.rules, step.events, forfeit_reason=reason)
-        out.append(
-            service_pb2.ReplayStep(
-                action_index=step.number, events=[_open_event(v, record) for v in variants]
-            )
-        )
+        out.append((step.number, [_open_event(v, record) for v in variants]))
     return out
