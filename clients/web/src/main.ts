@@ -1,7 +1,8 @@
 // The tute web client: a lobby (open tables, create, join by invite code or link, spectate)
 // and a table (hand, trick, trump, cantes, scores, turn timer) over the Connect protocol.
 // Routes: #/ (lobby), #/t/<table id> (the table: our seat when this browser holds its token,
-// else as a spectator), #/join/<invite code> (the join screen of a private table).
+// else as a spectator), #/join/<invite code> (the join screen of a private table),
+// #/replay/<table id> (the checked replay of a finished match, replay.ts).
 import "./style.css";
 import { cardBackSvg, cardName, cardSvg, suitName, suitPicture } from "./cards";
 import { bearer, Code, connect, ConnectError, errorReason, errorText, forgetSeat, saveSeat, savedSeat } from "./api";
@@ -14,6 +15,7 @@ import { OccupantKind, TableStatus, Visibility } from "./gen/tute/v1/table_pb";
 import type { TableView } from "./gen/tute/v1/view_pb";
 import { TableViewSchema } from "./gen/tute/v1/view_pb";
 import { equals } from "@bufbuild/protobuf";
+import { loadReplay, replayKeys } from "./replay";
 
 const PRESETS: Array<[string, string]> = [
   ["corriente-6", "Tute corriente, 2 jugadores, 6 cartas"],
@@ -52,12 +54,19 @@ function route(): void {
   const hash = window.location.hash.replace(/^#/, "");
   const table = hash.match(/^\/t\/([A-Za-z0-9_-]+)/);
   const join = hash.match(/^\/join\/([A-Za-z0-9_-]+)/);
+  const replay = hash.match(/^\/replay\/([A-Za-z0-9_-]+)/);
   if (table) leaveCurrent = showTable(table[1]);
+  else if (replay) showReplay(replay[1]);
   else if (join) showJoin(join[1]);
   else showLobby();
 }
 
 window.addEventListener("hashchange", route);
+document.addEventListener("keydown", replayKeys);
+
+function showReplay(tableId: string): void {
+  void loadReplay(() => api.getMatchRecord({ tableId, includeReplay: true }), root, tableId, errorText);
+}
 
 // ---------------------------------------------------------------------------------------------
 // lobby
@@ -82,7 +91,8 @@ function showLobby(): void {
     <section aria-labelledby="h-join">
       <h2 id="h-join">Unirse o mirar</h2>
       <form id="join-code" class="row"><label>Código de invitación <input id="code" maxlength="16"></label><button>Unirme</button></form>
-      <form id="spectate" class="row"><label>Mesa (id) <input id="spec-id" maxlength="64"></label><button>Mirar</button></form>
+      <form id="spectate" class="row"><label>Mesa (id) <input id="spec-id" maxlength="64"></label><button>Mirar</button>
+        <button type="button" id="replay-btn">Repetición</button></form>
     </section>
     <section aria-labelledby="h-open">
       <h2 id="h-open">Mesas abiertas <button id="refresh" class="small">Actualizar</button></h2>
@@ -127,6 +137,10 @@ function showLobby(): void {
     e.preventDefault();
     const code = $("code").value.trim();
     if (code) window.location.hash = `#/join/${code}`;
+  });
+  document.getElementById("replay-btn")?.addEventListener("click", () => {
+    const id = $("spec-id").value.trim();
+    if (id) window.location.hash = `#/replay/${id}`;
   });
   (document.getElementById("spectate") as HTMLFormElement).addEventListener("submit", (e) => {
     e.preventDefault();
@@ -456,7 +470,8 @@ function showTable(tableId: string): () => void {
       const winners = v.matchResult.winnerSeats.map((x) => seatName(v, x)).join(" y ");
       const mine = v.mySeat !== undefined && v.matchResult.winnerSeats.includes(v.mySeat);
       result = `<p class="final" id="final">Partida terminada: ${winners ? `gana ${esc(winners)}` : "empate"}${
-        v.mySeat !== undefined ? (mine ? " ¡Has ganado!" : " Has perdido.") : ""}</p>`;
+        v.mySeat !== undefined ? (mine ? " ¡Has ganado!" : " Has perdido.") : ""}</p>
+        <p><a id="replay-link" href="#/replay/${esc(v.tableId)}">Ver la repetición y comprobar el reparto</a></p>`;
     }
     const cantes = v.cantes.length
       ? `<p class="cantes">Cantes: ${v.cantes.map((c) => `${esc(seatName(v, c.seat))} ${c.points} en ${esc(suitName(c.suit))}`).join(", ")}</p>`
