@@ -55,7 +55,8 @@ export interface Frame {
   stock: number;
   hands: number[][];
   trick: Array<[number, number]>;
-  lastTrick: { cards: Array<[number, number]>; winner: number } | null;
+  /** The trick taken last, kept on show until the next one (across a new deal too). */
+  lastTrick: { cards: Array<[number, number]>; winner: number; hand: number } | null;
   tricksWon: number[];
   /** Per side, this hand so far: card points of the tricks taken, and cantes. */
   handPoints: number[];
@@ -200,7 +201,7 @@ function deal(w: Walk, ev: Extract<Event["kind"], { case: "handDealt" }>["value"
   w.dealt = h;
   w.trick = [];
   Object.assign(w.frame, {
-    hand: h, dealer: ev.dealer, trumpSuit: suitOf(trump), trumpCard: trump, lastTrick: null,
+    hand: h, dealer: ev.dealer, trumpSuit: suitOf(trump), trumpCard: trump,
     tricksWon: Array(n).fill(0), handPoints: Array(n === 4 ? 2 : n).fill(0), cantes: [],
   });
   w.frame.lines.push(`Mano ${h}: reparte ${w.names[ev.dealer]}, triunfo ${cardName(cardMsg(trump))}`);
@@ -230,7 +231,7 @@ function apply(w: Walk, ev: Event, i: number): void {
         throw new Refused(`paso ${i}: la baza no es la de sus cartas`);
       }
       const winner = t.winner;
-      f.lastTrick = { cards, winner };
+      f.lastTrick = { cards, winner, hand: f.hand };
       f.tricksWon = f.tricksWon.map((x, s) => (s === winner ? x + 1 : x));
       f.handPoints = f.handPoints.map((x, s) => (s === sideOf(w.n, winner) ? x + points : x));
       w.trick = [];
@@ -413,7 +414,7 @@ export async function loadReplay(
     const showing = f.trick.length ? f.trick : (f.lastTrick?.cards ?? []);
     el("r-trick").innerHTML = `<div class="r-played" data-cards="${showing.map(([s, c]) => `${s}:${cardText(c)}`).join(" ")}">${
       showing.map(([s, c]) => `<div class="slot"><span class="slot-name">${esc(names[s])}</span>${cardImg(c)}</div>`).join("")}</div>
-      <p class="caption">${f.trick.length ? "Baza en juego" : f.lastTrick ? `Última baza: la gana ${esc(names[f.lastTrick.winner])}` : ""}</p>`;
+      <p class="caption">${f.trick.length ? "Baza en juego" : f.lastTrick ? `Última baza${f.lastTrick.hand !== f.hand ? ` de la mano ${f.lastTrick.hand}` : ""}: la gana ${esc(names[f.lastTrick.winner])}` : ""}</p>`;
     el("r-side").innerHTML = `<div class="trump">${f.trumpCard >= 0 ? cardImg(f.trumpCard, "small") : ""}
       <p>Triunfo<br><strong id="r-trump" data-suit="${SUITS[f.trumpSuit] ?? ""}">${f.trumpSuit >= 0 ? esc(suitName((f.trumpSuit + 1) as Suit)) : "—"}</strong></p></div>
       <div class="stock"><p>Mazo<br><strong id="r-stock">${f.stock}</strong></p></div>`;
