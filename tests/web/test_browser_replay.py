@@ -16,7 +16,6 @@ import grpc
 import pytest
 from playwright.async_api import Page, Route
 
-import engine
 from clients.records import check, record_from_proto
 from engine.cards import card_text, cards_of
 from engine.record import ReplayStep
@@ -89,10 +88,9 @@ async def test_a_finished_match_replays_step_by_step_as_the_engine_reruns_it(
         assert await page.inner_text("#p-seed") == h.server_seed
         assert (await page.inner_text("#p-pack")).split() == list(h.pack)
         action = steps[k].action
-        if action is not None and action.action not in ("timeout", "forfeit"):
-            if engine.parse_action(action.action) < 40:  # a card: it is in the trick shown
-                played = await page.get_attribute(".r-played", "data-cards") or ""
-                assert f"{action.seat}:{action.action}" in played.split()
+        if action is not None and action.action[0].isdigit():  # a card: in the trick shown
+            played = await page.get_attribute(".r-played", "data-cards") or ""
+            assert f"{action.seat}:{action.action}" in played.split()
 
     await check_step(0)
     for k in range(1, 6):  # action by action
