@@ -220,9 +220,10 @@ class TuteService(Protocol):
         expired.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
         no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
-        not ended yet, or has not started). With include_replay it also returns the match
-        re-run step by step by the server's engine (the web client's replay checks it against the
-        record and shows it).
+        not ended yet, or has not started), INTERNAL (INTERNAL: with include_replay, a kept record
+        the server's engine does not replay). With include_replay it also returns the match re-run
+        step by step by the server's engine (the web client's replay checks it against the record
+        and shows it).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -701,9 +702,10 @@ class TuteServiceClient(ConnectClient):
         expired.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
         no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
-        not ended yet, or has not started). With include_replay it also returns the match
-        re-run step by step by the server's engine (the web client's replay checks it against the
-        record and shows it).
+        not ended yet, or has not started), INTERNAL (INTERNAL: with include_replay, a kept record
+        the server's engine does not replay). With include_replay it also returns the match re-run
+        step by step by the server's engine (the web client's replay checks it against the record
+        and shows it).
         """
         return await self.execute_unary(
             request=request,
@@ -902,9 +904,10 @@ class TuteServiceSync(Protocol):
         expired.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
         no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
-        not ended yet, or has not started). With include_replay it also returns the match
-        re-run step by step by the server's engine (the web client's replay checks it against the
-        record and shows it).
+        not ended yet, or has not started), INTERNAL (INTERNAL: with include_replay, a kept record
+        the server's engine does not replay). With include_replay it also returns the match re-run
+        step by step by the server's engine (the web client's replay checks it against the record
+        and shows it).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1381,9 +1384,10 @@ class TuteServiceClientSync(ConnectClientSync):
         expired.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
         no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
-        not ended yet, or has not started). With include_replay it also returns the match
-        re-run step by step by the server's engine (the web client's replay checks it against the
-        record and shows it).
+        not ended yet, or has not started), INTERNAL (INTERNAL: with include_replay, a kept record
+        the server's engine does not replay). With include_replay it also returns the match re-run
+        step by step by the server's engine (the web client's replay checks it against the record
+        and shows it).
         """
         return self.execute_unary(
             request=request,
