@@ -55,7 +55,7 @@ RUN_SOURCES := pyproject.toml setup.py $(wildcard engine/*.py service/*.py servi
 PLAY_PORT ?= 50052
 PLAY_ARGS ?= --preset corriente-6
 
-.PHONY: help venv run play web web-build test test-compiled test-all lint compile bench bench-full bench-redis proto system-deps clean image bench-abuse bench-bots
+.PHONY: help venv run play web web-build test test-compiled test-all lint compile bench bench-full bench-redis proto system-deps clean image bench-abuse bench-bots bench-population
 
 # The container image `make image` builds: tute:<version in pyproject.toml>.
 IMAGE ?= tute:$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
@@ -161,6 +161,9 @@ bench-redis: $(STAMP) system-deps ## Redis store: 2 replicas on Redis beside the
 
 bench-abuse: $(STAMP) ## one hostile client against the limits (and without them): a legit player's GetTable p99 (~80 s)
 	$(PY) -m benchmarks.abuse_bench
+
+bench-population: $(STAMP) ## 2,000 simulated players rated through the real matcher and ratings, short form (< 1 min; `.venv/bin/python -m benchmarks.population` for 20,000 matches)
+	$(PY) -m benchmarks.population --short
 
 bench-bots: $(STAMP) $(MYPYC_STAMP) ## bot tournament, short form (< 5 min; `.venv/bin/python -m benchmarks.bots --full` for the long one)
 	cd $(MYPYC_DIR) && PYTHONPATH=$(abspath $(MYPYC_DIR)):$(CURDIR) \

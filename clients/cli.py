@@ -1,7 +1,7 @@
 """``tute``: the terminal client of a tute server.
 
 - ``tute play``: play in the terminal (Textual): against bots, by invite code, or from the
-  lobby (no options: a menu);
+  lobby (no options: a menu); ``--ranked MODE`` queues for a ranked table first;
 - ``tute watch TABLE``: a table as a spectator sees it, live (``--plain``: a line per event);
 - ``tute tables``: the lobby;
 - ``tute bot --level L --table T | --invite CODE``: a bot that takes a seat over gRPC like any
@@ -19,10 +19,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
+import secrets
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table as RichTable
@@ -55,6 +58,25 @@ def _save_tokens(path: str, client: TuteClient) -> None:
     p.chmod(0o600)
 
 
+async def _find_match(client: TuteClient, args: argparse.Namespace) -> str:
+    """Queue for a ranked table (printing the ticket's progress); the table's id, whose seat
+    the client holds."""
+    client.player_token = (
+        args.player_token or os.environ.get("TUTE_PLAYER_TOKEN") or (secrets.token_urlsafe(32))
+    )
+
+    def progress(w: Any) -> None:
+        print(
+            f"queued for {args.ranked}: {w.queued} waiting, window +-{w.window}, "
+            f"bots in {w.bots_in_s:.0f} s",
+            flush=True,
+        )
+
+    matched = await client.find_match(args.ranked, on_progress=progress)
+    print(f"matched: table {matched.table_id}, seat {matched.seat}", flush=True)
+    return str(matched.table_id)
+
+
 async def _play(args: argparse.Namespace) -> int:
     from .play import JoinTable, NewTable, PlayApp, Resume, Start
 
@@ -79,6 +101,8 @@ async def _play(args: argparse.Namespace) -> int:
         )
     try:
         await client.wait_ready(args.connect_timeout)
+        if args.ranked:
+            start = Resume(await _find_match(client, args))
     except TuteError as err:
         print(f"tute: {err}", file=sys.stderr)
         return 2
@@ -263,6 +287,18 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--turn-time", type=int, default=None, help="seconds per turn (0: no clock)")
     play.add_argument(
         "--target-points", type=int, default=0, help="points to win a game (shorter matches)"
+    )
+    play.add_argument(
+        "--ranked",
+        default="",
+        choices=["", "2p", "3p", "4p"],
+        metavar="MODE",
+        help="queue for a ranked table of MODE (2p, 3p or 4p): the matchmaker seats you",
+    )
+    play.add_argument(
+        "--player-token",
+        default="",
+        help="with --ranked: your player token (default $TUTE_PLAYER_TOKEN, else a new guest)",
     )
     play.add_argument("--invite", default="", help="join a private table by its invite code")
     play.add_argument("--table", default="", help="join (or, with its token, go back to) a table")

@@ -81,6 +81,7 @@ import grpc
 from tute.v1 import (
     action_pb2,
     event_pb2,
+    matchmaking_pb2,
     record_pb2,
     rules_pb2,
     service_pb2,
@@ -212,6 +213,9 @@ class TuteClient:
         """How many times a stream was resumed after it failed or ended."""
         self.on_retry: Callable[[TuteError, float], None] | None = None
         """Called with the error and the delay before each retry (to tell a user)."""
+        self.player_token: str | None = None
+        """The player's token for ranked play (:meth:`find_match`): a secret, like a seat
+        token. A seat the matchmaker gives is bound to it."""
 
     # -- life cycle ------------------------------------------------------------------------
     async def __aenter__(self) -> TuteClient:
@@ -465,6 +469,43 @@ class TuteClient:
             "GetMatchRecord", req, (), retry_on=_STREAM_RETRY
         )
         return resp.record
+
+    async def find_match(
+        self,
+        mode: str = "4p",
+        *,
+        on_progress: Callable[[matchmaking_pb2.TicketWaiting], None] | None = None,
+    ) -> matchmaking_pb2.TicketMatched:
+        """Ranked play: FindMatch in ``mode`` ("2p", "3p" or "4p") with :attr:`player_token`,
+        then WatchTicket until the matchmaker seats the player (``on_progress`` gets each
+        TicketWaiting). The seat is bound to the player token: the client keeps it as the
+        table's seat token, so :meth:`watch` and :meth:`submit` play it. Leaving early (a
+        cancelled task) closes the stream, which cancels the ticket."""
+        if not self.player_token:
+            raise ValueError("find_match needs a player token (set player_token)")
+        metadata = (("authorization", f"Bearer {self.player_token}"),)
+        found: service_pb2.FindMatchResponse = await self._call(
+            "FindMatch", service_pb2.FindMatchRequest(mode=mode), metadata
+        )
+        if on_progress is not None:
+            on_progress(found.waiting)
+        call = self._stub().WatchTicket(
+            service_pb2.WatchTicketRequest(ticket_id=found.ticket_id), metadata=metadata
+        )
+        try:
+            async for item in call:
+                if item.WhichOneof("progress") == "matched":
+                    m: matchmaking_pb2.TicketMatched = item.matched
+                    self.seat_tokens[m.table_id] = m.seat_token or self.player_token
+                    self.seats[m.table_id] = m.seat
+                    return m
+                if on_progress is not None:
+                    on_progress(item.waiting)
+        except grpc.aio.AioRpcError as exc:
+            raise error_from_rpc(exc, "WatchTicket") from None
+        finally:
+            call.cancel()
+        raise Unavailable("the ticket's stream ended before a match; call find_match again")
 
     async def submit(
         self,

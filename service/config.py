@@ -115,6 +115,17 @@ class Settings:
     streams do not count here: spectators never lock a player out of its own table."""
     max_streams_per_seat: int = 4
     """WatchTable streams a seat's token may hold open per replica (a player's devices)."""
+    matchmaking_deadline_s: float = 30.0
+    """A matchmaking ticket that has waited this long is seated with the humans its window
+    allows and bots of their level in the seats still missing."""
+    matchmaking_poll_s: float = 1.0
+    """How often each replica's matcher passes over the queues (and ticket streams look at
+    their tickets)."""
+    ticket_ttl_s: float = 10.0
+    """A matchmaking ticket without an open WatchTicket stream is cancelled this long after
+    FindMatch or the stream's last look (so a crashed replica's tickets fade out)."""
+    ranked_turn_time_s: int = 30
+    """The turn clock of ranked tables (seconds per turn)."""
     waiting_ttl_s: float = 600.0
     """A waiting table where no human sits (nobody took a seat, only bots did, or every human
     left) is deleted this long after its creation or after its last human left, and so stops
@@ -175,6 +186,11 @@ _HELP = {
     "table on this replica (seated players' streams do not count)",
     "max_streams_per_seat": "refuse a seat's WatchTable streams past this many per seat on this "
     "replica",
+    "matchmaking_deadline_s": "seconds a matchmaking ticket waits before bots of the humans' "
+    "level fill the seats still missing",
+    "matchmaking_poll_s": "how often the matcher passes over the queues (seconds)",
+    "ticket_ttl_s": "seconds a matchmaking ticket lives without an open WatchTicket stream",
+    "ranked_turn_time_s": "seconds per turn at ranked tables",
     "waiting_ttl_s": "seconds a waiting table where no human sits is kept before it is deleted "
     "(0: kept like any table)",
 }

@@ -58,12 +58,16 @@ class Reason(StrEnum):
     """Ends a WatchTable stream whose token no longer opens its seat."""
     PRIVATE_TABLE = "PRIVATE_TABLE"
     """A private table joined by its id instead of its invite code."""
+    NOT_YOUR_TICKET = "NOT_YOUR_TICKET"
+    """WatchTicket with another player's token than the ticket's."""
 
     # -- NOT_FOUND -------------------------------------------------------------------------
     TABLE_NOT_FOUND = "TABLE_NOT_FOUND"
     """No table has this id."""
     INVITE_NOT_FOUND = "INVITE_NOT_FOUND"
     """No table has this invite code."""
+    TICKET_NOT_FOUND = "TICKET_NOT_FOUND"
+    """No matchmaking ticket has this id (never issued, cancelled or expired)."""
 
     # -- FAILED_PRECONDITION: the table ----------------------------------------------------
     ALREADY_SEATED = "ALREADY_SEATED"
@@ -78,6 +82,8 @@ class Reason(StrEnum):
     """The match is over (also the engine's ``match_over``)."""
     MATCH_NOT_OVER = "MATCH_NOT_OVER"
     """GetMatchRecord before the table's match ended."""
+    ALREADY_QUEUED = "ALREADY_QUEUED"
+    """FindMatch while the player's ticket waits in another mode."""
 
     # -- FAILED_PRECONDITION: the engine's rules -------------------------------------------
     NOT_YOUR_TURN = "NOT_YOUR_TURN"
@@ -130,8 +136,13 @@ _BY_CODE: Final[dict[grpc.StatusCode, tuple[Reason, ...]]] = {
         Reason.BAD_STATE_BYTES,
     ),
     _C.UNAUTHENTICATED: (Reason.TOKEN_REQUIRED, Reason.MALFORMED_AUTHORIZATION),
-    _C.PERMISSION_DENIED: (Reason.NOT_SEATED, Reason.SEAT_LOST, Reason.PRIVATE_TABLE),
-    _C.NOT_FOUND: (Reason.TABLE_NOT_FOUND, Reason.INVITE_NOT_FOUND),
+    _C.PERMISSION_DENIED: (
+        Reason.NOT_SEATED,
+        Reason.SEAT_LOST,
+        Reason.PRIVATE_TABLE,
+        Reason.NOT_YOUR_TICKET,
+    ),
+    _C.NOT_FOUND: (Reason.TABLE_NOT_FOUND, Reason.INVITE_NOT_FOUND, Reason.TICKET_NOT_FOUND),
     _C.FAILED_PRECONDITION: (
         Reason.ALREADY_SEATED,
         Reason.SEAT_TAKEN,
@@ -139,6 +150,7 @@ _BY_CODE: Final[dict[grpc.StatusCode, tuple[Reason, ...]]] = {
         Reason.MATCH_ALREADY_STARTED,
         Reason.MATCH_OVER,
         Reason.MATCH_NOT_OVER,
+        Reason.ALREADY_QUEUED,
         Reason.NOT_YOUR_TURN,
         Reason.CARD_NOT_HELD,
         Reason.MUST_FOLLOW_SUIT,

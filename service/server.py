@@ -30,6 +30,8 @@ from .clock import SYSTEM_CLOCK, Clock
 from .config import Settings
 from .durable import HistoryUnavailable
 from .interceptor import CallInterceptor
+from .matchmaking.entrants import PlayerDirectory
+from .matchmaking.service import Matchmaker
 from .metrics import Metrics
 from .reflection import enable_server_reflection
 from .servicer import TuteServicer
@@ -122,6 +124,8 @@ class Server:
     tasks: list[asyncio.Task[None]] = dataclasses.field(default_factory=list)
     web: WebServer | None = None
     """The HTTP port for browsers (None when ``settings.http_port`` is -1)."""
+    matchmaker: Matchmaker | None = None
+    """FindMatch, WatchTicket and this replica's matcher loop."""
 
     @property
     def http_port(self) -> int:
@@ -184,11 +188,16 @@ async def _watch_health(server: Server) -> None:
 
 
 async def create_server(
-    settings: Settings, store: Store | None = None, *, clock: Clock = SYSTEM_CLOCK
+    settings: Settings,
+    store: Store | None = None,
+    *,
+    clock: Clock = SYSTEM_CLOCK,
+    directory: PlayerDirectory | None = None,
 ) -> Server:
     """Build and start a server (bind ``settings.host:settings.port``; port 0 picks one) and,
     with ``settings.metrics_port``, its ``/metrics`` endpoint; StartupError if a port is taken.
-    The server and the store it opens run on ``clock`` (a ``store`` given has its own)."""
+    The server and the store it opens run on ``clock`` (a ``store`` given has its own).
+    ``directory``: who the matchmaker's callers are (default: every token a guest player)."""
     metrics = Metrics()
     inner = (
         store
@@ -206,7 +215,8 @@ async def create_server(
     await app.prune_history()
     interceptor = CallInterceptor(metrics, access_log=settings.access_log)
     grpc_server = grpc.aio.server(interceptors=[interceptor], options=server_options(settings))
-    servicer = TuteServicer(app)
+    matchmaker = Matchmaker(app, directory)
+    servicer = TuteServicer(app, matchmaker)
     service_pb2_grpc.add_TuteServiceServicer_to_server(servicer, grpc_server)
     health_servicer = _HealthServicer()
     await health_servicer.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)
@@ -240,8 +250,19 @@ async def create_server(
     await grpc_server.start()
     if web is not None:
         await web.start()
-    server = Server(grpc_server, port, app, metrics, timed, health_servicer, settings, web=web)
+    server = Server(
+        grpc_server,
+        port,
+        app,
+        metrics,
+        timed,
+        health_servicer,
+        settings,
+        web=web,
+        matchmaker=matchmaker,
+    )
     server.tasks.append(asyncio.create_task(app.run_scheduler(), name="scheduler"))
+    server.tasks.append(asyncio.create_task(matchmaker.run(), name="matcher"))
     server.tasks.append(asyncio.create_task(_watch_health(server), name="health"))
     if settings.history_casual_days > 0 or settings.history_ranked_days > 0:
         server.tasks.append(asyncio.create_task(_prune_history(app), name="history"))

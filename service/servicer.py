@@ -23,7 +23,7 @@ from typing import Any
 
 import structlog
 
-from tute.v1 import service_pb2, service_pb2_grpc, table_pb2
+from tute.v1 import matchmaking_pb2, service_pb2, service_pb2_grpc, table_pb2
 
 from . import wire
 from .auth import bearer_token, hash_token, new_token
@@ -35,7 +35,9 @@ from .errors import (
     PermissionDenied,
     ResourceExhausted,
     ServiceError,
+    Unavailable,
 )
+from .matchmaking.service import Matched, Matchmaker, Waiting
 from .reasons import Reason
 from .tables import changes
 from .tables.access import (
@@ -79,8 +81,9 @@ def _token(context: Any) -> str | None:
 class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     """The RPCs over one replica's :class:`TableService`."""
 
-    def __init__(self, tables: TableService) -> None:
+    def __init__(self, tables: TableService, matchmaker: Matchmaker | None = None) -> None:
         self.tables = tables
+        self.matchmaker = matchmaker if matchmaker is not None else Matchmaker(tables)
 
     def _caller(self, context: Any) -> None:
         """Who calls, for the per-caller limits (service.callers.CALLER)."""
@@ -391,6 +394,39 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                     yield service_pb2.WatchTableResponse(snapshot=view)
                 else:
                     yield service_pb2.WatchTableResponse(event=item)
+
+    async def FindMatch(
+        self, request: service_pb2.FindMatchRequest, context: Any
+    ) -> service_pb2.FindMatchResponse:
+        self._caller(context)
+        ticket, progress = await self.matchmaker.find_match(_token(context), request.mode)
+        return service_pb2.FindMatchResponse(
+            ticket_id=ticket.ticket_id, waiting=_waiting_to_proto(progress)
+        )
+
+    async def WatchTicket(
+        self, request: service_pb2.WatchTicketRequest, context: Any
+    ) -> AsyncGenerator[matchmaking_pb2.WatchTicketResponse, None]:
+        self._caller(context)
+        if self.tables.closing:
+            raise Unavailable("the server is shutting down", reason=Reason.SHUTTING_DOWN)
+        items = self.matchmaker.watch(request.ticket_id, _token(context))
+        async with contextlib.aclosing(items):
+            async for item in items:
+                if isinstance(item, Matched):
+                    yield matchmaking_pb2.WatchTicketResponse(
+                        matched=matchmaking_pb2.TicketMatched(
+                            table_id=item.table_id, seat=item.seat, bot_seats=item.bot_seats
+                        )
+                    )
+                else:
+                    yield matchmaking_pb2.WatchTicketResponse(waiting=_waiting_to_proto(item))
+
+
+def _waiting_to_proto(w: Waiting) -> matchmaking_pb2.TicketWaiting:
+    return matchmaking_pb2.TicketWaiting(
+        window=round(w.window), queued=w.queued, waited_s=w.waited_s, bots_in_s=w.bots_in_s
+    )
 
 
 _PAGE_TOKEN_PREFIX = "p1"

@@ -184,10 +184,19 @@ class ConnectService:
     async def get_match_record(self, request: Any, ctx: Any) -> Any:
         return await self._unary("GetMatchRecord", request, ctx)
 
-    async def watch_table(self, request: Any, ctx: Any) -> AsyncIterator[Any]:
-        with self._call("server_stream", "WatchTable", request, ctx) as recorder:
-            sent = recorder.sent("server_stream", SERVICE, "WatchTable")
-            stream = self.servicer.WatchTable(request, HttpContext(ctx))
+    async def find_match(self, request: Any, ctx: Any) -> Any:
+        return await self._unary("FindMatch", request, ctx)
+
+    def watch_table(self, request: Any, ctx: Any) -> AsyncIterator[Any]:
+        return self._server_stream("WatchTable", request, ctx)
+
+    def watch_ticket(self, request: Any, ctx: Any) -> AsyncIterator[Any]:
+        return self._server_stream("WatchTicket", request, ctx)
+
+    async def _server_stream(self, method: str, request: Any, ctx: Any) -> AsyncIterator[Any]:
+        with self._call("server_stream", method, request, ctx) as recorder:
+            sent = recorder.sent("server_stream", SERVICE, method)
+            stream = getattr(self.servicer, method)(request, HttpContext(ctx))
             try:
                 async for item in stream:
                     yield item

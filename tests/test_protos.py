@@ -81,8 +81,11 @@ def test_generated_package_imports() -> None:
         "SubmitAction",
         "WatchTable",
         "GetMatchRecord",
+        "FindMatch",
+        "WatchTicket",
     }
     assert service.methods_by_name["WatchTable"].server_streaming
+    assert service.methods_by_name["WatchTicket"].server_streaming
     assert hasattr(service_pb2_grpc, "TuteServiceStub")
     assert hasattr(service_pb2_grpc, "TuteServiceServicer")
 

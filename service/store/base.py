@@ -16,6 +16,8 @@ import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Mapping, Sequence
 
+from .queue import TicketQueue
+
 
 class StoreUnavailable(Exception):
     """The store cannot be reached (the server answers UNAVAILABLE)."""
@@ -351,6 +353,11 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def ping(self) -> None:
         """Raise StoreUnavailable when the store cannot be reached."""
+
+    def tickets(self) -> TicketQueue:
+        """The matchmaking queue kept beside the tables (:mod:`.queue`), shared by every
+        replica of this store."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no matchmaking queue")
 
     async def close(self) -> None:  # noqa: B027 - optional hook, a no-op by default
         """Release connections."""

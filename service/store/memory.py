@@ -28,6 +28,7 @@ from .base import (
     Subscription,
     refill_and_take,
 )
+from .queue import MemoryQueue, TicketQueue
 
 QUEUE_LIMIT = 10_000
 RETENTION = 10_000
@@ -100,6 +101,10 @@ class MemoryStore(Store):
         """Bot seats of the waiting and playing tables that have any."""
         self.retention = retention
         self._clock = clock
+        self._tickets = MemoryQueue()
+
+    def tickets(self) -> TicketQueue:
+        return self._tickets
 
     async def create(
         self,

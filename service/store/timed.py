@@ -19,6 +19,7 @@ from .base import (
     StoreUnavailable,
     Subscription,
 )
+from .queue import TicketQueue
 
 if TYPE_CHECKING:
     from ..metrics import Metrics
@@ -125,6 +126,9 @@ class TimedStore(Store):
         self, key: str, rate: float, burst: float, cost: float, now: float
     ) -> BucketOutcome:
         return await self._timed("take_tokens", self.inner.take_tokens(key, rate, burst, cost, now))
+
+    def tickets(self) -> TicketQueue:
+        return self.inner.tickets()
 
     async def close(self) -> None:
         await self.inner.close()

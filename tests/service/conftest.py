@@ -33,6 +33,7 @@ FAST = Settings(
     max_streams_per_caller=0,
     bot_rate_per_s=0.0,
     invite_rate_per_s=0.0,
+    matchmaking_poll_s=0.05,
 )
 """Settings for tests: loopback, port 0, bots play at once, no per-caller limits (every test
 client calls from 127.0.0.1; tests/service/test_limits.py sets its own). No HTTP port: a

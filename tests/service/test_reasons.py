@@ -251,6 +251,24 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
 
         # requests and tokens
         await c.fails(stub.GetTable(get()), Code.INVALID_ARGUMENT, Reason.INVALID_ARGUMENT)
+
+        # matchmaking
+        queued = (
+            await stub.FindMatch(S.FindMatchRequest(mode="3p"), metadata=auth("a-player"))
+        ).ticket_id
+        await c.fails(
+            stub.FindMatch(S.FindMatchRequest(mode="2p"), metadata=auth("a-player")),
+            Code.FAILED_PRECONDITION,
+            Reason.ALREADY_QUEUED,
+        )
+        for ticket_id, token, code, reason in (
+            ("0123456789abcdef", "a-player", Code.NOT_FOUND, Reason.TICKET_NOT_FOUND),
+            (queued, "another-player", Code.PERMISSION_DENIED, Reason.NOT_YOUR_TICKET),
+        ):
+            ticket_call = stub.WatchTicket(
+                S.WatchTicketRequest(ticket_id=ticket_id), metadata=auth(token)
+            )
+            await c.fails(ticket_call.read(), code, reason)
         await c.fails(
             stub.CreateTable(C(rules=rules_pb2.Rules(preset="mus"))),
             Code.INVALID_ARGUMENT,

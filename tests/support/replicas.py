@@ -28,6 +28,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from service.clock import SYSTEM_CLOCK, Clock
 from service.config import Settings
+from service.matchmaking.entrants import PlayerDirectory
 from service.server import Server, create_server
 from service.store.memory import MemoryStore
 from tute.v1 import service_pb2_grpc
@@ -63,7 +64,12 @@ class InProcessReplicas:
 
 @contextlib.asynccontextmanager
 async def inprocess_replicas(
-    n: int, *, clock: Clock = SYSTEM_CLOCK, store_url: str = "memory", **settings: Any
+    n: int,
+    *,
+    clock: Clock = SYSTEM_CLOCK,
+    store_url: str = "memory",
+    directory: PlayerDirectory | None = None,
+    **settings: Any,
 ) -> AsyncIterator[InProcessReplicas]:
     """``n`` servers in this process on one store (their schedulers compete for due items),
     with ``settings`` over FAST, the store and the servers on ``clock``: one shared memory
@@ -75,7 +81,7 @@ async def inprocess_replicas(
     channels: list[grpc.aio.Channel] = []
     try:
         for _ in range(n):
-            servers.append(await create_server(conf, store=store, clock=clock))
+            servers.append(await create_server(conf, store=store, clock=clock, directory=directory))
             channels.append(grpc.aio.insecure_channel(f"127.0.0.1:{servers[-1].port}"))
         yield InProcessReplicas(servers, [Stub(ch) for ch in channels], clock)
     finally:

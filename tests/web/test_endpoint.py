@@ -22,7 +22,7 @@ from prometheus_client import generate_latest
 from service.server import Server, create_server
 from tests.service.conftest import FAST
 from tests.support.wait import eventually
-from tute.v1 import rules_pb2, service_connect, service_pb2, view_pb2
+from tute.v1 import matchmaking_pb2, rules_pb2, service_connect, service_pb2, view_pb2
 
 WEB = dataclasses.replace(FAST, http_port=0)
 """The test servers' settings with a free HTTP port."""
@@ -129,6 +129,33 @@ async def test_a_stream_sends_the_snapshot_then_live_events(
             break
     await stream.aclose()  # type: ignore[attr-defined]
     assert kinds[:3] == ["seat_joined", "match_started", "hand_dealt"]
+
+
+async def test_ranked_matchmaking_over_the_browser_transports(
+    client: service_connect.TuteServiceClient,
+) -> None:
+    """FindMatch and WatchTicket through the Connect wrapper: two players of 2p are matched."""
+    tokens = ["web-player-one", "web-player-two"]
+
+    async def queue(token: str) -> matchmaking_pb2.WatchTicketResponse:
+        found = await client.find_match(
+            service_pb2.FindMatchRequest(mode="2p"), headers=bearer(token)
+        )
+        last = None
+        async for msg in client.watch_ticket(
+            service_pb2.WatchTicketRequest(ticket_id=found.ticket_id), headers=bearer(token)
+        ):
+            last = msg
+        assert last is not None
+        return last
+
+    ends = await asyncio.wait_for(asyncio.gather(*(queue(t) for t in tokens)), 30)
+    assert {e.WhichOneof("progress") for e in ends} == {"matched"}
+    assert len({e.matched.table_id for e in ends}) == 1
+    assert sorted(e.matched.seat for e in ends) == [0, 1]
+    with pytest.raises(ConnectError) as err:
+        await client.find_match(service_pb2.FindMatchRequest(mode="9p"), headers=bearer("x"))
+    assert reason_of(err.value) == "INVALID_ARGUMENT"
 
 
 async def test_an_illegal_card_is_failed_precondition_must_follow_suit(

@@ -20,8 +20,9 @@ from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.protocol import ProtocolType
 from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DEFAULT_READ_MAX_BYTES, Endpoint, EndpointSync
 from pyqwest import Client, SyncClient
+from tute.v1.matchmaking_pb2 import WatchTicketResponse
 
-from .service_pb2 import AddBotRequest, AddBotResponse, CreateTableRequest, CreateTableResponse, GetMatchRecordRequest, GetMatchRecordResponse, GetTableRequest, GetTableResponse, JoinTableRequest, JoinTableResponse, LeaveTableRequest, LeaveTableResponse, ListTablesRequest, ListTablesResponse, SubmitActionRequest, SubmitActionResponse, WatchTableRequest, WatchTableResponse
+from .service_pb2 import AddBotRequest, AddBotResponse, CreateTableRequest, CreateTableResponse, FindMatchRequest, FindMatchResponse, GetMatchRecordRequest, GetMatchRecordResponse, GetTableRequest, GetTableResponse, JoinTableRequest, JoinTableResponse, LeaveTableRequest, LeaveTableResponse, ListTablesRequest, ListTablesResponse, SubmitActionRequest, SubmitActionResponse, WatchTableRequest, WatchTableResponse, WatchTicketRequest
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -71,16 +72,17 @@ class TuteService(Protocol):
       google.rpc.BadRequest detail names the field, for example "rules.options.players" or
       "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-      MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+      MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
       MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
       EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
       the seat or table state, or an illegal move (the rule it breaks).
-    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND): unknown table id or invite code.
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
+      code or matchmaking ticket.
     - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
       none was sent, or the `authorization` metadata is not "Bearer <token>".
-    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE): the token sent does not open a
-      seat at this table (a stream whose token stops opening its seat ends with SEAT_LOST), or
-      a private table was joined by id.
+    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
+      does not open a seat at this table (a stream whose token stops opening its seat ends with
+      SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
     - ABORTED (STALE_VERSION, CONTENTION): expected_version did not match the table's current
       version (someone acted first; ErrorInfo metadata "current_version"), or the table kept
       changing under the server's retries. Refresh and retry.
@@ -227,6 +229,42 @@ class TuteService(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    async def find_match(self, request: FindMatchRequest, ctx: RequestContext[FindMatchRequest, FindMatchResponse], /) -> FindMatchResponse:
+        """
+        Puts the calling player in the queue of a ranked mode and returns its ticket. The player
+        is the caller's `authorization: Bearer <token>`; the seat the match gives is bound to
+        that token. A player has one ticket at a time: FindMatch again in the same mode while
+        the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
+        few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
+        it) seats players whose display ratings are within a window that widens with the time
+        waited (+-100, +-200 after 15 s, +-400 after 30 s), splits partners for the fairest
+        match (the highest draw probability), and once a ticket has waited the server's
+        deadline (30 s by default) fills the seats still missing with bots whose level's rating
+        is nearest the humans' mean. Ranked tables use each mode's ranked rules: "2p" the
+        corriente-8 preset, "3p" tres, "4p" parejas-manos (pairs, the hands system to 3 match
+        points), with the turn clock on; they are private (never listed in the lobby).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
+        UNAUTHENTICATED (TOKEN_REQUIRED: no player token), FAILED_PRECONDITION (ALREADY_QUEUED:
+        the player's ticket waits in another mode).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def watch_ticket(self, request: WatchTicketRequest, ctx: RequestContext[WatchTicketRequest, WatchTicketResponse], /) -> AsyncIterator[WatchTicketResponse]:
+        """
+        Streams a ticket's progress: TicketWaiting when it opens and whenever the window or the
+        queue changes, then TicketMatched (the table and seat) as the last message; the stream
+        then ends with OK. The open stream keeps the ticket in the queue; closing it (or losing
+        the connection) cancels a ticket that still waits, and a cancelled ticket is never
+        matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
+        ticket's player may watch it.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
+        UNAUTHENTICATED (TOKEN_REQUIRED), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
+        was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the
+        token is not the ticket's player's), UNAVAILABLE (SHUTTING_DOWN: FindMatch again on
+        another server).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
 
 class TuteServiceASGIApplication(ConnectASGIApplication[TuteService]):
     def __init__(
@@ -340,6 +378,28 @@ class TuteServiceASGIApplication(ConnectASGIApplication[TuteService]):
                     ),
                     function=svc.get_match_record,
                 ),
+                "/tute.v1.TuteService/FindMatch": Endpoint.unary(
+                    method=MethodInfo(
+                        name="FindMatch",
+                        service_name="tute.v1.TuteService",
+                        input=FindMatchRequest,
+                        output=FindMatchResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.find_match,
+                ),
+                "/tute.v1.TuteService/WatchTicket": Endpoint.server_stream(
+                    method=MethodInfo(
+                        name="WatchTicket",
+                        service_name="tute.v1.TuteService",
+                        input=WatchTicketRequest,
+                        output=WatchTicketResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.SERVER_STREAM,
+                    ),
+                    function=svc.watch_ticket,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -387,16 +447,17 @@ class TuteServiceClient(ConnectClient):
       google.rpc.BadRequest detail names the field, for example "rules.options.players" or
       "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-      MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+      MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
       MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
       EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
       the seat or table state, or an illegal move (the rule it breaks).
-    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND): unknown table id or invite code.
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
+      code or matchmaking ticket.
     - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
       none was sent, or the `authorization` metadata is not "Bearer <token>".
-    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE): the token sent does not open a
-      seat at this table (a stream whose token stops opening its seat ends with SEAT_LOST), or
-      a private table was joined by id.
+    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
+      does not open a seat at this table (a stream whose token stops opening its seat ends with
+      SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
     - ABORTED (STALE_VERSION, CONTENTION): expected_version did not match the table's current
       version (someone acted first; ErrorInfo metadata "current_version"), or the table kept
       changing under the server's retries. Refresh and retry.
@@ -720,6 +781,76 @@ class TuteServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    async def find_match(
+        self,
+        request: FindMatchRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> FindMatchResponse:
+        """
+        Puts the calling player in the queue of a ranked mode and returns its ticket. The player
+        is the caller's `authorization: Bearer <token>`; the seat the match gives is bound to
+        that token. A player has one ticket at a time: FindMatch again in the same mode while
+        the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
+        few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
+        it) seats players whose display ratings are within a window that widens with the time
+        waited (+-100, +-200 after 15 s, +-400 after 30 s), splits partners for the fairest
+        match (the highest draw probability), and once a ticket has waited the server's
+        deadline (30 s by default) fills the seats still missing with bots whose level's rating
+        is nearest the humans' mean. Ranked tables use each mode's ranked rules: "2p" the
+        corriente-8 preset, "3p" tres, "4p" parejas-manos (pairs, the hands system to 3 match
+        points), with the turn clock on; they are private (never listed in the lobby).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
+        UNAUTHENTICATED (TOKEN_REQUIRED: no player token), FAILED_PRECONDITION (ALREADY_QUEUED:
+        the player's ticket waits in another mode).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="FindMatch",
+                service_name="tute.v1.TuteService",
+                input=FindMatchRequest,
+                output=FindMatchResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def watch_ticket(
+        self,
+        request: WatchTicketRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> AsyncIterator[WatchTicketResponse]:
+        """
+        Streams a ticket's progress: TicketWaiting when it opens and whenever the window or the
+        queue changes, then TicketMatched (the table and seat) as the last message; the stream
+        then ends with OK. The open stream keeps the ticket in the queue; closing it (or losing
+        the connection) cancels a ticket that still waits, and a cancelled ticket is never
+        matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
+        ticket's player may watch it.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
+        UNAUTHENTICATED (TOKEN_REQUIRED), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
+        was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the
+        token is not the ticket's player's), UNAVAILABLE (SHUTTING_DOWN: FindMatch again on
+        another server).
+        """
+        return self.execute_server_stream(
+            request=request,
+            method=MethodInfo(
+                name="WatchTicket",
+                service_name="tute.v1.TuteService",
+                input=WatchTicketRequest,
+                output=WatchTicketResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.SERVER_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
 
 class TuteServiceSync(Protocol):
     """
@@ -755,16 +886,17 @@ class TuteServiceSync(Protocol):
       google.rpc.BadRequest detail names the field, for example "rules.options.players" or
       "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-      MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+      MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
       MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
       EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
       the seat or table state, or an illegal move (the rule it breaks).
-    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND): unknown table id or invite code.
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
+      code or matchmaking ticket.
     - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
       none was sent, or the `authorization` metadata is not "Bearer <token>".
-    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE): the token sent does not open a
-      seat at this table (a stream whose token stops opening its seat ends with SEAT_LOST), or
-      a private table was joined by id.
+    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
+      does not open a seat at this table (a stream whose token stops opening its seat ends with
+      SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
     - ABORTED (STALE_VERSION, CONTENTION): expected_version did not match the table's current
       version (someone acted first; ErrorInfo metadata "current_version"), or the table kept
       changing under the server's retries. Refresh and retry.
@@ -911,6 +1043,42 @@ class TuteServiceSync(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def find_match(self, request: FindMatchRequest, ctx: RequestContext[FindMatchRequest, FindMatchResponse], /) -> FindMatchResponse:
+        """
+        Puts the calling player in the queue of a ranked mode and returns its ticket. The player
+        is the caller's `authorization: Bearer <token>`; the seat the match gives is bound to
+        that token. A player has one ticket at a time: FindMatch again in the same mode while
+        the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
+        few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
+        it) seats players whose display ratings are within a window that widens with the time
+        waited (+-100, +-200 after 15 s, +-400 after 30 s), splits partners for the fairest
+        match (the highest draw probability), and once a ticket has waited the server's
+        deadline (30 s by default) fills the seats still missing with bots whose level's rating
+        is nearest the humans' mean. Ranked tables use each mode's ranked rules: "2p" the
+        corriente-8 preset, "3p" tres, "4p" parejas-manos (pairs, the hands system to 3 match
+        points), with the turn clock on; they are private (never listed in the lobby).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
+        UNAUTHENTICATED (TOKEN_REQUIRED: no player token), FAILED_PRECONDITION (ALREADY_QUEUED:
+        the player's ticket waits in another mode).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def watch_ticket(self, request: WatchTicketRequest, ctx: RequestContext[WatchTicketRequest, WatchTicketResponse], /) -> Iterator[WatchTicketResponse]:
+        """
+        Streams a ticket's progress: TicketWaiting when it opens and whenever the window or the
+        queue changes, then TicketMatched (the table and seat) as the last message; the stream
+        then ends with OK. The open stream keeps the ticket in the queue; closing it (or losing
+        the connection) cancels a ticket that still waits, and a cancelled ticket is never
+        matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
+        ticket's player may watch it.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
+        UNAUTHENTICATED (TOKEN_REQUIRED), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
+        was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the
+        token is not the ticket's player's), UNAVAILABLE (SHUTTING_DOWN: FindMatch again on
+        another server).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
 
 class TuteServiceWSGIApplication(ConnectWSGIApplication):
     def __init__(
@@ -1022,6 +1190,28 @@ class TuteServiceWSGIApplication(ConnectWSGIApplication):
                     ),
                     function=service.get_match_record,
                 ),
+                "/tute.v1.TuteService/FindMatch": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="FindMatch",
+                        service_name="tute.v1.TuteService",
+                        input=FindMatchRequest,
+                        output=FindMatchResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.find_match,
+                ),
+                "/tute.v1.TuteService/WatchTicket": EndpointSync.server_stream(
+                    method=MethodInfo(
+                        name="WatchTicket",
+                        service_name="tute.v1.TuteService",
+                        input=WatchTicketRequest,
+                        output=WatchTicketResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.SERVER_STREAM,
+                    ),
+                    function=service.watch_ticket,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -1069,16 +1259,17 @@ class TuteServiceClientSync(ConnectClientSync):
       google.rpc.BadRequest detail names the field, for example "rules.options.players" or
       "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-      MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+      MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
       MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
       EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
       the seat or table state, or an illegal move (the rule it breaks).
-    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND): unknown table id or invite code.
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
+      code or matchmaking ticket.
     - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
       none was sent, or the `authorization` metadata is not "Bearer <token>".
-    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE): the token sent does not open a
-      seat at this table (a stream whose token stops opening its seat ends with SEAT_LOST), or
-      a private table was joined by id.
+    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
+      does not open a seat at this table (a stream whose token stops opening its seat ends with
+      SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
     - ABORTED (STALE_VERSION, CONTENTION): expected_version did not match the table's current
       version (someone acted first; ErrorInfo metadata "current_version"), or the table kept
       changing under the server's retries. Refresh and retry.
@@ -1398,6 +1589,76 @@ class TuteServiceClientSync(ConnectClientSync):
                 output=GetMatchRecordResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def find_match(
+        self,
+        request: FindMatchRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> FindMatchResponse:
+        """
+        Puts the calling player in the queue of a ranked mode and returns its ticket. The player
+        is the caller's `authorization: Bearer <token>`; the seat the match gives is bound to
+        that token. A player has one ticket at a time: FindMatch again in the same mode while
+        the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
+        few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
+        it) seats players whose display ratings are within a window that widens with the time
+        waited (+-100, +-200 after 15 s, +-400 after 30 s), splits partners for the fairest
+        match (the highest draw probability), and once a ticket has waited the server's
+        deadline (30 s by default) fills the seats still missing with bots whose level's rating
+        is nearest the humans' mean. Ranked tables use each mode's ranked rules: "2p" the
+        corriente-8 preset, "3p" tres, "4p" parejas-manos (pairs, the hands system to 3 match
+        points), with the turn clock on; they are private (never listed in the lobby).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
+        UNAUTHENTICATED (TOKEN_REQUIRED: no player token), FAILED_PRECONDITION (ALREADY_QUEUED:
+        the player's ticket waits in another mode).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="FindMatch",
+                service_name="tute.v1.TuteService",
+                input=FindMatchRequest,
+                output=FindMatchResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def watch_ticket(
+        self,
+        request: WatchTicketRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> Iterator[WatchTicketResponse]:
+        """
+        Streams a ticket's progress: TicketWaiting when it opens and whenever the window or the
+        queue changes, then TicketMatched (the table and seat) as the last message; the stream
+        then ends with OK. The open stream keeps the ticket in the queue; closing it (or losing
+        the connection) cancels a ticket that still waits, and a cancelled ticket is never
+        matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
+        ticket's player may watch it.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
+        UNAUTHENTICATED (TOKEN_REQUIRED), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
+        was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the
+        token is not the ticket's player's), UNAVAILABLE (SHUTTING_DOWN: FindMatch again on
+        another server).
+        """
+        return self.execute_server_stream(
+            request=request,
+            method=MethodInfo(
+                name="WatchTicket",
+                service_name="tute.v1.TuteService",
+                input=WatchTicketRequest,
+                output=WatchTicketResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.SERVER_STREAM,
             ),
             headers=headers,
             timeout_ms=timeout_ms,

@@ -1,5 +1,6 @@
 from tute.v1 import action_pb2 as _action_pb2
 from tute.v1 import event_pb2 as _event_pb2
+from tute.v1 import matchmaking_pb2 as _matchmaking_pb2
 from tute.v1 import record_pb2 as _record_pb2
 from tute.v1 import rules_pb2 as _rules_pb2
 from tute.v1 import table_pb2 as _table_pb2
@@ -193,3 +194,23 @@ class WatchTableResponse(_message.Message):
     snapshot: _view_pb2.TableView
     event: _event_pb2.Event
     def __init__(self, snapshot: _Optional[_Union[_view_pb2.TableView, _Mapping]] = ..., event: _Optional[_Union[_event_pb2.Event, _Mapping]] = ...) -> None: ...
+
+class FindMatchRequest(_message.Message):
+    __slots__ = ("mode",)
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    mode: str
+    def __init__(self, mode: _Optional[str] = ...) -> None: ...
+
+class FindMatchResponse(_message.Message):
+    __slots__ = ("ticket_id", "waiting")
+    TICKET_ID_FIELD_NUMBER: _ClassVar[int]
+    WAITING_FIELD_NUMBER: _ClassVar[int]
+    ticket_id: str
+    waiting: _matchmaking_pb2.TicketWaiting
+    def __init__(self, ticket_id: _Optional[str] = ..., waiting: _Optional[_Union[_matchmaking_pb2.TicketWaiting, _Mapping]] = ...) -> None: ...
+
+class WatchTicketRequest(_message.Message):
+    __slots__ = ("ticket_id",)
+    TICKET_ID_FIELD_NUMBER: _ClassVar[int]
+    ticket_id: str
+    def __init__(self, ticket_id: _Optional[str] = ...) -> None: ...

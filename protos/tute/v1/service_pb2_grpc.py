@@ -3,6 +3,7 @@
 import grpc
 import warnings
 
+from tute.v1 import matchmaking_pb2 as tute_dot_v1_dot_matchmaking__pb2
 from tute.v1 import service_pb2 as tute_dot_v1_dot_service__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
@@ -58,16 +59,17 @@ class TuteServiceStub:
     google.rpc.BadRequest detail names the field, for example "rules.options.players" or
     "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-    MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+    MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
     MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
     EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
     the seat or table state, or an illegal move (the rule it breaks).
-    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND): unknown table id or invite code.
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
+    code or matchmaking ticket.
     - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
     none was sent, or the `authorization` metadata is not "Bearer <token>".
-    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE): the token sent does not open a
-    seat at this table (a stream whose token stops opening its seat ends with SEAT_LOST), or
-    a private table was joined by id.
+    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
+    does not open a seat at this table (a stream whose token stops opening its seat ends with
+    SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
     - ABORTED (STALE_VERSION, CONTENTION): expected_version did not match the table's current
     version (someone acted first; ErrorInfo metadata "current_version"), or the table kept
     changing under the server's retries. Refresh and retry.
@@ -134,6 +136,16 @@ class TuteServiceStub:
                 request_serializer=tute_dot_v1_dot_service__pb2.GetMatchRecordRequest.SerializeToString,
                 response_deserializer=tute_dot_v1_dot_service__pb2.GetMatchRecordResponse.FromString,
                 _registered_method=True)
+        self.FindMatch = channel.unary_unary(
+                '/tute.v1.TuteService/FindMatch',
+                request_serializer=tute_dot_v1_dot_service__pb2.FindMatchRequest.SerializeToString,
+                response_deserializer=tute_dot_v1_dot_service__pb2.FindMatchResponse.FromString,
+                _registered_method=True)
+        self.WatchTicket = channel.unary_stream(
+                '/tute.v1.TuteService/WatchTicket',
+                request_serializer=tute_dot_v1_dot_service__pb2.WatchTicketRequest.SerializeToString,
+                response_deserializer=tute_dot_v1_dot_matchmaking__pb2.WatchTicketResponse.FromString,
+                _registered_method=True)
 
 
 class TuteServiceServicer:
@@ -169,16 +181,17 @@ class TuteServiceServicer:
     google.rpc.BadRequest detail names the field, for example "rules.options.players" or
     "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-    MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+    MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
     MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
     EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
     the seat or table state, or an illegal move (the rule it breaks).
-    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND): unknown table id or invite code.
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
+    code or matchmaking ticket.
     - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
     none was sent, or the `authorization` metadata is not "Bearer <token>".
-    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE): the token sent does not open a
-    seat at this table (a stream whose token stops opening its seat ends with SEAT_LOST), or
-    a private table was joined by id.
+    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
+    does not open a seat at this table (a stream whose token stops opening its seat ends with
+    SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
     - ABORTED (STALE_VERSION, CONTENTION): expected_version did not match the table's current
     version (someone acted first; ErrorInfo metadata "current_version"), or the table kept
     changing under the server's retries. Refresh and retry.
@@ -335,6 +348,44 @@ class TuteServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def FindMatch(self, request, context):
+        """Puts the calling player in the queue of a ranked mode and returns its ticket. The player
+        is the caller's `authorization: Bearer <token>`; the seat the match gives is bound to
+        that token. A player has one ticket at a time: FindMatch again in the same mode while
+        the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
+        few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
+        it) seats players whose display ratings are within a window that widens with the time
+        waited (+-100, +-200 after 15 s, +-400 after 30 s), splits partners for the fairest
+        match (the highest draw probability), and once a ticket has waited the server's
+        deadline (30 s by default) fills the seats still missing with bots whose level's rating
+        is nearest the humans' mean. Ranked tables use each mode's ranked rules: "2p" the
+        corriente-8 preset, "3p" tres, "4p" parejas-manos (pairs, the hands system to 3 match
+        points), with the turn clock on; they are private (never listed in the lobby).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
+        UNAUTHENTICATED (TOKEN_REQUIRED: no player token), FAILED_PRECONDITION (ALREADY_QUEUED:
+        the player's ticket waits in another mode).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchTicket(self, request, context):
+        """Streams a ticket's progress: TicketWaiting when it opens and whenever the window or the
+        queue changes, then TicketMatched (the table and seat) as the last message; the stream
+        then ends with OK. The open stream keeps the ticket in the queue; closing it (or losing
+        the connection) cancels a ticket that still waits, and a cancelled ticket is never
+        matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
+        ticket's player may watch it.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
+        UNAUTHENTICATED (TOKEN_REQUIRED), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
+        was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the
+        token is not the ticket's player's), UNAVAILABLE (SHUTTING_DOWN: FindMatch again on
+        another server).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TuteServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -383,6 +434,16 @@ def add_TuteServiceServicer_to_server(servicer, server):
                     request_deserializer=tute_dot_v1_dot_service__pb2.GetMatchRecordRequest.FromString,
                     response_serializer=tute_dot_v1_dot_service__pb2.GetMatchRecordResponse.SerializeToString,
             ),
+            'FindMatch': grpc.unary_unary_rpc_method_handler(
+                    servicer.FindMatch,
+                    request_deserializer=tute_dot_v1_dot_service__pb2.FindMatchRequest.FromString,
+                    response_serializer=tute_dot_v1_dot_service__pb2.FindMatchResponse.SerializeToString,
+            ),
+            'WatchTicket': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchTicket,
+                    request_deserializer=tute_dot_v1_dot_service__pb2.WatchTicketRequest.FromString,
+                    response_serializer=tute_dot_v1_dot_matchmaking__pb2.WatchTicketResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'tute.v1.TuteService', rpc_method_handlers)
@@ -424,16 +485,17 @@ class TuteService:
     google.rpc.BadRequest detail names the field, for example "rules.options.players" or
     "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-    MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+    MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
     MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
     EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
     the seat or table state, or an illegal move (the rule it breaks).
-    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND): unknown table id or invite code.
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
+    code or matchmaking ticket.
     - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
     none was sent, or the `authorization` metadata is not "Bearer <token>".
-    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE): the token sent does not open a
-    seat at this table (a stream whose token stops opening its seat ends with SEAT_LOST), or
-    a private table was joined by id.
+    - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
+    does not open a seat at this table (a stream whose token stops opening its seat ends with
+    SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
     - ABORTED (STALE_VERSION, CONTENTION): expected_version did not match the table's current
     version (someone acted first; ErrorInfo metadata "current_version"), or the table kept
     changing under the server's retries. Refresh and retry.
@@ -682,6 +744,60 @@ class TuteService:
             '/tute.v1.TuteService/GetMatchRecord',
             tute_dot_v1_dot_service__pb2.GetMatchRecordRequest.SerializeToString,
             tute_dot_v1_dot_service__pb2.GetMatchRecordResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FindMatch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tute.v1.TuteService/FindMatch',
+            tute_dot_v1_dot_service__pb2.FindMatchRequest.SerializeToString,
+            tute_dot_v1_dot_service__pb2.FindMatchResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchTicket(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/tute.v1.TuteService/WatchTicket',
+            tute_dot_v1_dot_service__pb2.WatchTicketRequest.SerializeToString,
+            tute_dot_v1_dot_matchmaking__pb2.WatchTicketResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -37,6 +37,7 @@ from .connect import UNREACHABLE, Link, Script, guard, open_link, unavailable
 from .index import GONE, Index, encode_lobby, lobby_score, log
 from .keys import STATUSES, Keys, Shard
 from .options import RedisOptions, ms
+from .queue import RedisQueue
 from .reader import Readers, event_from_entry
 
 __all__ = ["RedisOptions", "RedisStore"]
@@ -74,6 +75,10 @@ class RedisStore(Store):
         self._count = Script(client, "count")
         self._events = Script(client, "events")
         self._take = Script(client, "take")
+        self._tickets = RedisQueue(link, options.prefix)
+
+    def tickets(self) -> RedisQueue:
+        return self._tickets
 
     @classmethod
     def from_url(

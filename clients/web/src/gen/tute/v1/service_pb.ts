@@ -10,6 +10,8 @@ import type { Action } from "./action_pb";
 import { file_tute_v1_action } from "./action_pb";
 import type { Event } from "./event_pb";
 import { file_tute_v1_event } from "./event_pb";
+import type { TicketWaiting, WatchTicketResponseSchema } from "./matchmaking_pb";
+import { file_tute_v1_matchmaking } from "./matchmaking_pb";
 import type { MatchRecord } from "./record_pb";
 import { file_tute_v1_record } from "./record_pb";
 import type { Rules } from "./rules_pb";
@@ -24,7 +26,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tute/v1/service.proto.
  */
 export const file_tute_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChV0dXRlL3YxL3NlcnZpY2UucHJvdG8SB3R1dGUudjEitgEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIdCgVydWxlcxgBIAEoCzIOLnR1dGUudjEuUnVsZXMSJwoKdmlzaWJpbGl0eRgCIAEoDjITLnR1dGUudjEuVmlzaWJpbGl0eRIRCgl0YWtlX3NlYXQYAyABKAgSEQoEc2VhdBgEIAEoDUgAiAEBEhQKDGRpc3BsYXlfbmFtZRgFIAEoCRITCgtjbGllbnRfc2VlZBgGIAEoCUIHCgVfc2VhdCKgAQoTQ3JlYXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIdCgV0YWJsZRgCIAEoCzIOLnR1dGUudjEuVGFibGUSEwoLaW52aXRlX2NvZGUYAyABKAkSEQoEc2VhdBgEIAEoDUgAiAEBEhIKCnNlYXRfdG9rZW4YBSABKAkSEwoLb3duZXJfdG9rZW4YBiABKAlCBwoFX3NlYXQiWwoRTGlzdFRhYmxlc1JlcXVlc3QSDgoGcHJlc2V0GAEgASgJEg8KB3BsYXllcnMYAiABKA0SEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiTQoSTGlzdFRhYmxlc1Jlc3BvbnNlEh4KBnRhYmxlcxgBIAMoCzIOLnR1dGUudjEuVGFibGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIo4BChBKb2luVGFibGVSZXF1ZXN0EhIKCHRhYmxlX2lkGAEgASgJSAASFQoLaW52aXRlX2NvZGUYAiABKAlIABIRCgRzZWF0GAMgASgNSAGIAQESFAoMZGlzcGxheV9uYW1lGAQgASgJEhMKC2NsaWVudF9zZWVkGAUgASgJQggKBnRhcmdldEIHCgVfc2VhdCJpChFKb2luVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgNEhIKCnNlYXRfdG9rZW4YAyABKAkSIAoEdmlldxgEIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IkwKDUFkZEJvdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEg0KBWxldmVsGAMgASgJQgcKBV9zZWF0Ij0KDkFkZEJvdFJlc3BvbnNlEgwKBHNlYXQYASABKA0SHQoFdGFibGUYAiABKAsyDi50dXRlLnYxLlRhYmxlIiUKEUxlYXZlVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIicKEkxlYXZlVGFibGVSZXNwb25zZRIRCglmb3JmZWl0ZWQYASABKAgiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjQKEEdldFRhYmxlUmVzcG9uc2USIAoEdmlldxgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IpABChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEh8KBmFjdGlvbhgCIAEoCzIPLnR1dGUudjEuQWN0aW9uEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARISCgpyZXF1ZXN0X2lkGAQgASgJQhMKEV9leHBlY3RlZF92ZXJzaW9uIm8KFFN1Ym1pdEFjdGlvblJlc3BvbnNlEhUKDXRhYmxlX3ZlcnNpb24YASABKAMSHgoGZXZlbnRzGAIgAygLMg4udHV0ZS52MS5FdmVudBIgCgR2aWV3GAMgASgLMhIudHV0ZS52MS5UYWJsZVZpZXciUQoRV2F0Y2hUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSGQoMcmVzdW1lX2FmdGVyGAIgASgESACIAQFCDwoNX3Jlc3VtZV9hZnRlciJBChVHZXRNYXRjaFJlY29yZFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFgoOaW5jbHVkZV9yZXBsYXkYAiABKAgiYwoWR2V0TWF0Y2hSZWNvcmRSZXNwb25zZRIkCgZyZWNvcmQYASABKAsyFC50dXRlLnYxLk1hdGNoUmVjb3JkEiMKBnJlcGxheRgCIAMoCzITLnR1dGUudjEuUmVwbGF5U3RlcCJCCgpSZXBsYXlTdGVwEhQKDGFjdGlvbl9pbmRleBgBIAEoBRIeCgZldmVudHMYAiADKAsyDi50dXRlLnYxLkV2ZW50ImUKEldhdGNoVGFibGVSZXNwb25zZRImCghzbmFwc2hvdBgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3SAASHwoFZXZlbnQYAiABKAsyDi50dXRlLnYxLkV2ZW50SABCBgoEa2luZDKOBQoLVHV0ZVNlcnZpY2USSAoLQ3JlYXRlVGFibGUSGy50dXRlLnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBocLnR1dGUudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJFCgpMaXN0VGFibGVzEhoudHV0ZS52MS5MaXN0VGFibGVzUmVxdWVzdBobLnR1dGUudjEuTGlzdFRhYmxlc1Jlc3BvbnNlEkIKCUpvaW5UYWJsZRIZLnR1dGUudjEuSm9pblRhYmxlUmVxdWVzdBoaLnR1dGUudjEuSm9pblRhYmxlUmVzcG9uc2USOQoGQWRkQm90EhYudHV0ZS52MS5BZGRCb3RSZXF1ZXN0GhcudHV0ZS52MS5BZGRCb3RSZXNwb25zZRJFCgpMZWF2ZVRhYmxlEhoudHV0ZS52MS5MZWF2ZVRhYmxlUmVxdWVzdBobLnR1dGUudjEuTGVhdmVUYWJsZVJlc3BvbnNlEj8KCEdldFRhYmxlEhgudHV0ZS52MS5HZXRUYWJsZVJlcXVlc3QaGS50dXRlLnYxLkdldFRhYmxlUmVzcG9uc2USSwoMU3VibWl0QWN0aW9uEhwudHV0ZS52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh0udHV0ZS52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJHCgpXYXRjaFRhYmxlEhoudHV0ZS52MS5XYXRjaFRhYmxlUmVxdWVzdBobLnR1dGUudjEuV2F0Y2hUYWJsZVJlc3BvbnNlMAESUQoOR2V0TWF0Y2hSZWNvcmQSHi50dXRlLnYxLkdldE1hdGNoUmVjb3JkUmVxdWVzdBofLnR1dGUudjEuR2V0TWF0Y2hSZWNvcmRSZXNwb25zZWIGcHJvdG8z", [file_tute_v1_action, file_tute_v1_event, file_tute_v1_record, file_tute_v1_rules, file_tute_v1_table, file_tute_v1_view]);
+  fileDesc("ChV0dXRlL3YxL3NlcnZpY2UucHJvdG8SB3R1dGUudjEitgEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIdCgVydWxlcxgBIAEoCzIOLnR1dGUudjEuUnVsZXMSJwoKdmlzaWJpbGl0eRgCIAEoDjITLnR1dGUudjEuVmlzaWJpbGl0eRIRCgl0YWtlX3NlYXQYAyABKAgSEQoEc2VhdBgEIAEoDUgAiAEBEhQKDGRpc3BsYXlfbmFtZRgFIAEoCRITCgtjbGllbnRfc2VlZBgGIAEoCUIHCgVfc2VhdCKgAQoTQ3JlYXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIdCgV0YWJsZRgCIAEoCzIOLnR1dGUudjEuVGFibGUSEwoLaW52aXRlX2NvZGUYAyABKAkSEQoEc2VhdBgEIAEoDUgAiAEBEhIKCnNlYXRfdG9rZW4YBSABKAkSEwoLb3duZXJfdG9rZW4YBiABKAlCBwoFX3NlYXQiWwoRTGlzdFRhYmxlc1JlcXVlc3QSDgoGcHJlc2V0GAEgASgJEg8KB3BsYXllcnMYAiABKA0SEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiTQoSTGlzdFRhYmxlc1Jlc3BvbnNlEh4KBnRhYmxlcxgBIAMoCzIOLnR1dGUudjEuVGFibGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIo4BChBKb2luVGFibGVSZXF1ZXN0EhIKCHRhYmxlX2lkGAEgASgJSAASFQoLaW52aXRlX2NvZGUYAiABKAlIABIRCgRzZWF0GAMgASgNSAGIAQESFAoMZGlzcGxheV9uYW1lGAQgASgJEhMKC2NsaWVudF9zZWVkGAUgASgJQggKBnRhcmdldEIHCgVfc2VhdCJpChFKb2luVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgNEhIKCnNlYXRfdG9rZW4YAyABKAkSIAoEdmlldxgEIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IkwKDUFkZEJvdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEg0KBWxldmVsGAMgASgJQgcKBV9zZWF0Ij0KDkFkZEJvdFJlc3BvbnNlEgwKBHNlYXQYASABKA0SHQoFdGFibGUYAiABKAsyDi50dXRlLnYxLlRhYmxlIiUKEUxlYXZlVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIicKEkxlYXZlVGFibGVSZXNwb25zZRIRCglmb3JmZWl0ZWQYASABKAgiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjQKEEdldFRhYmxlUmVzcG9uc2USIAoEdmlldxgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IpABChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEh8KBmFjdGlvbhgCIAEoCzIPLnR1dGUudjEuQWN0aW9uEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARISCgpyZXF1ZXN0X2lkGAQgASgJQhMKEV9leHBlY3RlZF92ZXJzaW9uIm8KFFN1Ym1pdEFjdGlvblJlc3BvbnNlEhUKDXRhYmxlX3ZlcnNpb24YASABKAMSHgoGZXZlbnRzGAIgAygLMg4udHV0ZS52MS5FdmVudBIgCgR2aWV3GAMgASgLMhIudHV0ZS52MS5UYWJsZVZpZXciUQoRV2F0Y2hUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSGQoMcmVzdW1lX2FmdGVyGAIgASgESACIAQFCDwoNX3Jlc3VtZV9hZnRlciJBChVHZXRNYXRjaFJlY29yZFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFgoOaW5jbHVkZV9yZXBsYXkYAiABKAgiYwoWR2V0TWF0Y2hSZWNvcmRSZXNwb25zZRIkCgZyZWNvcmQYASABKAsyFC50dXRlLnYxLk1hdGNoUmVjb3JkEiMKBnJlcGxheRgCIAMoCzITLnR1dGUudjEuUmVwbGF5U3RlcCJCCgpSZXBsYXlTdGVwEhQKDGFjdGlvbl9pbmRleBgBIAEoBRIeCgZldmVudHMYAiADKAsyDi50dXRlLnYxLkV2ZW50ImUKEldhdGNoVGFibGVSZXNwb25zZRImCghzbmFwc2hvdBgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3SAASHwoFZXZlbnQYAiABKAsyDi50dXRlLnYxLkV2ZW50SABCBgoEa2luZCIgChBGaW5kTWF0Y2hSZXF1ZXN0EgwKBG1vZGUYASABKAkiTwoRRmluZE1hdGNoUmVzcG9uc2USEQoJdGlja2V0X2lkGAEgASgJEicKB3dhaXRpbmcYAiABKAsyFi50dXRlLnYxLlRpY2tldFdhaXRpbmciJwoSV2F0Y2hUaWNrZXRSZXF1ZXN0EhEKCXRpY2tldF9pZBgBIAEoCTKeBgoLVHV0ZVNlcnZpY2USSAoLQ3JlYXRlVGFibGUSGy50dXRlLnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBocLnR1dGUudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJFCgpMaXN0VGFibGVzEhoudHV0ZS52MS5MaXN0VGFibGVzUmVxdWVzdBobLnR1dGUudjEuTGlzdFRhYmxlc1Jlc3BvbnNlEkIKCUpvaW5UYWJsZRIZLnR1dGUudjEuSm9pblRhYmxlUmVxdWVzdBoaLnR1dGUudjEuSm9pblRhYmxlUmVzcG9uc2USOQoGQWRkQm90EhYudHV0ZS52MS5BZGRCb3RSZXF1ZXN0GhcudHV0ZS52MS5BZGRCb3RSZXNwb25zZRJFCgpMZWF2ZVRhYmxlEhoudHV0ZS52MS5MZWF2ZVRhYmxlUmVxdWVzdBobLnR1dGUudjEuTGVhdmVUYWJsZVJlc3BvbnNlEj8KCEdldFRhYmxlEhgudHV0ZS52MS5HZXRUYWJsZVJlcXVlc3QaGS50dXRlLnYxLkdldFRhYmxlUmVzcG9uc2USSwoMU3VibWl0QWN0aW9uEhwudHV0ZS52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh0udHV0ZS52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJHCgpXYXRjaFRhYmxlEhoudHV0ZS52MS5XYXRjaFRhYmxlUmVxdWVzdBobLnR1dGUudjEuV2F0Y2hUYWJsZVJlc3BvbnNlMAESUQoOR2V0TWF0Y2hSZWNvcmQSHi50dXRlLnYxLkdldE1hdGNoUmVjb3JkUmVxdWVzdBofLnR1dGUudjEuR2V0TWF0Y2hSZWNvcmRSZXNwb25zZRJCCglGaW5kTWF0Y2gSGS50dXRlLnYxLkZpbmRNYXRjaFJlcXVlc3QaGi50dXRlLnYxLkZpbmRNYXRjaFJlc3BvbnNlEkoKC1dhdGNoVGlja2V0EhsudHV0ZS52MS5XYXRjaFRpY2tldFJlcXVlc3QaHC50dXRlLnYxLldhdGNoVGlja2V0UmVzcG9uc2UwAWIGcHJvdG8z", [file_tute_v1_action, file_tute_v1_event, file_tute_v1_matchmaking, file_tute_v1_record, file_tute_v1_rules, file_tute_v1_table, file_tute_v1_view]);
 
 /**
  * Request of CreateTable.
@@ -728,6 +730,76 @@ export const WatchTableResponseSchema: GenMessage<WatchTableResponse> = /*@__PUR
   messageDesc(file_tute_v1_service, 18);
 
 /**
+ * Request of FindMatch.
+ *
+ * @generated from message tute.v1.FindMatchRequest
+ */
+export type FindMatchRequest = Message<"tute.v1.FindMatchRequest"> & {
+  /**
+   * The ranked mode: "2p", "3p" or "4p" (pairs).
+   *
+   * @generated from field: string mode = 1;
+   */
+  mode: string;
+};
+
+/**
+ * Describes the message tute.v1.FindMatchRequest.
+ * Use `create(FindMatchRequestSchema)` to create a new message.
+ */
+export const FindMatchRequestSchema: GenMessage<FindMatchRequest> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 19);
+
+/**
+ * Response of FindMatch.
+ *
+ * @generated from message tute.v1.FindMatchResponse
+ */
+export type FindMatchResponse = Message<"tute.v1.FindMatchResponse"> & {
+  /**
+   * The ticket: pass it to WatchTicket (it is no secret; only its player may watch it).
+   *
+   * @generated from field: string ticket_id = 1;
+   */
+  ticketId: string;
+
+  /**
+   * The ticket's state when FindMatch answered.
+   *
+   * @generated from field: tute.v1.TicketWaiting waiting = 2;
+   */
+  waiting?: TicketWaiting | undefined;
+};
+
+/**
+ * Describes the message tute.v1.FindMatchResponse.
+ * Use `create(FindMatchResponseSchema)` to create a new message.
+ */
+export const FindMatchResponseSchema: GenMessage<FindMatchResponse> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 20);
+
+/**
+ * Request of WatchTicket.
+ *
+ * @generated from message tute.v1.WatchTicketRequest
+ */
+export type WatchTicketRequest = Message<"tute.v1.WatchTicketRequest"> & {
+  /**
+   * A ticket FindMatch returned to the caller.
+   *
+   * @generated from field: string ticket_id = 1;
+   */
+  ticketId: string;
+};
+
+/**
+ * Describes the message tute.v1.WatchTicketRequest.
+ * Use `create(WatchTicketRequestSchema)` to create a new message.
+ */
+export const WatchTicketRequestSchema: GenMessage<WatchTicketRequest> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 21);
+
+/**
  * TuteService: an authoritative Tute server. The server holds the game; clients send actions
  * and render views and events.
  *
@@ -760,16 +832,17 @@ export const WatchTableResponseSchema: GenMessage<WatchTableResponse> = /*@__PUR
  *   google.rpc.BadRequest detail names the field, for example "rules.options.players" or
  *   "action.play_card.rank".
  * - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
- *   MATCH_OVER, MATCH_NOT_OVER, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
+ *   MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
  *   MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
  *   EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
  *   the seat or table state, or an illegal move (the rule it breaks).
- * - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND): unknown table id or invite code.
+ * - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
+ *   code or matchmaking ticket.
  * - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
  *   none was sent, or the `authorization` metadata is not "Bearer <token>".
- * - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE): the token sent does not open a
- *   seat at this table (a stream whose token stops opening its seat ends with SEAT_LOST), or
- *   a private table was joined by id.
+ * - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
+ *   does not open a seat at this table (a stream whose token stops opening its seat ends with
+ *   SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
  * - ABORTED (STALE_VERSION, CONTENTION): expected_version did not match the table's current
  *   version (someone acted first; ErrorInfo metadata "current_version"), or the table kept
  *   changing under the server's retries. Refresh and retry.
@@ -954,6 +1027,50 @@ export const TuteService: GenService<{
     methodKind: "unary";
     input: typeof GetMatchRecordRequestSchema;
     output: typeof GetMatchRecordResponseSchema;
+  },
+  /**
+   * Puts the calling player in the queue of a ranked mode and returns its ticket. The player
+   * is the caller's `authorization: Bearer <token>`; the seat the match gives is bound to
+   * that token. A player has one ticket at a time: FindMatch again in the same mode while
+   * the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
+   * few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
+   * it) seats players whose display ratings are within a window that widens with the time
+   * waited (+-100, +-200 after 15 s, +-400 after 30 s), splits partners for the fairest
+   * match (the highest draw probability), and once a ticket has waited the server's
+   * deadline (30 s by default) fills the seats still missing with bots whose level's rating
+   * is nearest the humans' mean. Ranked tables use each mode's ranked rules: "2p" the
+   * corriente-8 preset, "3p" tres, "4p" parejas-manos (pairs, the hands system to 3 match
+   * points), with the turn clock on; they are private (never listed in the lobby).
+   * Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
+   * UNAUTHENTICATED (TOKEN_REQUIRED: no player token), FAILED_PRECONDITION (ALREADY_QUEUED:
+   * the player's ticket waits in another mode).
+   *
+   * @generated from rpc tute.v1.TuteService.FindMatch
+   */
+  findMatch: {
+    methodKind: "unary";
+    input: typeof FindMatchRequestSchema;
+    output: typeof FindMatchResponseSchema;
+  },
+  /**
+   * Streams a ticket's progress: TicketWaiting when it opens and whenever the window or the
+   * queue changes, then TicketMatched (the table and seat) as the last message; the stream
+   * then ends with OK. The open stream keeps the ticket in the queue; closing it (or losing
+   * the connection) cancels a ticket that still waits, and a cancelled ticket is never
+   * matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
+   * ticket's player may watch it.
+   * Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
+   * UNAUTHENTICATED (TOKEN_REQUIRED), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
+   * was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the
+   * token is not the ticket's player's), UNAVAILABLE (SHUTTING_DOWN: FindMatch again on
+   * another server).
+   *
+   * @generated from rpc tute.v1.TuteService.WatchTicket
+   */
+  watchTicket: {
+    methodKind: "server_streaming";
+    input: typeof WatchTicketRequestSchema;
+    output: typeof WatchTicketResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tute_v1_service, 0);

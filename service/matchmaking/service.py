@@ -1,0 +1,325 @@
+"""One replica's matchmaker: FindMatch and WatchTicket on domain values, the matcher's loop,
+and the ranked tables it makes.
+
+Every replica runs :meth:`Matchmaker.run`: a pass reads each mode's waiting tickets from the
+store's queue (:meth:`~service.store.base.Store.tickets`), plans tables (:mod:`.matcher`) and
+claims each plan's tickets in one atomic step; only the replica whose claim succeeds seats
+the table, so a player is never seated twice and a cancelled ticket is never matched. A claim
+stores the table's whole plan (its id and every seat) in the tickets before any table exists:
+whoever reads a matched ticket first (the claiming replica, or a watcher on any replica)
+makes the table from the plan, idempotently, so a replica that dies between the claim and
+the table leaves nothing half done.
+
+Times are the injected clock's (:mod:`service.clock`); the loop and the ticket streams look
+again every ``matchmaking_poll_s`` of the event loop's time (and at once after a pass of this
+replica), as the scheduler does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import re
+import secrets
+from collections.abc import AsyncGenerator, Sequence
+
+import structlog
+
+from ..errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    Unavailable,
+)
+from ..reasons import Reason
+from ..store.base import StoreUnavailable
+from ..store.queue import MATCHED, Ticket, TicketQueue
+from ..tables import changes
+from ..tables.model import BOT, EMPTY, HUMAN, WAITING, TableRecord
+from ..tables.service import TableService
+from . import matcher
+from .entrants import MODES, Entrant, GuestDirectory, Mode, PlayerDirectory
+
+log = structlog.get_logger("tute.matchmaking")
+
+TICKET_ID_RE = re.compile(r"^[0-9a-f]{16}$")
+MAX_TICKET_ID = 64
+KEEP_MATCHED_S = 600.0
+"""How long a matched ticket stays readable for its watchers."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Waiting:
+    """A waiting ticket's progress."""
+
+    window: float
+    queued: int
+    waited_s: float
+    bots_in_s: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Matched:
+    """Where a matched ticket's player sits."""
+
+    table_id: str
+    seat: int
+    bot_seats: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Plan:
+    """A table the matcher made: its id, mode and every seat's entrant."""
+
+    table_id: str
+    mode: str
+    seats: tuple[Entrant, ...]
+
+    def encode(self) -> bytes:
+        return json.dumps(
+            {"t": self.table_id, "m": self.mode, "s": [e.encode().decode() for e in self.seats]},
+            separators=(",", ":"),
+        ).encode()
+
+    @classmethod
+    def decode(cls, raw: bytes) -> Plan:
+        d = json.loads(raw)
+        return cls(d["t"], d["m"], tuple(Entrant.decode(s.encode()) for s in d["s"]))
+
+    def seat_of(self, player_id: str) -> int:
+        for i, e in enumerate(self.seats):
+            if e.player_id == player_id and not e.bot_level:
+                return i
+        raise LookupError(player_id)
+
+    @property
+    def bot_seats(self) -> int:
+        return sum(1 for e in self.seats if e.bot_level)
+
+
+def check_mode(mode: str) -> Mode:
+    """The ranked mode named (INVALID_ARGUMENT naming ``mode`` otherwise)."""
+    found = MODES.get(mode)
+    if found is None:
+        raise InvalidArgument(
+            "mode must be one of " + ", ".join(f'"{m}"' for m in MODES), field="mode"
+        )
+    return found
+
+
+class Matchmaker:
+    """The queue, the matcher and the ranked tables of one replica."""
+
+    def __init__(self, tables: TableService, directory: PlayerDirectory | None = None) -> None:
+        self.tables = tables
+        self.directory: PlayerDirectory = directory or GuestDirectory()
+        self._changed = asyncio.Event()
+        """Set after each pass of this replica: its ticket streams look again at once."""
+        self.claims = 0
+        """Claims this replica won (for tests and the benchmark)."""
+
+    @property
+    def queue(self) -> TicketQueue:
+        return self.tables.store.tickets()
+
+    def _now(self) -> float:
+        return self.tables.clock()
+
+    # -- FindMatch -------------------------------------------------------------------------
+
+    async def find_match(self, token: str | None, mode_name: str) -> tuple[Ticket, Waiting]:
+        """Queue the caller in ``mode_name``; its ticket (a waiting one it had in the same
+        mode, or a new one) and its progress."""
+        mode = check_mode(mode_name)
+        entrant = await self.directory.entrant(token, mode.name)
+        now = self._now()
+        fresh = Ticket(
+            ticket_id=secrets.token_hex(8),
+            mode=mode.name,
+            player_id=entrant.player_id,
+            rating=entrant.rating,
+            enqueued_at=now,
+            alive_until=now + self.tables.settings.ticket_ttl_s,
+            entry=entrant.encode(),
+        )
+        ticket = await self.queue.enqueue(fresh, now)
+        if ticket.mode != mode.name:
+            raise FailedPrecondition(
+                f"this player's ticket waits in mode {ticket.mode}: cancel it first (close "
+                "its WatchTicket stream)",
+                reason=Reason.ALREADY_QUEUED,
+            )
+        if ticket.ticket_id == fresh.ticket_id:
+            log.info("ticket_queued", mode=mode.name, ticket_id=ticket.ticket_id)
+        return ticket, await self._progress(ticket, now)
+
+    async def _own_ticket(self, ticket_id: str, token: str | None) -> Entrant:
+        """The entrant of the caller's live ticket (INVALID_ARGUMENT, NOT_FOUND
+        TICKET_NOT_FOUND, PERMISSION_DENIED NOT_YOUR_TICKET otherwise)."""
+        if not ticket_id or len(ticket_id) > MAX_TICKET_ID:
+            raise InvalidArgument(
+                f"ticket_id is required (at most {MAX_TICKET_ID} characters)", field="ticket_id"
+            )
+        ticket = None
+        if TICKET_ID_RE.match(ticket_id):
+            ticket = await self.queue.get(ticket_id, self._now())
+        if ticket is None:
+            raise NotFound("no such ticket (cancelled or expired?)", reason=Reason.TICKET_NOT_FOUND)
+        entrant = Entrant.decode(ticket.entry)
+        caller = await self.directory.entrant(token, ticket.mode)
+        if caller.player_id != entrant.player_id:
+            raise PermissionDenied("this ticket is another player's", reason=Reason.NOT_YOUR_TICKET)
+        return entrant
+
+    async def _progress(self, ticket: Ticket, now: float) -> Waiting:
+        waited = max(0.0, now - ticket.enqueued_at)
+        queued = await self.queue.count(ticket.mode)
+        deadline = self.tables.settings.matchmaking_deadline_s
+        return Waiting(matcher.window(waited), queued, waited, max(0.0, deadline - waited))
+
+    # -- WatchTicket -----------------------------------------------------------------------
+
+    async def watch(
+        self, ticket_id: str, token: str | None
+    ) -> AsyncGenerator[Waiting | Matched, None]:
+        """A ticket's progress until it is matched (the last item). While the iteration
+        runs the ticket stays alive; when it ends before the match (closed, cancelled,
+        failed) the ticket is cancelled."""
+        entrant = await self._own_ticket(ticket_id, token)
+        gone = NotFound("no such ticket (cancelled or expired?)", reason=Reason.TICKET_NOT_FOUND)
+        settings = self.tables.settings
+        last: Waiting | None = None
+        matched = False
+        try:
+            while True:
+                if self.tables.closing:
+                    raise Unavailable(
+                        "the server is shutting down: FindMatch again on another server",
+                        reason=Reason.SHUTTING_DOWN,
+                    )
+                now = self._now()
+                ticket = await self.queue.get(ticket_id, now)
+                if ticket is None:
+                    raise gone
+                if ticket.state == MATCHED:
+                    plan = Plan.decode(ticket.plan)
+                    await self.seat(plan)
+                    matched = True
+                    yield Matched(plan.table_id, plan.seat_of(entrant.player_id), plan.bot_seats)
+                    return
+                if not await self.queue.touch(ticket_id, now + settings.ticket_ttl_s, now):
+                    continue  # matched or gone since: the next read says which
+                progress = await self._progress(ticket, now)
+                if last is None or (progress.window, progress.queued) != (
+                    last.window,
+                    last.queued,
+                ):
+                    last = progress
+                    yield progress
+                self._changed.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), settings.matchmaking_poll_s)
+        finally:
+            if not matched:
+                with contextlib.suppress(StoreUnavailable):
+                    if await self.queue.cancel(ticket_id):
+                        log.info("ticket_cancelled", ticket_id=ticket_id)
+
+    # -- the matcher -----------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Passes until cancelled or shutting down."""
+        store_ok = True
+        while not self.tables.closing:
+            try:
+                await self.run_pass()
+                store_ok = True
+            except StoreUnavailable as exc:
+                if store_ok:
+                    log.warning("store_unavailable", error=str(exc))
+                store_ok = False
+            await asyncio.sleep(self.tables.settings.matchmaking_poll_s)
+
+    async def run_pass(self) -> list[Plan]:
+        """One pass over every mode's queue at the clock's time: the tables this replica
+        claimed and made."""
+        made: list[Plan] = []
+        for mode in MODES.values():
+            made += await self._pass(mode)
+        self._changed.set()
+        return made
+
+    async def _pass(self, mode: Mode) -> list[Plan]:
+        now = self._now()
+        waiting = await self.queue.waiting(mode.name, now)
+        if not waiting:
+            return []
+        candidates = [
+            matcher.Candidate(t.ticket_id, Entrant.decode(t.entry), t.enqueued_at) for t in waiting
+        ]
+        deadline = self.tables.settings.matchmaking_deadline_s
+        made = []
+        for group in matcher.plan(mode, candidates, now, deadline):
+            plan = Plan(secrets.token_hex(8), mode.name, group.seats)
+            if not await self.claim(group.ticket_ids, plan, now):
+                continue
+            await self.seat(plan)
+            made.append(plan)
+        return made
+
+    async def claim(self, ticket_ids: Sequence[str], plan: Plan, now: float) -> bool:
+        """Claim the tickets for ``plan``, all or none (see :meth:`TicketQueue.claim`)."""
+        won = await self.queue.claim(ticket_ids, plan.encode(), now, KEEP_MATCHED_S)
+        if won:
+            self.claims += 1
+            log.info("match_made", mode=plan.mode, table_id=plan.table_id, bot_seats=plan.bot_seats)
+        return won
+
+    # -- the ranked table ------------------------------------------------------------------
+
+    async def seat(self, plan: Plan) -> TableRecord:
+        """The plan's table, made if it is not yet (by anyone): private, the mode's ranked
+        rules with the turn clock, every seat taken at once (the match starts). Idempotent."""
+        tables = self.tables
+        mode = MODES[plan.mode]
+        now = self._now()
+        try:
+            rec = await tables.load(plan.table_id, presence=False)
+        except NotFound:
+            rec = changes.new_table(
+                plan.table_id,
+                mode.preset,
+                mode.rules(tables.settings.ranked_turn_time_s),
+                private=True,
+                invite_code="",
+                created_at=now,
+                owner_token_hash="",
+            )
+            with contextlib.suppress(ValueError):  # made meanwhile by another replica
+                await tables.commits.create(rec)
+            rec = await tables.load(plan.table_id, presence=False)
+        if rec.status != WAITING or any(s.occupant != EMPTY for s in rec.seats):
+            return rec
+        away = tables.settings.disconnect_forfeit_s > 0
+
+        def take_all(r: TableRecord) -> changes.Changed[None]:
+            if r.status != WAITING or any(s.occupant != EMPTY for s in r.seats):
+                return changes.unchanged(None)
+            events = []
+            for i, e in enumerate(plan.seats):
+                if e.bot_level:
+                    took = changes.take_seat(
+                        r, i, BOT, e.name, "", e.bot_level, now=now, away_from_start=away
+                    )
+                else:
+                    took = changes.take_seat(
+                        r, i, HUMAN, e.name, e.token_hash, "", now=now, away_from_start=away
+                    )
+                events += took.events
+            return changes.Changed(events, None)
+
+        done = await tables.commits.mutate(plan.table_id, take_all, loaded=rec)
+        return done.record

@@ -1,0 +1,334 @@
+"""FindMatch and WatchTicket over real gRPC, on two replicas sharing a store (one memory
+store in this process, or a real Redis with a store per replica): every player seated exactly
+once, a cancelled ticket never matched, bots of the nearest level after the deadline (on the
+fake clock), bad input refused with its status and reason."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections import Counter
+from typing import Any
+
+import grpc
+import pytest
+
+from service.auth import hash_token
+from service.matchmaking import matcher
+from service.matchmaking.entrants import (
+    DISPLAY_NEW,
+    DISPLAY_PER_ORDINAL,
+    MODES,
+    Entrant,
+    GuestDirectory,
+    bot_display,
+)
+from service.matchmaking.service import Plan
+from tests.service.helpers import auth, registered_reason
+from tests.support.clock import FakeClock
+from tests.support.replicas import InProcessReplicas, Stub, inprocess_replicas
+from tests.support.wait import eventually
+from tute.v1 import matchmaking_pb2, service_pb2
+
+Code = grpc.StatusCode
+
+
+@pytest.fixture(params=["memory", "redis"])
+def store_url(request: pytest.FixtureRequest) -> str:
+    return "memory" if request.param == "memory" else str(request.getfixturevalue("redis_url"))
+
+
+async def find(stub: Stub, token: str, mode: str = "4p") -> str:
+    resp = await stub.FindMatch(service_pb2.FindMatchRequest(mode=mode), metadata=auth(token))
+    return str(resp.ticket_id)
+
+
+async def watch_to_the_end(stub: Stub, token: str, ticket_id: str) -> list[Any]:
+    call = stub.WatchTicket(
+        service_pb2.WatchTicketRequest(ticket_id=ticket_id), metadata=auth(token)
+    )
+    return [item async for item in call]
+
+
+async def queue_and_play(replicas: InProcessReplicas, n: int, mode: str = "4p") -> None:
+    """``n`` players queue at once, half on each replica, each watching its ticket to the end:
+    each is seated exactly once, at a table whose seat its own token opens."""
+    tokens = [secrets.token_urlsafe(16) for _ in range(n)]
+    stubs = [replicas.stubs[i % len(replicas.stubs)] for i in range(n)]
+    before = sum(srv.matchmaker.claims for srv in replicas.servers if srv.matchmaker)
+
+    async def one(stub: Stub, token: str) -> matchmaking_pb2.TicketMatched:
+        ticket_id = await find(stub, token, mode)
+        items = await watch_to_the_end(stub, token, ticket_id)
+        assert items[-1].WhichOneof("progress") == "matched"
+        assert all(i.WhichOneof("progress") == "waiting" for i in items[:-1])
+        return items[-1].matched
+
+    async with asyncio.timeout(60):
+        matched = await asyncio.gather(*(one(s, t) for s, t in zip(stubs, tokens, strict=True)))
+    seats = Counter((m.table_id, m.seat) for m in matched)
+    assert all(c == 1 for c in seats.values()), "a seat given twice"
+    tables = Counter(m.table_id for m in matched)
+    players = {"2p": 2, "3p": 3, "4p": 4}[mode]
+    assert len(tables) == n // players and set(tables.values()) == {players}
+    assert all(m.bot_seats == 0 and not m.seat_token for m in matched)
+    for m, token, stub in zip(matched, tokens, stubs, strict=True):
+        view = (
+            await stub.GetTable(
+                service_pb2.GetTableRequest(table_id=m.table_id), metadata=auth(token)
+            )
+        ).view
+        assert view.my_seat == m.seat  # the player's token opens its seat
+    # nobody is still queued, nobody lost: every claim was won once, by one replica or the other
+    won = sum(srv.matchmaker.claims for srv in replicas.servers if srv.matchmaker)
+    assert won - before == n // players
+
+
+async def test_64_players_on_two_replicas_are_each_seated_once(store_url: str) -> None:
+    async with inprocess_replicas(2, store_url=store_url) as replicas:
+        await queue_and_play(replicas, 64)
+
+
+@pytest.mark.parametrize("players", [24, pytest.param(200, marks=pytest.mark.slow)])
+async def test_many_players_queueing_at_once_on_redis(redis_url: str, players: int) -> None:
+    """The issue's target as a test: nobody matched twice, nobody lost (200 under slow)."""
+    async with inprocess_replicas(2, store_url=redis_url) as replicas:
+        await queue_and_play(replicas, players)
+
+
+async def test_2p_and_3p_tables(store_url: str) -> None:
+    async with inprocess_replicas(2, store_url=store_url) as replicas:
+        await queue_and_play(replicas, 4, "2p")
+        await queue_and_play(replicas, 6, "3p")
+
+
+async def test_a_ranked_table_uses_the_modes_rules_and_starts() -> None:
+    async with inprocess_replicas(1) as replicas:
+        stub = replicas.stubs[0]
+        tokens = [secrets.token_urlsafe(16) for _ in range(4)]
+        ids = [await find(stub, t) for t in tokens]
+        results = await asyncio.gather(
+            *(watch_to_the_end(stub, t, i) for t, i in zip(tokens, ids, strict=True))
+        )
+        m = results[0][-1].matched
+        view = (
+            await stub.GetTable(
+                service_pb2.GetTableRequest(table_id=m.table_id), metadata=auth(tokens[0])
+            )
+        ).view
+        assert view.rules.preset == "parejas-manos"
+        assert view.rules.options.target_match_points == 3
+        assert view.rules.options.turn_time_s == 30
+        assert view.status == 2  # TABLE_STATUS_PLAYING: every seat taken at once
+
+
+async def test_a_cancelled_ticket_is_never_matched(store_url: str) -> None:
+    clock = FakeClock()
+    async with inprocess_replicas(2, store_url=store_url, clock=clock) as replicas:
+        a, b = replicas.stubs
+        leaver = secrets.token_urlsafe(16)
+        ticket = await find(a, leaver)
+        call = a.WatchTicket(
+            service_pb2.WatchTicketRequest(ticket_id=ticket), metadata=auth(leaver)
+        )
+        first = await call.read()
+        assert first.waiting.queued == 1 and first.waiting.window == 100
+        call.cancel()  # closing the stream cancels the ticket
+
+        async def gone() -> None:
+            with pytest.raises(grpc.aio.AioRpcError) as err:
+                await watch_to_the_end(b, leaver, ticket)
+            assert err.value.code() == Code.NOT_FOUND
+            assert registered_reason(err.value) == "TICKET_NOT_FOUND"
+
+        await eventually(gone, what="the closed stream's ticket cancelled")
+        others = [secrets.token_urlsafe(16) for _ in range(4)]
+        found = [await find(b if i % 2 else a, t) for i, t in enumerate(others)]
+        done = await asyncio.gather(
+            *(
+                watch_to_the_end(b if i % 2 else a, t, f)
+                for i, (t, f) in enumerate(zip(others, found, strict=True))
+            )
+        )
+        table_id = done[0][-1].matched.table_id
+        rec = await replicas.servers[0].app.load(table_id, presence=False)
+        hashes = {s.token_hash for s in rec.seats}
+        assert hash_token(leaver) not in hashes
+        assert hashes == {hash_token(t) for t in others}
+
+
+def rated(directory: GuestDirectory, token: str, display: float) -> None:
+    """Give the token's player a rating that shows ``display`` (sigma 1: a settled one)."""
+    directory.set_rating(token, "4p", (display - DISPLAY_NEW) / DISPLAY_PER_ORDINAL + 3, 1.0)
+
+
+@pytest.mark.parametrize("level", ["random", "easy", "medium"])
+async def test_after_the_deadline_bots_of_the_nearest_level_fill_the_seats(
+    store_url: str, level: str
+) -> None:
+    clock = FakeClock()
+    directory = GuestDirectory()
+    tokens = [secrets.token_urlsafe(16) for _ in range(2)]
+    target = bot_display(level)
+    rated(directory, tokens[0], target - 30)  # each within 100 of the other: one table
+    rated(directory, tokens[1], target + 20)
+    async with inprocess_replicas(
+        2,
+        store_url=store_url,
+        clock=clock,
+        directory=directory,
+        matchmaking_deadline_s=30.0,
+        ticket_ttl_s=3600.0,
+    ) as replicas:
+        a, b = replicas.stubs
+        ids = [await find(a, tokens[0]), await find(b, tokens[1])]
+        calls = [
+            stub.WatchTicket(service_pb2.WatchTicketRequest(ticket_id=i), metadata=auth(t))
+            for stub, t, i in zip((a, b), tokens, ids, strict=True)
+        ]
+        for call in calls:
+            assert (await call.read()).WhichOneof("progress") == "waiting"
+        for srv in replicas.servers:  # before the deadline: no bots
+            assert srv.matchmaker is not None and await srv.matchmaker.run_pass() == []
+        clock.advance(30.0)
+        made = await replicas.servers[1].matchmaker.run_pass()  # type: ignore[union-attr]
+        assert len(made) == 1
+        ends = [await last_of(call) for call in calls]
+        assert {e.table_id for e in ends} == {made[0].table_id}
+        assert {e.bot_seats for e in ends} == {2}
+        rec = await replicas.servers[0].app.load(made[0].table_id, presence=False)
+        assert sorted(s.bot_level for s in rec.seats if s.bot_level) == [level, level]
+        assert {s.token_hash for s in rec.seats if s.token_hash} == {hash_token(t) for t in tokens}
+
+
+async def test_windows_widen_with_the_time_waited() -> None:
+    clock = FakeClock()
+    directory = GuestDirectory()
+    tokens = [secrets.token_urlsafe(16) for _ in range(4)]
+    for token, shown in zip(tokens, (1200, 1450, 1600, 1650), strict=True):
+        rated(directory, token, shown)
+    async with inprocess_replicas(
+        1, clock=clock, directory=directory, matchmaking_deadline_s=1000.0, ticket_ttl_s=3600.0
+    ) as replicas:
+        stub = replicas.stubs[0]
+        mm = replicas.servers[0].matchmaker
+        assert mm is not None
+        ids = [await find(stub, t) for t in tokens]
+        calls = [
+            stub.WatchTicket(service_pb2.WatchTicketRequest(ticket_id=i), metadata=auth(t))
+            for t, i in zip(tokens, ids, strict=True)
+        ]
+        for call in calls:
+            await call.read()
+        assert await mm.run_pass() == []  # no four within +-100
+        clock.advance(15.0)
+        assert await mm.run_pass() == []  # nor at +-200
+        clock.advance(15.0)
+        made = await mm.run_pass()  # +-400 after 30 s: the four sit together
+        assert len(made) == 1
+        ratings = [round(e.rating) for e in made[0].seats]
+        # the fairest split: the strongest with the weakest, partners opposite
+        assert {frozenset(ratings[0::2]), frozenset(ratings[1::2])} == {
+            frozenset((1200, 1650)),
+            frozenset((1450, 1600)),
+        }
+        for call in calls:
+            assert (await last_of(call)).table_id == made[0].table_id
+
+
+async def last_of(call: Any) -> matchmaking_pb2.TicketMatched:
+    """Read a WatchTicket stream to its end: its last message, a TicketMatched."""
+    last = None
+    while True:
+        item = await call.read()
+        if item is grpc.aio.EOF:  # type: ignore[attr-defined]
+            break
+        last = item
+    assert last is not None and last.WhichOneof("progress") == "matched"
+    return last.matched
+
+
+async def _error(call: Any) -> grpc.aio.AioRpcError:
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        got = call
+        if hasattr(got, "__aiter__"):
+            [i async for i in got]
+        else:
+            await got
+    return err.value
+
+
+async def test_bad_input_is_refused_with_its_reason() -> None:
+    async with inprocess_replicas(1) as replicas:
+        stub = replicas.stubs[0]
+        me, other = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
+        for mode in ("", "5p", "4P", "parejas"):
+            err = await _error(
+                stub.FindMatch(service_pb2.FindMatchRequest(mode=mode), metadata=auth(me))
+            )
+            assert (
+                err.code() == Code.INVALID_ARGUMENT and registered_reason(err) == "INVALID_ARGUMENT"
+            )
+        err = await _error(stub.FindMatch(service_pb2.FindMatchRequest(mode="4p")))
+        assert err.code() == Code.UNAUTHENTICATED and registered_reason(err) == "TOKEN_REQUIRED"
+        ticket = await find(stub, me)
+        assert await find(stub, me) == ticket  # again in the same mode: the same ticket
+        err = await _error(
+            stub.FindMatch(service_pb2.FindMatchRequest(mode="2p"), metadata=auth(me))
+        )
+        assert err.code() == Code.FAILED_PRECONDITION and registered_reason(err) == "ALREADY_QUEUED"
+        assert me not in (err.details() or "")
+        cases = [
+            ("", me, Code.INVALID_ARGUMENT, "INVALID_ARGUMENT"),
+            ("x" * 65, me, Code.INVALID_ARGUMENT, "INVALID_ARGUMENT"),
+            ("0123456789abcdef", me, Code.NOT_FOUND, "TICKET_NOT_FOUND"),
+            ("not-a-ticket", me, Code.NOT_FOUND, "TICKET_NOT_FOUND"),
+            (ticket, other, Code.PERMISSION_DENIED, "NOT_YOUR_TICKET"),
+            (ticket, None, Code.UNAUTHENTICATED, "TOKEN_REQUIRED"),
+        ]
+        for ticket_id, token, code, reason in cases:
+            md = auth(token) if token else None
+            err = await _error(
+                stub.WatchTicket(service_pb2.WatchTicketRequest(ticket_id=ticket_id), metadata=md)
+            )
+            assert (err.code(), registered_reason(err)) == (code, reason), ticket_id
+        # the refused watches left the ticket waiting
+        assert replicas.servers[0].matchmaker is not None
+        queued = await replicas.servers[0].app.store.tickets().get(ticket, replicas.clock())
+        assert queued is not None and queued.state == "waiting"
+
+
+async def test_a_claim_whose_replica_died_before_seating_is_seated_by_the_watcher(
+    store_url: str,
+) -> None:
+    """The claim stores the whole plan: a replica that claims and dies before it makes the
+    table leaves a plan that the ticket's watcher, on another replica, seats itself."""
+    clock = FakeClock()
+    async with inprocess_replicas(
+        2, store_url=store_url, clock=clock, matchmaking_deadline_s=1000.0
+    ) as replicas:
+        a, b = replicas.stubs
+        dead, alive = replicas.servers
+        assert dead.matchmaker is not None and alive.matchmaker is not None
+        tokens = [secrets.token_urlsafe(16) for _ in range(2)]
+        ids = [await find(a, t, "2p") for t in tokens]
+        calls = [
+            b.WatchTicket(service_pb2.WatchTicketRequest(ticket_id=i), metadata=auth(t))
+            for t, i in zip(tokens, ids, strict=True)
+        ]
+        for call in calls:
+            await call.read()
+        # the "dead" replica's pass, cut after its claim: plan and claim, no table
+        waiting = await dead.app.store.tickets().waiting("2p", clock())
+        candidates = [
+            matcher.Candidate(t.ticket_id, Entrant.decode(t.entry), t.enqueued_at) for t in waiting
+        ]
+        groups = matcher.plan(MODES["2p"], candidates, clock(), 1000.0)
+        assert len(groups) == 1
+        plan = Plan("00aa11bb22cc33dd", "2p", groups[0].seats)
+        assert await dead.matchmaker.claim(groups[0].ticket_ids, plan, clock())
+        ends = [await last_of(call) for call in calls]
+        assert {e.table_id for e in ends} == {plan.table_id}
+        rec = await alive.app.load(plan.table_id, presence=False)
+        assert {s.token_hash for s in rec.seats} == {hash_token(t) for t in tokens}
+        assert rec.status == "playing"
