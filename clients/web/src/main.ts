@@ -2,7 +2,9 @@
 // and a table (hand, trick, trump, cantes, scores, turn timer) over the Connect protocol.
 // Routes: #/ (lobby), #/t/<table id> (the table: our seat when this browser holds its token,
 // else as a spectator), #/join/<invite code> (the join screen of a private table),
-// #/replay/<table id> (the checked replay of a finished match, replay.ts).
+// #/replay/<table id> (the checked replay of a finished match, replay.ts). "Play ranked" queues
+// this browser's player (a random token kept in localStorage) with FindMatch and follows the
+// ticket with WatchTicket to the seat the matcher gives.
 import "./style.css";
 import { cardBackSvg, cardName, cardSvg, suitName, suitPicture } from "./cards";
 import { bearer, Code, connect, ConnectError, errorReason, errorText, forgetSeat, saveSeat, savedSeat } from "./api";
@@ -47,10 +49,24 @@ function myName(): string {
 // routing
 
 let leaveCurrent: (() => void) | null = null;
+let searching: AbortController | null = null;
+
+/** This browser's player token (FindMatch's identity, and the seats ranked play gives). */
+function playerToken(): string {
+  let token = localStorage.getItem("tute.player");
+  if (!token) {
+    const bytes = crypto.getRandomValues(new Uint8Array(24));
+    token = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    localStorage.setItem("tute.player", token);
+  }
+  return token;
+}
 
 function route(): void {
   leaveCurrent?.();
   leaveCurrent = null;
+  searching?.abort(); // a ticket whose stream closes is cancelled
+  searching = null;
   const hash = window.location.hash.replace(/^#/, "");
   const table = hash.match(/^\/t\/([A-Za-z0-9_-]+)/);
   const join = hash.match(/^\/join\/([A-Za-z0-9_-]+)/);
@@ -87,6 +103,16 @@ function showLobby(): void {
         <label>Nivel de los bots <select id="level">${LEVELS.map((l) => `<option>${l}</option>`).join("")}</select></label>
         <button type="submit" id="create-btn">Crear y sentarme</button>
       </form>
+    </section>
+    <section aria-labelledby="h-ranked">
+      <h2 id="h-ranked">Partida clasificada</h2>
+      <form id="ranked" class="row"><label>Modalidad <select id="ranked-mode">
+        <option value="2p">2 jugadores (tute corriente a 8 cartas)</option>
+        <option value="3p">Tute a tres</option>
+        <option value="4p">Parejas por manos (4)</option></select></label>
+        <button id="ranked-btn">Buscar partida</button>
+        <button type="button" id="ranked-cancel" hidden>Cancelar</button></form>
+      <p id="ranked-status" aria-live="polite"></p>
     </section>
     <section aria-labelledby="h-join">
       <h2 id="h-join">Unirse o mirar</h2>
@@ -133,6 +159,13 @@ function showLobby(): void {
       msg.textContent = errorText(err);
     }
   });
+  (document.getElementById("ranked") as HTMLFormElement).addEventListener("submit", (e) => {
+    e.preventDefault();
+    void playRanked($("ranked-mode").value, msg);
+  });
+  document.getElementById("ranked-cancel")?.addEventListener("click", () => {
+    searching?.abort();
+  });
   (document.getElementById("join-code") as HTMLFormElement).addEventListener("submit", (e) => {
     e.preventDefault();
     const code = $("code").value.trim();
@@ -168,6 +201,49 @@ function showLobby(): void {
     await joinBy({ case: "tableId", value: btn.dataset.join as string }, msg);
   });
   void list();
+}
+
+/** FindMatch, then WatchTicket to the seat: the lobby shows the ticket's progress; closing the
+ * stream (Cancelar, or leaving the lobby) cancels the ticket. */
+async function playRanked(mode: string, msg: HTMLElement): Promise<void> {
+  if (searching) return;
+  const abort = new AbortController();
+  searching = abort;
+  const status = document.getElementById("ranked-status") as HTMLElement;
+  const button = document.getElementById("ranked-btn") as HTMLButtonElement;
+  const cancel = document.getElementById("ranked-cancel") as HTMLButtonElement;
+  const token = playerToken();
+  button.disabled = true;
+  cancel.hidden = false;
+  msg.textContent = "";
+  status.dataset.state = "searching";
+  status.textContent = "Buscando partida…";
+  try {
+    const found = await api.findMatch({ mode }, { ...bearer(token), signal: abort.signal });
+    for await (const m of api.watchTicket({ ticketId: found.ticketId }, { ...bearer(token), signal: abort.signal })) {
+      if (m.progress.case === "waiting") {
+        const w = m.progress.value;
+        status.textContent = `Buscando partida: ${w.queued} en la cola, ±${w.window} puntos, ${Math.round(w.waitedS)} s esperando`
+          + (w.botsInS > 0 ? ` (bots dentro de ${Math.ceil(w.botsInS)} s)` : " (con bots si falta alguien)");
+      } else if (m.progress.case === "matched") {
+        const seat = m.progress.value;
+        saveSeat(seat.tableId, { token: seat.seatToken || token, seat: seat.seat });
+        status.dataset.state = "matched";
+        searching = null;
+        window.location.hash = `#/t/${seat.tableId}`;
+        return;
+      }
+    }
+  } catch (err) {
+    if (!abort.signal.aborted) msg.textContent = errorText(err);
+  }
+  if (searching === abort) searching = null;
+  if (document.body.contains(status)) {
+    status.dataset.state = "idle";
+    status.textContent = abort.signal.aborted ? "Búsqueda cancelada." : "";
+    button.disabled = false;
+    cancel.hidden = true;
+  }
 }
 
 function tableRow(t: Table): string {
