@@ -421,6 +421,7 @@ function showTable(tableId: string): () => void {
   };
 
   const renderConn = () => {
+    if (abort.signal.aborted) return;
     const text = { connecting: "conectando…", live: "en directo", reconnecting: "reconectando…" }[st.connection];
     el("conn").textContent = text;
     el("conn").dataset.state = st.connection;
@@ -428,7 +429,7 @@ function showTable(tableId: string): () => void {
 
   const render = () => {
     const v = st.view;
-    if (!v) return;
+    if (!v || abort.signal.aborted) return; // (a call answered after the page left the table)
     const focused = (document.activeElement as HTMLElement | null)?.dataset?.key;
     el("table").dataset.seq = String(v.lastEventSequence);
     el("table").dataset.status = statusText(v.status);
