@@ -371,9 +371,14 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     async def GetMatchRecord(
         self, request: service_pb2.GetMatchRecordRequest, context: Any
     ) -> service_pb2.GetMatchRecordResponse:
-        """The record of a finished match, to anyone (no token needed, any token ignored)."""
+        """The record of a finished match, to anyone (no token needed, any token ignored), and
+        with ``include_replay`` the engine's re-run of it, step by step."""
         record = await self.tables.match_record(request.table_id)
-        return service_pb2.GetMatchRecordResponse(record=wire.record_to_proto(record, ""))
+        resp = service_pb2.GetMatchRecordResponse(record=wire.record_to_proto(record, ""))
+        if request.include_replay:
+            for index, events in wire.replay_to_proto(record):
+                resp.replay.add(action_index=index, events=events)
+        return resp
 
     async def WatchTable(
         self, request: service_pb2.WatchTableRequest, context: Any

@@ -6,7 +6,8 @@
 - :mod:`.events`: engine events to per-audience messages (:class:`EventVariants`), numbered and
   stamped into the bytes the store keeps;
 - :mod:`.views`: the lobby ``Table``, a seat's ``TableView`` and the service's own events;
-- :mod:`.records`: fair deals' commitments and reveals in the events, the ``MatchRecord``.
+- :mod:`.records`: fair deals' commitments and reveals in the events, the ``MatchRecord``
+  and its replay steps.
 
 Everything the rest of the service needs is re-exported here.
 """
@@ -35,7 +36,7 @@ from .events import (
     parse,
     stamp,
 )
-from .records import deal_reveal, record_to_proto, stamp_deals
+from .records import deal_reveal, record_to_proto, replay_to_proto, stamp_deals
 from .views import (
     match_started_event,
     seat_joined_event,
@@ -64,6 +65,7 @@ __all__ = [
     "match_started_event",
     "parse",
     "record_to_proto",
+    "replay_to_proto",
     "rules_from_proto",
     "rules_to_proto",
     "seat_joined_event",

@@ -1,17 +1,17 @@
-"""Fair deals and match records on the wire: commitments and reveals in the events, and the
-``MatchRecord`` message of GetMatchRecord."""
+"""Fair deals and match records on the wire: commitments and reveals in the events, the
+``MatchRecord`` message of GetMatchRecord, and its replay steps (``ReplayStep``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.record import MatchRecord
+from engine.record import MatchRecord, replay
 from engine.shuffle import ALGORITHM
 from tute.v1 import event_pb2, record_pb2
 
 from ..tables.fair import FairLog
 from .cards import rules_to_proto
-from .events import EventVariants
+from .events import FORFEIT_DISCONNECTED, FORFEIT_LEFT, EventVariants, engine_events_to_proto
 
 _BY = {
     "player": record_pb2.RECORD_ACTOR_PLAYER,
@@ -104,3 +104,30 @@ def record_to_proto(record: MatchRecord, preset: str) -> record_pb2.MatchRecord:
     msg.results.winner_sides[:] = record.results.winners
     msg.results.reason = record.results.reason
     return msg
+
+
+def _open_event(v: EventVariants, record: MatchRecord) -> event_pb2.Event:
+    """One replayed event with every card shown: a draw as its drawer saw it; a deal without
+    any hand (the record's pack deals them) and with the record's commitment."""
+    msg = v.public
+    kind = msg.WhichOneof("kind")
+    if kind == "card_drawn":
+        msg = v.for_seat(msg.card_drawn.seat)
+    elif kind == "hand_dealt":
+        hand = record.hands[msg.hand_dealt.hand_number - 1]
+        msg.hand_dealt.deal_commitment = hand.commitment
+        msg.hand_dealt.shuffle_algorithm = record.shuffle
+    return msg
+
+
+def replay_to_proto(record: MatchRecord) -> list[tuple[int, list[event_pb2.Event]]]:
+    """Each step of a record re-run by the engine (:func:`engine.record.replay`, which raises
+    :class:`engine.record.RecordError` for a record that does not replay) as the fields of a
+    ``ReplayStep``: the action's index (-1 for the opening deal) and the step's events."""
+    out = []
+    for step in replay(record):
+        a = step.action
+        reason = FORFEIT_DISCONNECTED if a is not None and a.by == "server" else FORFEIT_LEFT
+        variants = engine_events_to_proto(record.rules, step.events, forfeit_reason=reason)
+        out.append((step.number, [_open_event(v, record) for v in variants]))
+    return out

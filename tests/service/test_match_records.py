@@ -406,3 +406,53 @@ async def test_retention_drops_old_casual_records_at_start(tmp_path: Path) -> No
             assert err.value.code() == grpc.StatusCode.NOT_FOUND
     finally:
         await server.shutdown()
+
+
+@pytest.mark.parametrize("preset", ["corriente-6", "parejas"])
+async def test_the_replay_steps_are_the_engines_rerun_of_the_record(
+    stub: Stub, preset: str
+) -> None:
+    """GetMatchRecord with include_replay: one step for the opening deal, then one per record
+    action, whose events are what the spectator saw (every draw with its card, the deals with
+    the record's commitments); without it, no steps."""
+    rng = random.Random(f"replay/{preset}")
+    seated = await _seated(stub, preset, {0: "replay"})
+    spectator = Watcher(stub, seated.table_id, None, resume_after=0)
+    try:
+        await play_match(stub, seated, rng, prefer_declarations=True)
+        final = await view_of(stub, seated.table_id, None)
+        await spectator.wait_for_seq(final.last_event_sequence)
+    finally:
+        await spectator.close()
+    plain = await stub.GetMatchRecord(service_pb2.GetMatchRecordRequest(table_id=seated.table_id))
+    assert not plain.replay
+    resp = await stub.GetMatchRecord(
+        service_pb2.GetMatchRecordRequest(table_id=seated.table_id, include_replay=True)
+    )
+    assert resp.record == plain.record
+    steps = list(resp.replay)
+    assert [s.action_index for s in steps] == list(range(-1, len(resp.record.actions)))
+    replayed = [e for s in steps for e in s.events]
+    game_kinds = {"card_played", "trick_taken", "cante_sung", "tute_declared", "trump_exchanged"}
+    game_kinds |= {"hand_scored", "game_ended", "match_ended", "player_forfeited"}
+
+    def bare(e: event_pb2.Event) -> event_pb2.Event:
+        out = event_pb2.Event()
+        out.CopyFrom(e)
+        out.ClearField("sequence")
+        out.ClearField("table_version")
+        out.ClearField("time")
+        if kind(out) == "hand_scored":
+            out.hand_scored.ClearField("deal")  # the record carries the reveal
+        if kind(out) == "match_ended":
+            out.match_ended.ClearField("unfinished_deal")
+        return out
+
+    seen = [bare(e) for e in spectator.events if kind(e) in game_kinds]
+    assert [bare(e) for e in replayed if kind(e) in game_kinds] == seen
+    deals = [e.hand_dealt for e in replayed if kind(e) == "hand_dealt"]
+    assert [d.deal_commitment for d in deals] == [h.commitment for h in resp.record.hands]
+    assert all(not d.hand for d in deals)
+    draws = [e.card_drawn for e in replayed if kind(e) == "card_drawn"]
+    assert all(d.HasField("card") for d in draws)
+    assert bool(draws) == (preset == "corriente-6")

@@ -1,7 +1,10 @@
 // The tute web client: a lobby (open tables, create, join by invite code or link, spectate)
 // and a table (hand, trick, trump, cantes, scores, turn timer) over the Connect protocol.
 // Routes: #/ (lobby), #/t/<table id> (the table: our seat when this browser holds its token,
-// else as a spectator), #/join/<invite code> (the join screen of a private table).
+// else as a spectator), #/join/<invite code> (the join screen of a private table),
+// #/replay/<table id> (the checked replay of a finished match, replay.ts). "Play ranked" queues
+// this browser's player (a random token kept in localStorage) with FindMatch and follows the
+// ticket with WatchTicket to the seat the matcher gives.
 import "./style.css";
 import { cardBackSvg, cardName, cardSvg, suitName, suitPicture } from "./cards";
 import { bearer, Code, connect, ConnectError, errorReason, errorText, forgetSeat, saveSeat, savedSeat } from "./api";
@@ -14,6 +17,7 @@ import { OccupantKind, TableStatus, Visibility } from "./gen/tute/v1/table_pb";
 import type { TableView } from "./gen/tute/v1/view_pb";
 import { TableViewSchema } from "./gen/tute/v1/view_pb";
 import { equals } from "@bufbuild/protobuf";
+import { loadReplay, replayKeys } from "./replay";
 
 const PRESETS: Array<[string, string]> = [
   ["corriente-6", "Tute corriente, 2 jugadores, 6 cartas"],
@@ -45,19 +49,40 @@ function myName(): string {
 // routing
 
 let leaveCurrent: (() => void) | null = null;
+let searching: AbortController | null = null;
+
+/** This browser's player token (FindMatch's identity, and the seats ranked play gives). */
+function playerToken(): string {
+  let token = localStorage.getItem("tute.player");
+  if (!token) {
+    const bytes = crypto.getRandomValues(new Uint8Array(24));
+    token = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+    localStorage.setItem("tute.player", token);
+  }
+  return token;
+}
 
 function route(): void {
   leaveCurrent?.();
   leaveCurrent = null;
+  searching?.abort(); // a ticket whose stream closes is cancelled
+  searching = null;
   const hash = window.location.hash.replace(/^#/, "");
   const table = hash.match(/^\/t\/([A-Za-z0-9_-]+)/);
   const join = hash.match(/^\/join\/([A-Za-z0-9_-]+)/);
+  const replay = hash.match(/^\/replay\/([A-Za-z0-9_-]+)/);
   if (table) leaveCurrent = showTable(table[1]);
+  else if (replay) showReplay(replay[1]);
   else if (join) showJoin(join[1]);
   else showLobby();
 }
 
 window.addEventListener("hashchange", route);
+document.addEventListener("keydown", replayKeys);
+
+function showReplay(tableId: string): void {
+  void loadReplay(() => api.getMatchRecord({ tableId, includeReplay: true }), root, tableId, errorText);
+}
 
 // ---------------------------------------------------------------------------------------------
 // lobby
@@ -79,10 +104,21 @@ function showLobby(): void {
         <button type="submit" id="create-btn">Crear y sentarme</button>
       </form>
     </section>
+    <section aria-labelledby="h-ranked">
+      <h2 id="h-ranked">Partida clasificada</h2>
+      <form id="ranked" class="row"><label>Modalidad <select id="ranked-mode">
+        <option value="2p">2 jugadores (tute corriente a 8 cartas)</option>
+        <option value="3p">Tute a tres</option>
+        <option value="4p">Parejas por manos (4)</option></select></label>
+        <button id="ranked-btn">Buscar partida</button>
+        <button type="button" id="ranked-cancel" hidden>Cancelar</button></form>
+      <p id="ranked-status" aria-live="polite"></p>
+    </section>
     <section aria-labelledby="h-join">
       <h2 id="h-join">Unirse o mirar</h2>
       <form id="join-code" class="row"><label>Código de invitación <input id="code" maxlength="16"></label><button>Unirme</button></form>
-      <form id="spectate" class="row"><label>Mesa (id) <input id="spec-id" maxlength="64"></label><button>Mirar</button></form>
+      <form id="spectate" class="row"><label>Mesa (id) <input id="spec-id" maxlength="64"></label><button>Mirar</button>
+        <button type="button" id="replay-btn">Repetición</button></form>
     </section>
     <section aria-labelledby="h-open">
       <h2 id="h-open">Mesas abiertas <button id="refresh" class="small">Actualizar</button></h2>
@@ -123,10 +159,21 @@ function showLobby(): void {
       msg.textContent = errorText(err);
     }
   });
+  (document.getElementById("ranked") as HTMLFormElement).addEventListener("submit", (e) => {
+    e.preventDefault();
+    void playRanked($("ranked-mode").value, msg);
+  });
+  document.getElementById("ranked-cancel")?.addEventListener("click", () => {
+    searching?.abort();
+  });
   (document.getElementById("join-code") as HTMLFormElement).addEventListener("submit", (e) => {
     e.preventDefault();
     const code = $("code").value.trim();
     if (code) window.location.hash = `#/join/${code}`;
+  });
+  document.getElementById("replay-btn")?.addEventListener("click", () => {
+    const id = $("spec-id").value.trim();
+    if (id) window.location.hash = `#/replay/${id}`;
   });
   (document.getElementById("spectate") as HTMLFormElement).addEventListener("submit", (e) => {
     e.preventDefault();
@@ -154,6 +201,49 @@ function showLobby(): void {
     await joinBy({ case: "tableId", value: btn.dataset.join as string }, msg);
   });
   void list();
+}
+
+/** FindMatch, then WatchTicket to the seat: the lobby shows the ticket's progress; closing the
+ * stream (Cancelar, or leaving the lobby) cancels the ticket. */
+async function playRanked(mode: string, msg: HTMLElement): Promise<void> {
+  if (searching) return;
+  const abort = new AbortController();
+  searching = abort;
+  const status = document.getElementById("ranked-status") as HTMLElement;
+  const button = document.getElementById("ranked-btn") as HTMLButtonElement;
+  const cancel = document.getElementById("ranked-cancel") as HTMLButtonElement;
+  const token = playerToken();
+  button.disabled = true;
+  cancel.hidden = false;
+  msg.textContent = "";
+  status.dataset.state = "searching";
+  status.textContent = "Buscando partida…";
+  try {
+    const found = await api.findMatch({ mode }, { ...bearer(token), signal: abort.signal });
+    for await (const m of api.watchTicket({ ticketId: found.ticketId }, { ...bearer(token), signal: abort.signal })) {
+      if (m.progress.case === "waiting") {
+        const w = m.progress.value;
+        status.textContent = `Buscando partida: ${w.queued} en la cola, ±${w.window} puntos, ${Math.round(w.waitedS)} s esperando`
+          + (w.botsInS > 0 ? ` (bots dentro de ${Math.ceil(w.botsInS)} s)` : " (con bots si falta alguien)");
+      } else if (m.progress.case === "matched") {
+        const seat = m.progress.value;
+        saveSeat(seat.tableId, { token: seat.seatToken || token, seat: seat.seat });
+        status.dataset.state = "matched";
+        searching = null;
+        window.location.hash = `#/t/${seat.tableId}`;
+        return;
+      }
+    }
+  } catch (err) {
+    if (!abort.signal.aborted) msg.textContent = errorText(err);
+  }
+  if (searching === abort) searching = null;
+  if (document.body.contains(status)) {
+    status.dataset.state = "idle";
+    status.textContent = abort.signal.aborted ? "Búsqueda cancelada." : "";
+    button.disabled = false;
+    cancel.hidden = true;
+  }
 }
 
 function tableRow(t: Table): string {
@@ -331,6 +421,7 @@ function showTable(tableId: string): () => void {
   };
 
   const renderConn = () => {
+    if (abort.signal.aborted) return;
     const text = { connecting: "conectando…", live: "en directo", reconnecting: "reconectando…" }[st.connection];
     el("conn").textContent = text;
     el("conn").dataset.state = st.connection;
@@ -338,7 +429,7 @@ function showTable(tableId: string): () => void {
 
   const render = () => {
     const v = st.view;
-    if (!v) return;
+    if (!v || abort.signal.aborted) return; // (a call answered after the page left the table)
     const focused = (document.activeElement as HTMLElement | null)?.dataset?.key;
     el("table").dataset.seq = String(v.lastEventSequence);
     el("table").dataset.status = statusText(v.status);
@@ -456,7 +547,8 @@ function showTable(tableId: string): () => void {
       const winners = v.matchResult.winnerSeats.map((x) => seatName(v, x)).join(" y ");
       const mine = v.mySeat !== undefined && v.matchResult.winnerSeats.includes(v.mySeat);
       result = `<p class="final" id="final">Partida terminada: ${winners ? `gana ${esc(winners)}` : "empate"}${
-        v.mySeat !== undefined ? (mine ? " ¡Has ganado!" : " Has perdido.") : ""}</p>`;
+        v.mySeat !== undefined ? (mine ? " ¡Has ganado!" : " Has perdido.") : ""}</p>
+        <p><a id="replay-link" href="#/replay/${esc(v.tableId)}">Ver la repetición y comprobar el reparto</a></p>`;
     }
     const cantes = v.cantes.length
       ? `<p class="cantes">Cantes: ${v.cantes.map((c) => `${esc(seatName(v, c.seat))} ${c.points} en ${esc(suitName(c.suit))}`).join(", ")}</p>`

@@ -222,7 +222,10 @@ class TuteService(Protocol):
         expired.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
         no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
-        not ended yet, or has not started).
+        not ended yet, or has not started), INTERNAL (INTERNAL: with include_replay, a kept record
+        the server's engine does not replay). With include_replay it also returns the match re-run
+        step by step by the server's engine (the web client's replay checks it against the record
+        and shows it).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -760,7 +763,10 @@ class TuteServiceClient(ConnectClient):
         expired.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
         no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
-        not ended yet, or has not started).
+        not ended yet, or has not started), INTERNAL (INTERNAL: with include_replay, a kept record
+        the server's engine does not replay). With include_replay it also returns the match re-run
+        step by step by the server's engine (the web client's replay checks it against the record
+        and shows it).
         """
         return await self.execute_unary(
             request=request,
@@ -1030,7 +1036,10 @@ class TuteServiceSync(Protocol):
         expired.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
         no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
-        not ended yet, or has not started).
+        not ended yet, or has not started), INTERNAL (INTERNAL: with include_replay, a kept record
+        the server's engine does not replay). With include_replay it also returns the match re-run
+        step by step by the server's engine (the web client's replay checks it against the record
+        and shows it).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1566,7 +1575,10 @@ class TuteServiceClientSync(ConnectClientSync):
         expired.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
         no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
-        not ended yet, or has not started).
+        not ended yet, or has not started), INTERNAL (INTERNAL: with include_replay, a kept record
+        the server's engine does not replay). With include_replay it also returns the match re-run
+        step by step by the server's engine (the web client's replay checks it against the record
+        and shows it).
         """
         return self.execute_unary(
             request=request,

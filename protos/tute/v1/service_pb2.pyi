@@ -164,16 +164,28 @@ class WatchTableRequest(_message.Message):
     def __init__(self, table_id: _Optional[str] = ..., resume_after: _Optional[int] = ...) -> None: ...
 
 class GetMatchRecordRequest(_message.Message):
-    __slots__ = ("table_id",)
+    __slots__ = ("table_id", "include_replay")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    INCLUDE_REPLAY_FIELD_NUMBER: _ClassVar[int]
     table_id: str
-    def __init__(self, table_id: _Optional[str] = ...) -> None: ...
+    include_replay: bool
+    def __init__(self, table_id: _Optional[str] = ..., include_replay: _Optional[bool] = ...) -> None: ...
 
 class GetMatchRecordResponse(_message.Message):
-    __slots__ = ("record",)
+    __slots__ = ("record", "replay")
     RECORD_FIELD_NUMBER: _ClassVar[int]
+    REPLAY_FIELD_NUMBER: _ClassVar[int]
     record: _record_pb2.MatchRecord
-    def __init__(self, record: _Optional[_Union[_record_pb2.MatchRecord, _Mapping]] = ...) -> None: ...
+    replay: _containers.RepeatedCompositeFieldContainer[ReplayStep]
+    def __init__(self, record: _Optional[_Union[_record_pb2.MatchRecord, _Mapping]] = ..., replay: _Optional[_Iterable[_Union[ReplayStep, _Mapping]]] = ...) -> None: ...
+
+class ReplayStep(_message.Message):
+    __slots__ = ("action_index", "events")
+    ACTION_INDEX_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    action_index: int
+    events: _containers.RepeatedCompositeFieldContainer[_event_pb2.Event]
+    def __init__(self, action_index: _Optional[int] = ..., events: _Optional[_Iterable[_Union[_event_pb2.Event, _Mapping]]] = ...) -> None: ...
 
 class WatchTableResponse(_message.Message):
     __slots__ = ("snapshot", "event")

@@ -339,7 +339,10 @@ class TuteServiceServicer:
         expired.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty table_id), NOT_FOUND (TABLE_NOT_FOUND:
         no table and no record with this id), FAILED_PRECONDITION (MATCH_NOT_OVER: the match has
-        not ended yet, or has not started).
+        not ended yet, or has not started), INTERNAL (INTERNAL: with include_replay, a kept record
+        the server's engine does not replay). With include_replay it also returns the match re-run
+        step by step by the server's engine (the web client's replay checks it against the record
+        and shows it).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
