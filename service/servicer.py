@@ -395,12 +395,6 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                 except StopAsyncIteration:
                     return
 
-
-def _watch_response(item: Snapshot | wire.Event) -> service_pb2.WatchTableResponse:
-    if isinstance(item, Snapshot):
-        return service_pb2.WatchTableResponse(snapshot=wire.view_to_proto(item.record, item.seat))
-    return service_pb2.WatchTableResponse(event=item)
-
     async def FindMatch(
         self, request: service_pb2.FindMatchRequest, context: Any
     ) -> service_pb2.FindMatchResponse:
@@ -427,6 +421,12 @@ def _watch_response(item: Snapshot | wire.Event) -> service_pb2.WatchTableRespon
                     )
                 else:
                     yield matchmaking_pb2.WatchTicketResponse(waiting=_waiting_to_proto(item))
+
+
+def _watch_response(item: Snapshot | wire.Event) -> service_pb2.WatchTableResponse:
+    if isinstance(item, Snapshot):
+        return service_pb2.WatchTableResponse(snapshot=wire.view_to_proto(item.record, item.seat))
+    return service_pb2.WatchTableResponse(event=item)
 
 
 def _waiting_to_proto(w: Waiting) -> matchmaking_pb2.TicketWaiting:
