@@ -8,8 +8,9 @@ The levels (``BOTS``) are budgets of one search, weakest first:
   40 before a 20; win tricks that hold points with the cheapest winning card; throw points on
   a partner's trick that is safe; never overtrump a partner who is winning when the rules let
   it choose; keep the rey and caballo of a suit together until it can sing them; keep a low
-  trump for las diez de últimas; otherwise play the cheapest card. A master (a card nobody
-  can head) is led or trusted unless an opponent still to play is known, from the obligations
+  trump for las diez de últimas; with four trumps or more lead the master trump; otherwise
+  play the cheapest card. A master (a card nobody can head) that holds points is led, and a
+  master is trusted, unless an opponent still to play is known, from the obligations
   of play, to be void of its suit and may hold a trump.
 - ``medium``: determinized Monte Carlo: over a few dozen deals sampled consistently with the
   view (:mod:`engine.determinize`), each legal card is played out to the end of the hand
@@ -159,12 +160,18 @@ def easy_card(rules: Rules, v: View) -> Card:  # noqa: C901 - the easy level is 
         return False
 
     if not v.trick:
-        # Lead a master card of a plain suit (nobody can head it; an ace wins its 11 points)
-        # unless an opponent is known to be void of the suit and may trump it.
+        # With four trumps or more, lead the master trump (arrastre: it draws a trump from
+        # every seat that has one) while trumps are still unseen.
+        if trumps.bit_count() >= 4 and unseen & SUIT_MASK[trump]:
+            for c in cards_of(legal & trumps & ~keep):
+                if not STRONGER[c] & unseen:
+                    return c
+        # Lead the master card of a plain suit with most points (nobody can head it) unless
+        # an opponent is known to be void of the suit and may trump it.
         best = -1
         for c in cards_of(legal & ~SUIT_MASK[trump] & ~keep):
             master = not STRONGER[c] & unseen and not may_trump(c, 0)
-            if master and POINTS[c] >= 10 and (best < 0 or POINTS[c] > POINTS[best]):
+            if master and POINTS[c] > 0 and (best < 0 or POINTS[c] > POINTS[best]):
                 best = c
         if best >= 0:
             return best
