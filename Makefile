@@ -112,7 +112,9 @@ web: web-build $(STAMP) ## build the browser client and serve it: open http://lo
 	$(BIN)/tute-server --port 50051 --http-port 8080 --web-dir $(WEB_DIR)/dist \
 		--metrics-port 9464 --store memory
 
-test: lint system-deps web-build ## lint, then every test not marked slow, the engine's doctests (and its tests, compiled)
+test: system-deps ## lint, then every test not marked slow, the engine's doctests (and its tests, compiled)
+	@# lint, the web build and the compiled engine need nothing of each other: side by side
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint web-build $(MYPYC_STAMP)
 	$(PY) -m pytest -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
 	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules engine
 	$(MAKE) --no-print-directory test-compiled
