@@ -1,5 +1,5 @@
 """Who the matchmaker seats: entrants (a player or a bot with a rating per mode), the ranked
-modes, and the ratings' scales.
+modes, and where bots stand on the ratings' display scale (service/players/ratings.py).
 
 The matchmaker needs little of a player: an id, a name, the token hash its seat is bound to,
 and its rating in the mode (OpenSkill's ``mu`` and ``sigma``, and the display rating the
@@ -20,6 +20,15 @@ from engine.bots import RATINGS
 
 from ..auth import hash_token
 from ..errors import Unauthenticated
+from ..players.ratings import (
+    BOT_DISPLAY_OFFSET,
+    BOT_SIGMA,
+    DISPLAY_NEW,
+    DISPLAY_PER_ORDINAL,
+    MU,
+    SIGMA,
+    display,
+)
 from ..reasons import Reason
 
 
@@ -48,24 +57,6 @@ MODES: Final[dict[str, Mode]] = {
 }
 """The ranked modes: 2p corriente-8, 3p tres, 4p parejas-manos (pairs, the hands system to 3
 match points): each played to 3 match points."""
-
-MU: Final = 25.0
-SIGMA: Final = MU / 3
-"""OpenSkill's defaults: a new player's rating."""
-DISPLAY_NEW: Final = 1500.0
-DISPLAY_PER_ORDINAL: Final = 20.0
-"""The display scale: ``1500 + 20 * (mu - 3 sigma)``, so a new player (ordinal 0) shows 1500
-and each unit of ``mu`` is 20 display points."""
-BOT_SIGMA: Final = 1.0
-"""A bot's fixed uncertainty: small, its level is known."""
-BOT_DISPLAY_OFFSET: Final = DISPLAY_NEW - RATINGS["medium"]
-"""A bot level's display rating: its engine.bots.RATINGS (the round robin's Elo-like scale)
-moved so that ``medium`` shows 1500 (a new player meets medium bots)."""
-
-
-def display(mu: float, sigma: float) -> float:
-    """The Elo-like number shown for an OpenSkill rating."""
-    return DISPLAY_NEW + DISPLAY_PER_ORDINAL * (mu - 3 * sigma)
 
 
 def bot_display(level: str) -> float:
