@@ -40,6 +40,10 @@ class Settings:
     """Where finished matches' records are kept (GetMatchRecord), after their tables expire:
     ``memory`` (SQLite in memory), ``sqlite:///path/history.db`` (a SQLite file) or
     ``postgresql://user@host:port/db`` (one history for every replica)."""
+    players: str = ""
+    """Where players, their ratings and ranked results are kept: a URL as for ``history``;
+    '' (the default): the history's database (its own SQLite in memory when the history is
+    ``memory``)."""
     history_casual_days: float = 0.0
     """Casual matches' records are deleted from the history this many days after the match
     ended (checked at start and hourly); 0: kept for ever."""
@@ -146,6 +150,8 @@ _HELP = {
     "the number of masters of a Redis Cluster; the same on every replica)",
     "history": "where finished match records are kept: 'memory', sqlite:///path/history.db or "
     "postgresql://user@host:port/db",
+    "players": "where players and ratings are kept: a URL as for history ('': the history's "
+    "database)",
     "history_casual_days": "days a casual match's record is kept in the history (0: for ever)",
     "history_ranked_days": "days a ranked match's record is kept in the history (0: for ever)",
     "log_format": "json, console or auto",

@@ -317,7 +317,15 @@ class Matchmaker:
                     )
                 else:
                     took = changes.take_seat(
-                        r, i, HUMAN, e.name, e.token_hash, "", now=now, away_from_start=away
+                        r,
+                        i,
+                        HUMAN,
+                        e.name,
+                        e.token_hash,
+                        "",
+                        now=now,
+                        away_from_start=away,
+                        player_id=e.player_id,
                     )
                 events += took.events
             return changes.Changed(events, None)

@@ -55,6 +55,12 @@ class LeaderboardEntry:
 class PlayerStore(Protocol):
     """Players, their ratings per mode, ranked results and cooldowns."""
 
+    async def start(self) -> None:
+        """Connect and apply the migrations (before any other call)."""
+        ...
+
+    async def close(self) -> None: ...
+
     async def create_guest(self, name: str, token_hash: str) -> Player:
         """A new guest player whose token hashes to ``token_hash``."""
         ...
@@ -109,6 +115,12 @@ class MemoryPlayerStore:
         self._standings: dict[tuple[str, str], Standing] = {}
         self._recorded: set[str] = set()
         self._cooldowns: dict[str, float] = {}
+
+    async def start(self) -> None:
+        pass
+
+    async def close(self) -> None:
+        pass
 
     def _new_id(self) -> str:
         while True:

@@ -91,11 +91,13 @@ def take_seat(
     now: float,
     away_from_start: bool,
     client_seed: str = "",
+    player_id: str = "",
 ) -> Changed[int]:
     """Put someone in a seat (the given one, or the first free); the match starts when the
     last seat is filled. The result is the seat taken. ``away_from_start``: a human without a
     stream when the match starts is away from the start (disconnect forfeits are on).
-    ``client_seed``: the player's contribution to every hand's shuffle (already checked)."""
+    ``client_seed``: the player's contribution to every hand's shuffle (already checked).
+    ``player_id``: the player account the seat is bound to ('' for none)."""
     if rec.status == FINISHED:
         raise FailedPrecondition("the match is over", reason=Reason.MATCH_OVER)
     if rec.status != WAITING:
@@ -113,7 +115,9 @@ def take_seat(
         raise FailedPrecondition("that seat is taken", reason=Reason.SEAT_TAKEN)
     # The SeatJoined below is the first event of this change: it gets sequence
     # last_seq + 1, which tells this occupancy from the seat's earlier ones.
-    rec.seats[seat] = SeatInfo(occupant, name, token_hash, level, rec.last_seq + 1, client_seed)
+    rec.seats[seat] = SeatInfo(
+        occupant, name, token_hash, level, rec.last_seq + 1, client_seed, player_id
+    )
     events = [EventVariants(wire.seat_joined_event(rec, seat))]
     if not rec.free_seats():
         events += _start_match(rec, now=now, away_from_start=away_from_start)

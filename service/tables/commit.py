@@ -27,6 +27,7 @@ from ..config import Settings
 from ..durable import History
 from ..errors import Aborted, NotFound, ServiceError
 from ..metrics import Metrics
+from ..players import PlayerStore
 from ..reasons import Reason
 from ..store.base import Commit, LobbyEntry, Store, StoredEvent
 from ..wire import EventVariants
@@ -79,6 +80,8 @@ class Context:
     clock: Clock
     history: History
     """Where finished matches' records are kept (:mod:`.records`)."""
+    players: PlayerStore
+    """Players, their ratings and ranked results (:mod:`service.players`)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -82,6 +82,9 @@ class SeatInfo:
     since_seq: int = 0
     client_seed: str = ""
     """The client seed the seat's player gave for the match's fair deals ('' for none)."""
+    player_id: str = ""
+    """The player account the seat is bound to ('' for a seat token's anonymous player or a
+    bot): kept after the player leaves or forfeits, for the match record and the ratings."""
 
     def occupancy(self) -> str:
         """The tag of the occupancy a seat token opens now ('' when none does): what a seated
@@ -237,6 +240,7 @@ def encode_record(rec: TableRecord) -> bytes:
         "owner": rec.owner_token_hash,
         "expires": rec.expires_at,
         "cseeds": [s.client_seed for s in rec.seats],
+        "pids": [s.player_id for s in rec.seats],
         "fair": rec.fair.to_json() if rec.fair is not None else None,
         "ranked": rec.ranked,
     }
@@ -260,11 +264,12 @@ def decode_record(data: bytes) -> TableRecord:
         invite_code=d["invite"],
         created_at=d["created"],
         seats=[
-            SeatInfo(_OCCUPANT[s[0]], s[1], s[2], s[3], since, cseed)
-            for s, since, cseed in zip(
+            SeatInfo(_OCCUPANT[s[0]], s[1], s[2], s[3], since, cseed, pid)
+            for s, since, cseed, pid in zip(
                 d["seats"],
                 d.get("since") or [0] * len(d["seats"]),
                 d.get("cseeds") or [""] * len(d["seats"]),
+                d.get("pids") or [""] * len(d["seats"]),
                 strict=True,
             )
         ],

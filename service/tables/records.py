@@ -41,7 +41,9 @@ def record_of(rec: TableRecord) -> MatchRecord | None:
     if rec.status != FINISHED or rec.fair is None or rec.state is None:
         return None
     seats: list[SeatRecord] = [
-        bot_seat(i, s.bot_level, s.name) if s.occupant == BOT else player_seat(i, s.name)
+        bot_seat(i, s.bot_level, s.name)
+        if s.occupant == BOT
+        else player_seat(i, s.name, s.player_id)
         for i, s in enumerate(rec.seats)
     ]
     return build(

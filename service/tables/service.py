@@ -26,6 +26,7 @@ from ..durable import History, open_history
 from ..errors import NotFound
 from ..limits import Limits
 from ..metrics import Metrics
+from ..players import PlayerStore, open_players
 from ..store.base import Store
 from . import records
 from .access import check_table_id
@@ -46,15 +47,18 @@ class TableService:
         *,
         clock: Clock = SYSTEM_CLOCK,
         history: History | None = None,
+        players: PlayerStore | None = None,
     ) -> None:
-        """``history``: where finished matches' records go (default: ``settings.history``,
-        not started yet: :meth:`start_history`)."""
+        """``history``: where finished matches' records go (default: ``settings.history``);
+        ``players``: the player store (default: ``settings.players``, else the history's
+        database). Neither is started yet: :meth:`start_history`."""
         self.ctx = Context(
             store,
             settings,
             metrics,
             clock,
             history if history is not None else open_history(settings.history),
+            players if players is not None else open_players(settings.players or settings.history),
         )
         wake = asyncio.Event()
         self.commits = Committer(self.ctx, wake=wake.set)
@@ -107,9 +111,15 @@ class TableService:
     def history(self) -> History:
         return self.ctx.history
 
+    @property
+    def players(self) -> PlayerStore:
+        return self.ctx.players
+
     async def start_history(self) -> None:
-        """Connect to the history and apply its migrations."""
+        """Connect to the history and the player store and apply their migrations (one
+        after the other: they may share a database)."""
         await self.ctx.history.start()
+        await self.ctx.players.start()
 
     async def prune_history(self) -> int:
         """Delete the records older than the retention settings; how many went."""
@@ -126,6 +136,7 @@ class TableService:
         return gone
 
     async def close_history(self) -> None:
+        await self.ctx.players.close()
         await self.ctx.history.close()
 
     async def match_record(self, table_id: str) -> MatchRecord:

@@ -136,6 +136,9 @@ async def test_a_ranked_table_uses_the_modes_rules_and_starts() -> None:
         assert view.status == 2  # TABLE_STATUS_PLAYING: every seat taken at once
         rec = await replicas.servers[0].app.load(m.table_id, presence=False)
         assert rec.ranked and rec.visibility == "private"
+        # every seat is bound to its player, and the binding survives the store's codec
+        by_hash = {hash_token(t): GuestDirectory.player_id(t) for t in tokens}
+        assert [s.player_id for s in rec.seats] == [by_hash[s.token_hash] for s in rec.seats]
 
 
 async def test_a_cancelled_ticket_is_never_matched(store_url: str) -> None:
