@@ -47,8 +47,6 @@ import asyncio
 import contextlib
 import json
 import os
-import re
-import signal
 import subprocess
 import sys
 import tempfile
@@ -60,10 +58,10 @@ from typing import Any
 import grpc
 from google.protobuf.message import Message
 
+from tests.support.replicas import NO_PER_CALLER_LIMITS, Replica
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[1]
-LISTENING = re.compile(r'"grpc": "[\d.]+:(\d+)"[^\n]*"event": "listening"')
 """The server's ``listening`` line (a JSON log line: its stdout is not a terminal)."""
 TARGET_P99_MS = 50.0
 PLAYER_ADDRESS = "198.51.100.7"
@@ -71,18 +69,6 @@ ATTACKER_ADDRESSES = {"create": "203.0.113.1", "streams": "203.0.113.2", "bots":
 IN_FLIGHT = 16
 MAX_STREAMS_TRIED = 400
 POLL_S = 0.01
-NO_PER_CALLER_LIMITS = [
-    "--create-rate-per-s",
-    "0",
-    "--watch-rate-per-s",
-    "0",
-    "--bot-rate-per-s",
-    "0",
-    "--invite-rate-per-s",
-    "0",
-    "--max-streams-per-caller",
-    "0",
-]
 CONFIGS: dict[str, list[str]] = {
     "limited": [],
     "unlimited": [*NO_PER_CALLER_LIMITS, "--max-bot-seats", "0"],
@@ -133,71 +119,17 @@ def reason(err: grpc.aio.AioRpcError) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-class ServerProcess:
-    def __init__(self, name: str, flags: list[str], log_dir: Path) -> None:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(REPO), str(REPO / "protos"), *filter(None, [env.get("PYTHONPATH")])]
-        )
-        for key in [k for k in env if k.startswith("TUTE_")]:
-            del env[key]
-        self.log_path = log_dir / f"{name}.log"
-        self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "service.main",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--metrics-port",
-                "0",
-                "--http-port",
-                "-1",
-                "--store",
-                "memory",
-                "--log-format",
-                "json",
-                "--log-level",
-                "warning",
-                "--grace-s",
-                "1",
-                "--bot-delay-s",
-                "0",
-                "--trusted-proxy-header",
-                "x-forwarded-for",
-                *flags,
-            ],
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=REPO,
-        )
-        self.port = 0
-
-    async def ready(self) -> None:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            found = LISTENING.search(self.log_path.read_text(errors="replace"))
-            if found:
-                self.port = int(found.group(1))
-                return
-            if self.proc.poll() is not None:
-                break
-            await asyncio.sleep(0.05)
-        raise SystemExit(f"tute-server did not start: see {self.log_path}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.log.close()
+def server_process(name: str, flags: list[str], log_dir: Path) -> Replica:
+    """A tute-server subprocess on the memory store with ``flags`` (the per-caller limits
+    stay on unless ``flags`` turn them off): bots move at once, callers are told apart by
+    ``x-forwarded-for`` (each attacker address its own caller)."""
+    return Replica(
+        name,
+        "memory",
+        log_dir,
+        flags=("--bot-delay-s", "0", "--trusted-proxy-header", "x-forwarded-for", *flags),
+        metrics=False,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -432,10 +364,10 @@ class Player:
 async def one_server(
     name: str, flags: list[str], a: argparse.Namespace, log_dir: Path
 ) -> dict[str, Any]:
-    server = ServerProcess(name, flags, log_dir)
+    server = server_process(name, flags, log_dir)
     attacks: list[Attack] = []
     try:
-        await server.ready()
+        await server.wait_ready()
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             player = Player(service_pb2_grpc.TuteServiceStub(channel))
             await player.sit()
@@ -465,7 +397,7 @@ async def one_server(
     finally:
         for attack in attacks:
             attack.kill()
-        server.stop()
+        server.terminate()
 
 
 async def run(a: argparse.Namespace) -> dict[str, Any]:

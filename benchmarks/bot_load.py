@@ -32,7 +32,6 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -41,29 +40,13 @@ from typing import Any
 
 import grpc
 
+from tests.support.replicas import NO_PER_CALLER_LIMITS
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc
 
-from .abuse_bench import NO_PER_CALLER_LIMITS, Player, ServerProcess, as_ms, md
+from .abuse_bench import Player, as_ms, md, server_process
 
 TARGET_P99_MS = 20.0
 BOT_ADDRESS = "203.0.113.9"
-LISTENING = re.compile(r'"grpc": "[\d.]+:(\d+)".*"event": "listening"')
-
-
-class Server(ServerProcess):
-    """The server subprocess; it says where it listens in its JSON log."""
-
-    async def ready(self) -> None:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            found = LISTENING.search(self.log_path.read_text(errors="replace"))
-            if found:
-                self.port = int(found.group(1))
-                return
-            if self.proc.poll() is not None:
-                break
-            await asyncio.sleep(0.05)
-        raise SystemExit(f"tute-server did not start: see {self.log_path}")
 
 
 async def bot_tables(stub: service_pb2_grpc.TuteServiceStub, count: int, level: str) -> list[str]:
@@ -97,9 +80,9 @@ async def versions(stub: service_pb2_grpc.TuteServiceStub, ids: list[str]) -> in
 async def run(a: argparse.Namespace) -> dict[str, Any]:
     log_dir = Path(tempfile.mkdtemp(prefix="tute-bot-load-"))
     flags = [*NO_PER_CALLER_LIMITS, "--max-bot-seats", "0", "--bot-workers", str(a.workers)]
-    server = Server("bot-load", flags, log_dir)
+    server = server_process("bot-load", flags, log_dir)
     try:
-        await server.ready()
+        await server.wait_ready()
         async with grpc.aio.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             stub = service_pb2_grpc.TuteServiceStub(channel)
             player = Player(stub)
@@ -114,7 +97,7 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
             v1 = await versions(stub, ids)
             span = time.perf_counter() - t1
     finally:
-        server.stop()
+        server.terminate()
     log_text = server.log_path.read_text(errors="replace")
     shutil.rmtree(log_dir, ignore_errors=True)
     idle_ms, load_ms = as_ms(idle), as_ms(loaded)

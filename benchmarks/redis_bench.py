@@ -35,10 +35,6 @@ import asyncio
 import json
 import os
 import random
-import re
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -49,6 +45,7 @@ import grpc
 import redis.asyncio as aredis
 
 from tests.support.redis import running_redis
+from tests.support.replicas import NO_PER_CALLER_LIMITS, Replica
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc
 
 REPO = Path(__file__).resolve().parents[1]
@@ -61,8 +58,6 @@ redis.call('SET', KEYS[1], cur + 1)
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', '1000', '*', 'e', ARGV[3])
 return cur + 1
 """
-LISTENING = re.compile(r'"grpc": "[\d.]+:(\d+)"[^\n]*"event": "listening"')
-"""The server's ``listening`` line (a JSON log line: its stdout is not a terminal)."""
 
 
 def pct(values: list[float], q: float) -> float:
@@ -84,78 +79,15 @@ def ms(values: list[float]) -> dict[str, float]:
 # ---------------------------------------------------------------------------------------------
 
 
-class Replica:
-    def __init__(
-        self, store: str, log_dir: Path, name: str, engine_dir: Path | None = None
-    ) -> None:
-        """``engine_dir``: a directory holding a compiled ``engine`` (``make compile``) that
-        the server imports instead of the source tree's (it runs from there)."""
-        env = dict(os.environ)
-        first = [str(engine_dir)] if engine_dir else []
-        env["PYTHONPATH"] = os.pathsep.join(
-            [*first, str(REPO), str(REPO / "protos"), *filter(None, [env.get("PYTHONPATH")])]
-        )
-        self.log_path = log_dir / f"{name}.log"
-        self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "service.main",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--metrics-port",
-                "0",
-                "--http-port",
-                "-1",
-                "--store",
-                store,
-                "--log-format",
-                "json",
-                "--log-level",
-                "warning",
-                "--grace-s",
-                "1",
-                "--max-tables",
-                "100000",
-                # one load generator on 127.0.0.1 plays every seat: no per-caller limits
-                "--create-rate-per-s",
-                "0",
-                "--watch-rate-per-s",
-                "0",
-                "--max-streams-per-caller",
-                "0",
-            ],
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=engine_dir or REPO,  # the first entry of sys.path
-        )
-        self.port = 0
+BENCH_FLAGS: tuple[str, ...] = ("--max-tables", "100000", *NO_PER_CALLER_LIMITS)
+"""A benchmark server's flags: room for every table, and one load generator on 127.0.0.1
+plays every seat (no per-caller limits)."""
 
-    async def ready(self) -> grpc.aio.Channel:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            found = LISTENING.search(self.log_path.read_text(errors="replace"))
-            if found:
-                self.port = int(found.group(1))
-                return grpc.aio.insecure_channel(f"127.0.0.1:{self.port}")
-            if self.proc.poll() is not None:
-                break
-            await asyncio.sleep(0.05)
-        raise SystemExit(f"tute-server did not start: see {self.log_path}")
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        self.log.close()
+def bench_replica(name: str, store: str, log_dir: Path, engine_dir: Path | None = None) -> Replica:
+    """A tute-server subprocess for a benchmark (``engine_dir``: a compiled engine it imports
+    instead of the source tree's; see :class:`tests.support.replicas.Replica`)."""
+    return Replica(name, store, log_dir, flags=BENCH_FLAGS, engine_dir=engine_dir, metrics=False)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -448,20 +380,19 @@ async def run(a: argparse.Namespace) -> dict[str, Any]:
             )
             for name, store, n in (("memory x1", "memory", 1), ("redis x2", redis_server.url, 2)):
                 replicas = [
-                    Replica(store, tmpdir, f"{name.replace(' ', '-')}-{i}") for i in range(n)
+                    bench_replica(f"{name.replace(' ', '-')}-{i}", store, tmpdir) for i in range(n)
                 ]
                 try:
-                    channels = [await r.ready() for r in replicas]
-                    stubs = [service_pb2_grpc.TuteServiceStub(c) for c in channels]
+                    for r in replicas:
+                        await r.wait_ready()
+                    stubs = [r.stub for r in replicas]
                     for mode, rate in (("closed", 0.0), (f"{a.rate:g}/s", a.rate)):
                         out["game"][f"{name} {mode}"] = await game(
                             stubs, a.tables, rate, a.warmup, a.duration, a.seed
                         )
-                    for c in channels:
-                        await c.close(None)
                 finally:
                     for r in replicas:
-                        r.stop()
+                        await r.stop()
     return out
 
 

@@ -45,7 +45,6 @@ import json
 import math
 import os
 import random
-import re
 import statistics
 import subprocess
 import sys
@@ -56,7 +55,7 @@ from typing import Any
 
 import grpc
 
-from benchmarks.redis_bench import LISTENING, Replica, pct
+from benchmarks.redis_bench import bench_replica, pct
 from tests.support.redis import free_port, running_redis
 
 REPO = Path(__file__).resolve().parents[1]
@@ -69,24 +68,6 @@ SETUP_TIMEOUT = 120.0
 BASE_SERVICE = "bench.Bench"
 STALL_S = 3.0  # the scale run stops waiting for streams to open after this long without one
 STREAMS_PER_CONNECTION = 90  # below grpc's 100 concurrent streams per HTTP/2 connection
-LISTENING_JSON = re.compile(r'"grpc": "[\d.]+:(\d+)"[^\n]*"event": "listening"')
-
-
-class Server(Replica):
-    """A tute-server subprocess; its port read from its log (JSON or text lines)."""
-
-    async def ready(self) -> grpc.aio.Channel:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            text = self.log_path.read_text(errors="replace")
-            found = LISTENING_JSON.search(text) or LISTENING.search(text)
-            if found:
-                self.port = int(found.group(1))
-                return grpc.aio.insecure_channel(f"127.0.0.1:{self.port}")
-            if self.proc.poll() is not None:
-                break
-            await asyncio.sleep(0.05)
-        raise SystemExit(f"tute-server did not start: {self.log_path.read_text()[-2000:]}")
 
 
 def proc_cpu_s(pid: int) -> float:
@@ -800,10 +781,10 @@ async def scale_main(spec: dict[str, Any]) -> None:  # noqa: C901 - the scale ru
 
 
 def run_scale(a: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    server = Server("memory", tmp, "scale", server_engine(a))
+    server = bench_replica("scale", "memory", tmp, server_engine(a))
     base = Baseline()
     try:
-        asyncio.run(_port(server))
+        asyncio.run(server.wait_ready())
         spec = {
             "port": server.port,
             "pid": server.proc.pid,
@@ -827,13 +808,8 @@ def run_scale(a: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
         return result
     finally:
-        server.stop()
+        server.terminate()
         base.stop()
-
-
-async def _port(replica: Server) -> None:
-    ch = await replica.ready()
-    await ch.close(None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -866,13 +842,15 @@ def run_phase(
     redis_pid: int | None,
 ) -> tuple[Any, Any]:
     servers = [
-        Server(store, tmp, f"{'mem' if store == 'memory' else 'redis'}-{i}", server_engine(a))
+        bench_replica(
+            f"{'mem' if store == 'memory' else 'redis'}-{i}", store, tmp, server_engine(a)
+        )
         for i in range(replicas)
     ]
     base = Baseline()
     try:
         for s in servers:
-            asyncio.run(_port(s))
+            asyncio.run(s.wait_ready())
         spec = {
             "tute_ports": [s.port for s in servers],
             "base_port": base.port,
@@ -889,7 +867,7 @@ def run_phase(
         return summarize(outs, a.rounds), outs
     finally:
         for s in servers:
-            s.stop()
+            s.terminate()
         base.stop()
 
 

@@ -108,23 +108,64 @@ async def inprocess_stubs(
 # ---------------------------------------------------------------------------------------------
 
 
-class Replica:
-    """One ``tute-server`` subprocess; its log (stdout and stderr) goes to ``log_path``."""
+NO_PER_CALLER_LIMITS: tuple[str, ...] = (
+    "--create-rate-per-s",
+    "0",
+    "--watch-rate-per-s",
+    "0",
+    "--bot-rate-per-s",
+    "0",
+    "--invite-rate-per-s",
+    "0",
+    "--max-streams-per-caller",
+    "0",
+)
+"""Flags that turn off the per-caller limits: every test or load client calls from 127.0.0.1."""
+TEST_FLAGS: tuple[str, ...] = (
+    "--bot-delay-s",
+    "0",
+    "--scheduler-poll-s",
+    "0.02",
+    *NO_PER_CALLER_LIMITS,
+)
+"""A test replica's flags besides the fixed ones: bots move at once, the scheduler looks often,
+no per-caller limits."""
 
-    def __init__(self, name: str, store_url: str, log_dir: Path, *extra: str) -> None:
+
+class Replica:
+    """One ``tute-server`` subprocess (``python -m service.main``); its log (stdout and stderr)
+    goes to ``log_path``.
+
+    ``flags`` replace :data:`TEST_FLAGS` (a benchmark passes its own); ``extra`` come after
+    them. ``engine_dir``: a directory holding a compiled ``engine`` (``make compile``) that the
+    server imports instead of the source tree's (it runs from there). ``metrics``: serve
+    ``/metrics`` on a free port (:meth:`metric`); without, the server serves none."""
+
+    def __init__(
+        self,
+        name: str,
+        store_url: str,
+        log_dir: Path,
+        *extra: str,
+        flags: tuple[str, ...] = TEST_FLAGS,
+        engine_dir: Path | None = None,
+        metrics: bool = True,
+    ) -> None:
         self.name = name
         self.log_path = log_dir / f"{name}.log"
-        self.metrics_port = free_port()
+        self.metrics_port = free_port() if metrics else 0
         self._store_url = store_url
-        self._extra = extra
+        self._args = (*flags, *extra)
+        self._engine_dir = engine_dir
         self._spawn()
         self.port = 0
-        self.channel: grpc.aio.Channel | None = None
+        self._channel: grpc.aio.Channel | None = None
 
     def _spawn(self) -> None:
         env = dict(os.environ)
+        first = [str(self._engine_dir)] if self._engine_dir else []
         env["PYTHONPATH"] = os.pathsep.join(
-            [str(REPO), str(REPO / "protos"), *filter(None, [env.get("PYTHONPATH")])]
+            [*first, str(REPO), str(REPO / "protos"), *filter(None, [env.get("PYTHONPATH")])]
         )
         for key in [k for k in env if k.startswith("TUTE_")]:
             del env[key]
@@ -142,32 +183,21 @@ class Replica:
             "-1",
             "--store",
             self._store_url,
-            "--bot-delay-s",
-            "0",
-            "--scheduler-poll-s",
-            "0.02",
             "--grace-s",
             "1",
             "--log-format",
             "json",
             "--log-level",
             "warning",
-            # every test client calls from 127.0.0.1: no per-caller limits
-            "--create-rate-per-s",
-            "0",
-            "--watch-rate-per-s",
-            "0",
-            "--bot-rate-per-s",
-            "0",
-            "--invite-rate-per-s",
-            "0",
-            "--max-streams-per-caller",
-            "0",
-            *self._extra,
+            *self._args,
         ]
         self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            args, stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=REPO
+            args,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=self._engine_dir or REPO,  # the first entry of sys.path
         )
 
     async def wait_ready(self, timeout: float = 30.0) -> None:
@@ -179,7 +209,11 @@ class Replica:
             if self.proc.poll() is not None:
                 # The metrics port was free when chosen, and another program took it before
                 # the replica bound it: choose another one.
-                if METRICS_TAKEN in self.tail() and next(respawns, None) is not None:
+                if (
+                    self.metrics_port
+                    and METRICS_TAKEN in self.tail()
+                    and next(respawns, None) is not None
+                ):
                     self.log.close()
                     self.metrics_port = free_port()
                     self._spawn()
@@ -191,19 +225,24 @@ class Replica:
         found = LISTENING.search(self.log_path.read_text(errors="replace"))
         assert found is not None
         self.port = int(found.group(2))
-        self.channel = grpc.aio.insecure_channel(f"127.0.0.1:{self.port}")
 
     def tail(self, n: int = 40) -> str:
         lines = self.log_path.read_text(errors="replace").splitlines()
         return "\n".join(lines[-n:])
 
     @property
+    def channel(self) -> grpc.aio.Channel:
+        """A channel to the replica, made on first use (on the event loop of that moment)."""
+        assert self.port, "wait_ready() first"
+        if self._channel is None:
+            self._channel = grpc.aio.insecure_channel(f"127.0.0.1:{self.port}")
+        return self._channel
+
+    @property
     def stub(self) -> service_pb2_grpc.TuteServiceStub:
-        assert self.channel is not None
         return service_pb2_grpc.TuteServiceStub(self.channel)
 
     async def health(self) -> int:
-        assert self.channel is not None
         stub = health_pb2_grpc.HealthStub(self.channel)
         resp = await stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=2)
         status: int = resp.status
@@ -213,6 +252,7 @@ class Replica:
         """The sum of a metric's samples on the replica's /metrics page."""
         import urllib.request
 
+        assert self.metrics_port, "a replica started with metrics=False serves no metrics"
         url = f"http://127.0.0.1:{self.metrics_port}/metrics"
         with urllib.request.urlopen(url, timeout=5) as page:
             text = page.read().decode()
@@ -227,16 +267,22 @@ class Replica:
             os.kill(self.proc.pid, signal.SIGKILL)
             self.proc.wait(10)
 
-    async def stop(self) -> None:
-        if self.channel is not None:
-            await self.channel.close(None)
+    def terminate(self) -> None:
+        """SIGTERM, then SIGKILL if it has not exited within 15 s; the log is closed."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                await asyncio.to_thread(self.proc.wait, 10)
+                self.proc.wait(15)
             except subprocess.TimeoutExpired:
                 self.kill9()
         self.log.close()
+
+    async def stop(self) -> None:
+        """Close the channel, then :meth:`terminate` (off the event loop)."""
+        if self._channel is not None:
+            await self._channel.close(None)
+            self._channel = None
+        await asyncio.to_thread(self.terminate)
 
 
 async def start_replicas(store_url: str, log_dir: Path, n: int = 2, *extra: str) -> list[Replica]:
