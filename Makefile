@@ -63,9 +63,16 @@ IMAGE ?= tute:$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
+# uv installs what pip would (the same indexes, links and constraints: .ci/uv-sources.py) in
+# a fraction of pip's time; where uv cannot be had, pip does it.
 $(STAMP): pyproject.toml $(PKG_MARKERS)
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --disable-pip-version-check -q -e '.[dev,bench]'
+	if $(PY) -m pip install --disable-pip-version-check -q 'uv>=0.5'; then \
+		$(VENV)/bin/uv pip install -q --python $(PY) --index-strategy unsafe-best-match \
+			$$($(PY) .ci/uv-sources.py) -e '.[dev,bench]'; \
+	else \
+		$(PY) -m pip install --disable-pip-version-check -q -e '.[dev,bench]'; \
+	fi
 	@touch $@
 
 venv: $(STAMP) ## create or refresh .venv from pyproject.toml
