@@ -10,31 +10,48 @@ Ranked play will keep its players and ratings in the same database, as further m
 
 from .base import History, HistoryConflict, HistoryUnavailable, MatchSummary
 
-__all__ = ["History", "HistoryConflict", "HistoryUnavailable", "MatchSummary", "open_history"]
+__all__ = [
+    "History",
+    "HistoryConflict",
+    "HistoryUnavailable",
+    "MatchSummary",
+    "open_history",
+    "sqlite_path",
+]
 
 
-def open_history(url: str) -> History:
-    """The history for a ``TUTE_HISTORY`` URL.
+def sqlite_path(url: str, what: str = "history") -> str | None:
+    """Where a durable database's URL (``TUTE_HISTORY``, ``TUTE_PLAYERS``) points: the SQLite
+    file's path (``:memory:`` for one in memory), or None for PostgreSQL.
 
     - ``""``, ``memory`` or ``sqlite://:memory:``: SQLite in memory (gone with the process);
     - ``sqlite:///path/to/history.db`` or a plain file path: SQLite in that file;
     - ``postgresql://user@host:port/db`` (or ``postgres://``): PostgreSQL.
 
-    Call ``await history.start()`` before use (it connects and migrates) and ``close()`` after.
+    ``ValueError`` (naming ``what``) for any other scheme or an ``sqlite://`` without a path.
     """
     if url.startswith(("postgresql://", "postgres://")):
+        return None
+    if url in ("", "memory", "sqlite://:memory:", ":memory:"):
+        return ":memory:"
+    if url.startswith("sqlite://"):
+        path = url.removeprefix("sqlite://")
+        if not path:
+            raise ValueError(f"sqlite:// needs a path: sqlite:///var/lib/tute/{what}.db")
+        return path
+    if "://" in url:
+        raise ValueError(f"unknown {what} URL scheme: {url.split('://', 1)[0]}://")
+    return url
+
+
+def open_history(url: str) -> History:
+    """The history for a ``TUTE_HISTORY`` URL (:func:`sqlite_path` tells the forms). Call
+    ``await history.start()`` before use (it connects and migrates) and ``close()`` after."""
+    path = sqlite_path(url)
+    if path is None:
         from .postgres import PostgresHistory
 
         return PostgresHistory(url)
     from .sqlite import SqliteHistory
 
-    if url in ("", "memory", "sqlite://:memory:", ":memory:"):
-        return SqliteHistory(":memory:")
-    if url.startswith("sqlite://"):
-        path = url.removeprefix("sqlite://")
-        if not path:
-            raise ValueError("sqlite:// needs a path: sqlite:///var/lib/tute/history.db")
-        return SqliteHistory(path)
-    if "://" in url:
-        raise ValueError(f"unknown history URL scheme: {url.split('://', 1)[0]}://")
-    return SqliteHistory(url)
+    return SqliteHistory(path)

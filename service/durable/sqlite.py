@@ -44,6 +44,21 @@ def _use_wal(db: sqlite3.Connection) -> None:
             pause = min(pause * 2, 0.05)
 
 
+def connect(path: str) -> sqlite3.Connection:
+    """A connection to the durable database at ``path`` (``:memory:``: a new one in memory;
+    a file's folder is made if missing), in autocommit mode, usable from any thread (callers
+    hold a lock), with foreign keys on and, for a file, write-ahead logging."""
+    if path != ":memory:":
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None
+    )
+    db.execute("PRAGMA foreign_keys = ON")
+    if path != ":memory:":
+        _use_wal(db)
+    return db
+
+
 class SqliteHistory(History):
     """The history in a SQLite database at ``path`` (``:memory:``: in memory)."""
 
@@ -66,19 +81,8 @@ class SqliteHistory(History):
         return await asyncio.to_thread(call)
 
     async def start(self) -> None:
-        def connect() -> sqlite3.Connection:
-            if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None
-            )
-            db.execute("PRAGMA foreign_keys = ON")
-            if self.path != ":memory:":
-                _use_wal(db)
-            return db
-
         try:
-            self._db = await asyncio.to_thread(connect)
+            self._db = await asyncio.to_thread(connect, self.path)
         except sqlite3.Error as exc:
             raise HistoryUnavailable(f"sqlite: {exc}") from exc
         await self._run(_migrate)

@@ -14,10 +14,9 @@ import secrets
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TypeVar
 
-from ..durable.sqlite import BUSY_TIMEOUT_S, _migrate
+from ..durable.sqlite import _migrate, connect
 from .ratings import MODES, RatingChange, display
 from .store import LeaderboardEntry, Player, Standing
 
@@ -33,17 +32,12 @@ class SqlitePlayerStore:
         self._lock = threading.Lock()
 
     async def start(self) -> None:
-        def connect() -> sqlite3.Connection:
-            if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(
-                self.path, timeout=BUSY_TIMEOUT_S, check_same_thread=False, isolation_level=None
-            )
-            db.execute("PRAGMA foreign_keys = ON")
+        def connected() -> sqlite3.Connection:
+            db = connect(self.path)
             _migrate(db)
             return db
 
-        self._db = await asyncio.to_thread(connect)
+        self._db = await asyncio.to_thread(connected)
 
     async def close(self) -> None:
         db, self._db = self._db, None
