@@ -143,7 +143,10 @@ class BotPool:
                         time.monotonic() + deadline - time.perf_counter(),
                     )
                     left = deadline - time.perf_counter()
-                    action = await asyncio.wait_for(fut, max(0.001, left))
+                    # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a
+                    # cancel that comes as the move arrives
+                    async with asyncio.timeout(max(0.001, left)):
+                        action = await fut
                     return action, time.perf_counter() - start
                 except BrokenProcessPool:
                     self._replace(pool)

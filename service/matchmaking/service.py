@@ -220,8 +220,11 @@ class Matchmaker:
                     last = progress
                     yield progress
                 self._changed.clear()
+                # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow the cancel
+                # of a closed stream that comes as the wait ends, and the ticket would live on
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), settings.matchmaking_poll_s)
+                    async with asyncio.timeout(settings.matchmaking_poll_s):
+                        await self._changed.wait()
         finally:
             if not matched:
                 with contextlib.suppress(StoreUnavailable):

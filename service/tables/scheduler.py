@@ -96,8 +96,11 @@ class Scheduler:
             if next_due is not None:
                 wait = min(wait, max(0.0, next_due - ctx.clock()))
             self._wake.clear()
+            # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a cancel that
+            # comes as the wait ends, and the loop would go on after its task was cancelled
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), wait)
+                async with asyncio.timeout(wait):
+                    await self._wake.wait()
 
     async def _work(self, items: list[Any], now: float) -> None:
         """Work on the claimed due items, one by one."""
