@@ -8,7 +8,8 @@ engine. The pure engine is built instead:
 - for an editable install (``pip install -e``: the tests import the source, and no compiled
   module may land next to ``engine/*.py``);
 - when ``TUTE_PURE_ENGINE=1``;
-- when mypyc is not importable, or compiling fails (no C compiler, no Python headers).
+- when mypyc is not importable, no C compiler is found, or compiling fails (no Python
+  headers, a compiler error).
 
 ``MYPYC_OPT_LEVEL`` sets the C compiler's optimisation level: 1 by default, which compiles in
 a third of the time of mypyc's default 3, for an engine as fast within the noise of a loaded
@@ -19,7 +20,10 @@ level, so ``make bench`` measures what ``make run`` serves.
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
 import sys
+import sysconfig
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -48,6 +52,14 @@ def _compiling() -> bool:
     return bool(commands & _BUILDING) and not commands & {"editable_wheel", "develop"}
 
 
+def _c_compiler() -> str | None:
+    """The C compiler build_ext would run (``$CC``, else the one Python was built with), if
+    it is on this machine."""
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    words = shlex.split(cc)
+    return shutil.which(words[0]) if words else None
+
+
 def engine_extensions() -> list[Extension]:
     """The engine's mypyc extensions, or none (the pure engine) when mypyc cannot make them."""
     if not _compiling():
@@ -56,6 +68,10 @@ def engine_extensions() -> list[Extension]:
         from mypyc.build import mypycify
     except ImportError:
         _say("mypyc is not installed: the pure engine")
+        return []
+    compiler = _c_compiler()
+    if compiler is None:  # found now, before mypyc spends its analysis on C nobody compiles
+        _say("no C compiler found ($CC, or Python's own): the pure engine")
         return []
     try:
         return list(mypycify(

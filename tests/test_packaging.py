@@ -1,6 +1,6 @@
 """The package as ``pip install .`` builds it: setup.py compiles the engine with mypyc into the
 wheel, and builds the pure engine for editable installs, with ``TUTE_PURE_ENGINE=1``, and where
-compiling fails (here: no C compiler).
+compiling fails (here: no C compiler, or one that fails).
 
 The builds call the project's build backend (``setuptools.build_meta``, what pip calls) on a
 copy of the source tree, with this interpreter, which has what ``[build-system].requires``
@@ -122,7 +122,7 @@ def test_an_editable_build_and_a_forced_pure_one_have_no_compiled_module(
 def test_without_a_c_compiler_the_wheel_has_the_pure_engine(tmp_path: Path) -> None:
     src = _source_copy(tmp_path)
     wheel, log = _build(src, "build_wheel", CC=str(tmp_path / "no-such-cc"))
-    assert "compiling the engine failed" in log, log
+    assert "no C compiler found" in log, log
     assert _compiled_in(wheel) == []
     assert _engine_sources(wheel) == sorted(f"engine/{m}.py" for m in [*ENGINE, "__init__"])
     # the Redis store's Lua scripts are in it, and it loads them from there
@@ -148,6 +148,16 @@ def test_without_a_c_compiler_the_wheel_has_the_pure_engine(tmp_path: Path) -> N
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == sorted(p.stem for p in LUA if p.stem != "now_ms")
+
+
+@pytest.mark.slow
+def test_a_compiler_that_fails_gives_the_pure_engine(tmp_path: Path) -> None:
+    """mypyc runs (a compiler is found), compiling fails: build_ext leaves the pure engine."""
+    src = _source_copy(tmp_path)
+    wheel, log = _build(src, "build_wheel", CC="false")
+    assert "compiling the engine failed" in log, log
+    assert _compiled_in(wheel) == []
+    assert _engine_sources(wheel) == sorted(f"engine/{m}.py" for m in [*ENGINE, "__init__"])
 
 
 @pytest.mark.slow
