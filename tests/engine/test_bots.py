@@ -56,10 +56,14 @@ def play_match(rules: Rules, levels: list[str], seed: int, max_moves: int = 400)
     return s
 
 
+@pytest.mark.parametrize(
+    "seeds", [1, pytest.param(4, marks=pytest.mark.slow)], ids=["short", "long"]
+)
 @pytest.mark.parametrize("preset", sorted(PRESETS))
-def test_every_level_plays_only_legal_actions(preset: str) -> None:
+def test_every_level_plays_only_legal_actions(preset: str, seeds: int) -> None:
+    """Every level in every seat (two seatings a deal), over ``seeds`` deals a preset."""
     rules = PRESETS[preset]
-    for seed in range(2):
+    for seed in range(seeds):
         play_match(
             rules,
             ["random", "easy", "medium", "hard"][: rules.players] or ["hard"],
