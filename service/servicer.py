@@ -1,7 +1,8 @@
-"""The gRPC servicer: the nine RPCs of ``tute.v1.TuteService``.
+"""The gRPC servicer: the RPCs of ``tute.v1.TuteService``.
 
 Each RPC validates its request (INVALID_ARGUMENT naming the field), authenticates the caller
-(the seat token or owner token in the ``authorization`` metadata), names it for the per-caller
+(the seat token, owner token or player credential in the ``authorization`` metadata; see
+:mod:`service.identity`), names it for the per-caller
 limits, turns the request into domain arguments for :mod:`service.tables`, and builds the
 response from the domain results (through :mod:`service.wire`). Below this module nothing
 takes or returns a request or response message.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import math
 import secrets
 import unicodedata
@@ -22,12 +24,14 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 import structlog
+from google.protobuf import timestamp_pb2
 
-from tute.v1 import matchmaking_pb2, service_pb2, service_pb2_grpc, table_pb2
+from tute.v1 import matchmaking_pb2, player_pb2, service_pb2, service_pb2_grpc, table_pb2
 
 from . import wire
 from .auth import bearer_token, hash_token, new_token
 from .callers import CALLER
+from .durable import MatchSummary
 from .errors import (
     FailedPrecondition,
     InvalidArgument,
@@ -37,7 +41,10 @@ from .errors import (
     ServiceError,
     Unavailable,
 )
+from .identity import Identity
 from .matchmaking.service import Matched, Matchmaker, Waiting
+from .players import MODES as RATED_MODES
+from .players import LeaderboardEntry, Player, Standing
 from .reasons import Reason
 from .tables import changes
 from .tables.access import (
@@ -71,6 +78,8 @@ MAX_REQUEST_ID = 64
 MAX_PAGE_TOKEN = 200
 DEFAULT_PAGE = 50
 MAX_PAGE = 200
+RECENT_MATCHES = 10
+"""GetPlayer's recent matches."""
 INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
@@ -81,9 +90,21 @@ def _token(context: Any) -> str | None:
 class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     """The RPCs over one replica's :class:`TableService`."""
 
-    def __init__(self, tables: TableService, matchmaker: Matchmaker | None = None) -> None:
+    def __init__(
+        self,
+        tables: TableService,
+        matchmaker: Matchmaker | None = None,
+        identity: Identity | None = None,
+    ) -> None:
+        """``identity``: who player credentials are (default: the players of
+        ``tables.players``, without JWTs)."""
         self.tables = tables
         self.matchmaker = matchmaker if matchmaker is not None else Matchmaker(tables)
+        self.identity = (
+            identity
+            if identity is not None
+            else Identity(tables.players, None, tables.now, check_name=display_name)
+        )
 
     def _caller(self, context: Any) -> None:
         """Who calls, for the per-caller limits (service.callers.CALLER)."""
@@ -110,7 +131,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             seat = req.seat if req.HasField("seat") else 0
             if seat >= rules.players:
                 raise InvalidArgument(f"seat must be from 0 to {rules.players - 1}", field="seat")
-            name = _display_name(req.display_name)
+            name = display_name(req.display_name)
             client_seed = check_client_seed(req.client_seed)
         elif req.HasField("seat"):
             raise InvalidArgument("seat is only meaningful with take_seat", field="seat")
@@ -197,7 +218,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         target = req.WhichOneof("target")
         if target is None:
             raise InvalidArgument("give table_id or invite_code", field="table_id")
-        name = _display_name(req.display_name)
+        name = display_name(req.display_name)
         client_seed = check_client_seed(req.client_seed)
         if target == "invite_code":
             table_id = await self._find_invite(req.invite_code)
@@ -275,7 +296,8 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         await tables.limits.add_bot()  # first: a refusal costs the server next to nothing
         token = _token(context)
         rec = await tables.load(table_id)
-        require_owner_or_seat(rec, token)
+        player_id = await self.identity.seat_player(rec, token)
+        require_owner_or_seat(rec, token, player_id)
         budget = tables.settings.max_bot_seats
         if budget > 0 and await tables.store.count_bot_seats() >= budget:
             raise ResourceExhausted(
@@ -286,7 +308,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         away = tables.settings.disconnect_forfeit_s > 0
 
         def change(r: TableRecord) -> changes.Changed[int]:
-            require_owner_or_seat(r, token)
+            require_owner_or_seat(r, token, player_id)
             return changes.take_seat(
                 r, seat, BOT, f"Bot ({level})", "", level, now=now, away_from_start=away
             )
@@ -301,7 +323,8 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         tables = self.tables
         table_id = check_table_id(request.table_id)
         rec = await tables.load(table_id)
-        seat = require_seat(rec, _token(context))
+        token = _token(context)
+        seat = require_seat(rec, token, await self.identity.seat_player(rec, token))
         now = tables.clock()
         done = await tables.commits.mutate(
             table_id, lambda r: changes.leave(r, seat, now=now), loaded=rec
@@ -315,7 +338,8 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         self, request: service_pb2.GetTableRequest, context: Any
     ) -> service_pb2.GetTableResponse:
         rec = await self.tables.load(request.table_id)
-        seat = seat_of(rec, _token(context))
+        token = _token(context)
+        seat = seat_of(rec, token, await self.identity.seat_player(rec, token))
         return service_pb2.GetTableResponse(view=wire.view_to_proto(rec, seat))
 
     async def SubmitAction(
@@ -334,7 +358,8 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                 f"request_id is at most {MAX_REQUEST_ID} characters", field="request_id"
             )
         rec = await tables.load(table_id)
-        seat = require_seat(rec, _token(context))
+        token = _token(context)
+        seat = require_seat(rec, token, await self.identity.seat_player(rec, token))
         key = f"{seat}:{req.request_id}" if req.request_id else ""
         expect = req.expected_version if req.HasField("expected_version") else None
         now = tables.clock()
@@ -385,7 +410,9 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     ) -> AsyncGenerator[service_pb2.WatchTableResponse, None]:
         self._caller(context)
         resume_after = request.resume_after if request.HasField("resume_after") else None
-        items = self.tables.streams.watch(request.table_id, _token(context), resume_after)
+        items = self.tables.streams.watch(
+            request.table_id, _token(context), resume_after, self.identity.seat_player
+        )
         async with contextlib.aclosing(items):
             # No name holds an item while the stream waits for the next one: a snapshot's
             # record is not kept alive for the stream's life (memory per open stream).
@@ -421,6 +448,176 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                     )
                 else:
                     yield matchmaking_pb2.WatchTicketResponse(waiting=_waiting_to_proto(item))
+
+    # -- players ---------------------------------------------------------------------------
+
+    async def CreatePlayer(
+        self, request: service_pb2.CreatePlayerRequest, context: Any
+    ) -> service_pb2.CreatePlayerResponse:
+        self._caller(context)
+        name = display_name(request.display_name)
+        await self.tables.limits.create_table()
+        player, token = await self.identity.create_guest(name)
+        standings = await self.tables.players.standings(player.player_id)
+        return service_pb2.CreatePlayerResponse(
+            player=_player_to_proto(player, standings, []), player_token=token
+        )
+
+    async def GetPlayer(
+        self, request: service_pb2.GetPlayerRequest, context: Any
+    ) -> service_pb2.GetPlayerResponse:
+        player, own = await self._player_and_viewer(request.player_id, context)
+        pid = player.player_id
+        standings = await self.tables.players.standings(pid)
+        recent = await self.tables.history.list_matches(
+            pid, limit=RECENT_MATCHES, ranked_only=not own
+        )
+        return service_pb2.GetPlayerResponse(player=_player_to_proto(player, standings, recent))
+
+    async def ListLeaderboard(
+        self, request: service_pb2.ListLeaderboardRequest, context: Any
+    ) -> service_pb2.ListLeaderboardResponse:
+        req = request
+        if req.mode not in RATED_MODES:
+            raise InvalidArgument(
+                "mode must be one of " + ", ".join(f'"{m}"' for m in RATED_MODES), field="mode"
+            )
+        size = _page_size(req.page_size)
+        after, offset = None, 0
+        if req.page_token:
+            display, pid, offset = _parse_opaque(
+                req.page_token, ("lb1", req.mode), (float, str, int), "ListLeaderboard"
+            )
+            after = (display, pid)
+        rows = await self.tables.players.leaderboard(req.mode, after=after, limit=size + 1)
+        resp = service_pb2.ListLeaderboardResponse(
+            entries=[_board_row(offset + i + 1, row, req.mode) for i, row in enumerate(rows[:size])]
+        )
+        if len(rows) > size:
+            last = rows[size - 1]
+            resp.next_page_token = _opaque(
+                ("lb1", req.mode, last.standing.display, last.player.player_id, offset + size)
+            )
+        return resp
+
+    async def ListMatches(
+        self, request: service_pb2.ListMatchesRequest, context: Any
+    ) -> service_pb2.ListMatchesResponse:
+        req = request
+        size = _page_size(req.page_size)
+        player, own = await self._player_and_viewer(req.player_id, context)
+        pid = player.player_id
+        before = None
+        if req.page_token:
+            finished, table_id = _parse_opaque(
+                req.page_token, ("lm1", pid, own), (int, str), "ListMatches"
+            )
+            before = (finished, table_id)
+        rows = await self.tables.history.list_matches(
+            pid, before=before, limit=size + 1, ranked_only=not own
+        )
+        resp = service_pb2.ListMatchesResponse(matches=[_match_to_proto(m) for m in rows[:size]])
+        if len(rows) > size:
+            last = rows[size - 1]
+            resp.next_page_token = _opaque(("lm1", pid, own, last.finished_at_ms, last.table_id))
+        return resp
+
+    async def _player_and_viewer(self, player_id: str, context: Any) -> tuple[Player, bool]:
+        """The player of ``player_id`` (INVALID_ARGUMENT, NOT_FOUND PLAYER_NOT_FOUND), and
+        whether the caller's credential is that player's own."""
+        if not player_id or len(player_id) > MAX_ID:
+            raise InvalidArgument(
+                f"player_id is required (at most {MAX_ID} characters)", field="player_id"
+            )
+        caller = await self.identity.optional_player(_token(context))
+        player = await self.tables.players.get(player_id)
+        if player is None or player.bot_level:
+            raise NotFound("no player has this id", reason=Reason.PLAYER_NOT_FOUND)
+        return player, caller is not None and caller.player_id == player.player_id
+
+
+def _page_size(page_size: int) -> int:
+    if page_size < 0:
+        raise InvalidArgument("page_size must not be negative", field="page_size")
+    return min(page_size or DEFAULT_PAGE, MAX_PAGE)
+
+
+def _opaque(parts: tuple[object, ...]) -> str:
+    """An opaque page token of JSON-able parts (the first ones name the list it pages)."""
+    raw = json.dumps(list(parts), separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _parse_opaque(
+    token: str, scope: tuple[object, ...], kinds: tuple[type, ...], rpc: str
+) -> tuple[Any, ...]:
+    """The parts after ``scope`` of a token :func:`_opaque` made for the same list, each of
+    its kind; INVALID_ARGUMENT naming ``page_token`` otherwise."""
+    bad = InvalidArgument(f"not a page token from {rpc} for this request", field="page_token")
+    if len(token) > MAX_PAGE_TOKEN:
+        raise bad
+    try:
+        parts = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    except ValueError:
+        raise bad from None
+    n = len(scope)
+    if not isinstance(parts, list) or len(parts) != n + len(kinds) or parts[:n] != list(scope):
+        raise bad
+    rest = parts[n:]
+    for value, kind in zip(rest, kinds, strict=True):
+        ok = isinstance(value, kind) and not isinstance(value, bool)
+        if kind is float:
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            ok = ok and math.isfinite(value)
+        if not ok or (kind is int and value < 0):
+            raise bad
+    return tuple(float(v) if k is float else v for v, k in zip(rest, kinds, strict=True))
+
+
+def _rating_to_proto(mode: str, standing: Standing) -> player_pb2.ModeRating:
+    return player_pb2.ModeRating(
+        mode=mode,
+        rating=round(standing.display),
+        provisional=standing.provisional,
+        games=standing.games,
+        wins=standing.wins,
+    )
+
+
+def _timestamp(ms: int) -> timestamp_pb2.Timestamp:
+    ts = timestamp_pb2.Timestamp()
+    ts.FromMilliseconds(ms)
+    return ts
+
+
+def _match_to_proto(m: MatchSummary) -> player_pb2.MatchSummary:
+    return player_pb2.MatchSummary(
+        table_id=m.table_id,
+        seat=m.seat,
+        ranked=m.ranked,
+        start_time=_timestamp(m.started_at_ms),
+        end_time=_timestamp(m.finished_at_ms),
+    )
+
+
+def _player_to_proto(
+    player: Player, standings: dict[str, Standing], recent: list[MatchSummary]
+) -> player_pb2.Player:
+    return player_pb2.Player(
+        player_id=player.player_id,
+        display_name=player.name,
+        ratings=[_rating_to_proto(m, standings[m]) for m in RATED_MODES],
+        recent_matches=[_match_to_proto(m) for m in recent],
+    )
+
+
+def _board_row(rank: int, row: LeaderboardEntry, mode: str) -> player_pb2.LeaderboardEntry:
+    return player_pb2.LeaderboardEntry(
+        rank=rank,
+        player_id=row.player.player_id,
+        display_name=row.player.name,
+        rating=_rating_to_proto(mode, row.standing),
+    )
 
 
 def _watch_response(item: Snapshot | wire.Event) -> service_pb2.WatchTableResponse:
@@ -459,7 +656,7 @@ def _parse_page_token(token: str) -> tuple[float, str]:
     return created_at, table_id
 
 
-def _display_name(name: str) -> str:
+def display_name(name: str) -> str:
     """A player's name as shown: NFC, without whitespace or invisible format characters at
     either end, runs of whitespace inside as one space; 1 to ``MAX_NAME`` characters, all
     printable, at least one visible (a letter, digit, punctuation mark or symbol: a name of
