@@ -466,7 +466,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     async def GetPlayer(
         self, request: service_pb2.GetPlayerRequest, context: Any
     ) -> service_pb2.GetPlayerResponse:
-        player, own = await self._player_and_viewer(request.player_id, context)
+        player, own = await self._player_and_viewer(request.player_id, context, own_if_empty=True)
         pid = player.player_id
         standings = await self.tables.players.standings(pid)
         recent = await self.tables.history.list_matches(
@@ -522,14 +522,24 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             resp.next_page_token = _opaque(("lm1", pid, own, last.finished_at_ms, last.table_id))
         return resp
 
-    async def _player_and_viewer(self, player_id: str, context: Any) -> tuple[Player, bool]:
-        """The player of ``player_id`` (INVALID_ARGUMENT, NOT_FOUND PLAYER_NOT_FOUND), and
-        whether the caller's credential is that player's own."""
-        if not player_id or len(player_id) > MAX_ID:
+    async def _player_and_viewer(
+        self, player_id: str, context: Any, *, own_if_empty: bool = False
+    ) -> tuple[Player, bool]:
+        """The player of ``player_id`` (INVALID_ARGUMENT, NOT_FOUND PLAYER_NOT_FOUND; empty:
+        the caller's own, with ``own_if_empty``), and whether the caller's credential is that
+        player's own."""
+        if len(player_id) > MAX_ID or not (player_id or own_if_empty):
             raise InvalidArgument(
                 f"player_id is required (at most {MAX_ID} characters)", field="player_id"
             )
         caller = await self.identity.optional_player(_token(context))
+        if not player_id:
+            if caller is None:
+                raise InvalidArgument(
+                    "player_id is required (empty: the caller's own, with its credential)",
+                    field="player_id",
+                )
+            return caller, True
         player = await self.tables.players.get(player_id)
         if player is None or player.bot_level:
             raise NotFound("no player has this id", reason=Reason.PLAYER_NOT_FOUND)

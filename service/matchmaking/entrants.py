@@ -20,9 +20,9 @@ from typing import Final, Protocol
 import engine
 from engine.bots import RATINGS
 
-from ..auth import hash_token
+from ..auth import hash_token, new_token
 from ..errors import Unauthenticated
-from ..identity import Identity
+from ..identity import Identity, looks_like_jwt
 from ..players.ratings import (
     BOT_DISPLAY_OFFSET,
     BOT_SIGMA,
@@ -122,7 +122,9 @@ class PlayerDirectory(Protocol):
 
 class StoreDirectory:
     """The players of the player store: a player token's guest or a JWT's player, rated by
-    its standing in the mode."""
+    its standing in the mode. A guest's seat is bound to its player token's hash (the token
+    opens it as a seat token does); a JWT's seat to a hash no token has, so that a JWT opens
+    it only by verifying as the seat's player (an expired one does not)."""
 
     def __init__(self, identity: Identity) -> None:
         self.identity = identity
@@ -136,7 +138,7 @@ class StoreDirectory:
             player.name,
             standing.mu,
             standing.sigma,
-            token_hash=hash_token(token),
+            token_hash=new_token()[1] if looks_like_jwt(token) else hash_token(token),
         )
 
 

@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from service.config import Settings
 
-SECRET = "a-test-secret-of-forty-bytes-0123456789"
+SECRET = "test-secret-" + "0123456789abcdef" * 4
 ISSUER = "https://login.example"
 AUDIENCE = "tute"
 

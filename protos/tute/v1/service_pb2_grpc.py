@@ -462,8 +462,10 @@ class TuteServiceServicer:
     def GetPlayer(self, request, context):
         """Returns a player's public profile: name, standing per ranked mode, latest matches (as
         ListMatches shows them to the caller). Anyone may call it; a credential sent only decides
-        which matches are shown.
-        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized player_id), NOT_FOUND
+        which matches are shown. With an empty player_id and a player credential it returns the
+        caller's own profile (how a JWT's player learns its id).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty player_id without a credential,
+        oversized player_id), NOT_FOUND
         (PLAYER_NOT_FOUND), UNAUTHENTICATED (UNKNOWN_PLAYER or a JWT's reason: a credential was
         sent and is no valid player credential).
         """

@@ -861,7 +861,7 @@ export const CreatePlayerResponseSchema: GenMessage<CreatePlayerResponse> = /*@_
 export type GetPlayerRequest = Message<"tute.v1.GetPlayerRequest"> & {
   /**
    * The player's id (CreatePlayerResponse.player.player_id, Seat.player_id, a leaderboard
-   * row's).
+   * row's). Empty: the caller's own (its credential's player).
    *
    * @generated from field: string player_id = 1;
    */
@@ -1340,8 +1340,10 @@ export const TuteService: GenService<{
   /**
    * Returns a player's public profile: name, standing per ranked mode, latest matches (as
    * ListMatches shows them to the caller). Anyone may call it; a credential sent only decides
-   * which matches are shown.
-   * Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized player_id), NOT_FOUND
+   * which matches are shown. With an empty player_id and a player credential it returns the
+   * caller's own profile (how a JWT's player learns its id).
+   * Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty player_id without a credential,
+   * oversized player_id), NOT_FOUND
    * (PLAYER_NOT_FOUND), UNAUTHENTICATED (UNKNOWN_PLAYER or a JWT's reason: a credential was
    * sent and is no valid player credential).
    *
