@@ -320,6 +320,14 @@ class Identity:
         """The caller's player when it sent a credential (as :meth:`player`), else None."""
         return None if token is None else await self.player(token)
 
+    async def binding(self, token: str | None) -> Player | None:
+        """The player a seat taken with ``token`` is bound to (JoinTable, CreateTable): its
+        player for a player credential, None for no token or a token that is no player
+        credential (a seat token of another table). A JWT that does not verify is refused."""
+        if token is None:
+            return None
+        return await self._resolve(token)
+
     async def seat_player(self, rec: TableRecord, token: str | None) -> str:
         """The player id by which ``token`` may open a seat of ``rec`` when it opens none by
         its hash: '' when it does open one by hash, when no seat of the table is bound to a

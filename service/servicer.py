@@ -50,6 +50,7 @@ from .tables import changes
 from .tables.access import (
     TABLE_ID_RE,
     check_table_id,
+    opened_seat,
     require_owner_or_seat,
     require_seat,
     seat_of,
@@ -140,6 +141,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                 "client_seed is only meaningful with take_seat", field="client_seed"
             )
         await tables.limits.create_table()
+        bound = await self.identity.binding(_token(context)) if seat is not None else None
         counts = await tables.store.count_tables()
         if counts.get(WAITING, 0) + counts.get(PLAYING, 0) >= tables.settings.max_tables:
             raise ResourceExhausted(
@@ -180,6 +182,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                     now=now,
                     away_from_start=away,
                     client_seed=client_seed,
+                    player_id=bound.player_id if bound is not None else "",
                 ),
             )
             rec = done.record
@@ -210,9 +213,9 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     async def JoinTable(
         self, request: service_pb2.JoinTableRequest, context: Any
     ) -> service_pb2.JoinTableResponse:
-        """Take a seat. The caller's seat token, if it sent one, must not open a seat at this
-        table already (FAILED_PRECONDITION ALREADY_SEATED; any other is ignored: a player may
-        sit at several tables)."""
+        """Take a seat. The caller's token, if it sent one, must not open a seat at this table
+        already (FAILED_PRECONDITION ALREADY_SEATED; a player may sit at several tables). A
+        player credential binds the seat to its player; any other token is ignored."""
         self._caller(context)
         req, tables = request, self.tables
         target = req.WhichOneof("target")
@@ -233,15 +236,17 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         seat = req.seat if req.HasField("seat") else None
         caller = _token(context)
         caller_hash = hash_token(caller) if caller is not None else ""
+        bound = await self.identity.binding(caller)
+        player_id = bound.player_id if bound is not None else ""
         token, token_hash = new_token()
         structlog.contextvars.bind_contextvars(table_id=table_id)
         now = tables.clock()
         away = tables.settings.disconnect_forfeit_s > 0
 
         def change(r: TableRecord) -> changes.Changed[int]:
-            if caller_hash and r.seat_of_token_hash(caller_hash) is not None:
+            if caller_hash and opened_seat(r, caller, player_id) is not None:
                 raise FailedPrecondition(
-                    "this seat token already opens a seat at this table",
+                    "this token already opens a seat at this table",
                     reason=Reason.ALREADY_SEATED,
                 )
             return changes.take_seat(
@@ -254,6 +259,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                 now=now,
                 away_from_start=away,
                 client_seed=client_seed,
+                player_id=player_id,
             )
 
         done = await tables.commits.mutate(table_id, change)
@@ -563,7 +569,9 @@ def _parse_opaque(
 ) -> tuple[Any, ...]:
     """The parts after ``scope`` of a token :func:`_opaque` made for the same list, each of
     its kind; INVALID_ARGUMENT naming ``page_token`` otherwise."""
-    bad = InvalidArgument(f"not a page token from {rpc} for this request", field="page_token")
+    bad = InvalidArgument(
+        f"page_token is not a page token from {rpc} for this request", field="page_token"
+    )
     if len(token) > MAX_PAGE_TOKEN:
         raise bad
     try:

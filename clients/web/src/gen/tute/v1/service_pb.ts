@@ -1109,7 +1109,8 @@ export const ListMatchesResponseSchema: GenMessage<ListMatchesResponse> = /*@__P
 export const TuteService: GenService<{
   /**
    * Creates a table with the given rules and visibility. The creator may take a seat at once,
-   * and gets the table's owner token (for AddBot).
+   * and gets the table's owner token (for AddBot). With take_seat, a player credential sent
+   * binds the creator's seat to its player, as in JoinTable.
    * A waiting table where no human sits (nobody took a seat, only bots did, or every human
    * left) is deleted after a while set by the server (10 minutes by default) from its creation
    * or from its last human's leaving; later calls about it answer NOT_FOUND.
@@ -1142,7 +1143,11 @@ export const TuteService: GenService<{
    * Takes a seat at a waiting table, by table id (public tables) or invite code (private
    * tables), and returns the seat token. The match starts when the last seat is filled.
    * A caller that sends a seat token (`authorization: Bearer <token>`) which already opens a
-   * seat at this table is refused (ALREADY_SEATED); any other token is ignored.
+   * seat at this table is refused (ALREADY_SEATED). A player credential (player token or
+   * JWT) binds the new seat to its player: Seat.player_id names it, the match goes to the
+   * player's history (ListMatches), any valid credential of the player opens the seat beside
+   * the seat token, and a player already seated here is refused (ALREADY_SEATED). Any other
+   * token is ignored.
    * Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: no target, bad seat, empty or oversized
    * display_name), NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND),
    * PERMISSION_DENIED (PRIVATE_TABLE: a private table joined by id),
