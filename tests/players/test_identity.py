@@ -291,7 +291,7 @@ async def test_bad_jwt_settings_stop_the_start(change: dict[str, Any], words: st
 
 async def test_a_jwks_with_a_private_key_stops_the_start(tmp_path: Path) -> None:
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    entry = json.loads(jwt.get_algorithm_by_name("RS256").to_jwk(key))  # type: ignore[attr-defined]
+    entry = json.loads(jwt.get_algorithm_by_name("RS256").to_jwk(key))
     path = tmp_path / "jwks.json"
     path.write_text(json.dumps({"keys": [entry]}))
     settings = dataclasses.replace(FAST, jwt_jwks_file=str(path), jwt_issuer="i", jwt_audience="a")

@@ -55,7 +55,7 @@ def jwt_settings(base: Settings, keys: Keys | None = None, **more: Any) -> Setti
     )
 
 
-def claims(now: float, sub: str = "user-1", **more: Any) -> dict[str, Any]:
+def claims(now: float, sub: str | None = "user-1", **more: Any) -> dict[str, Any]:
     """Valid claims at ``now``: the expected issuer and audience, an hour to live."""
     out: dict[str, Any] = {
         "iss": ISSUER,
