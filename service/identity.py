@@ -330,9 +330,10 @@ class Identity:
 
     async def seat_player(self, rec: TableRecord, token: str | None) -> str:
         """The player id by which ``token`` may open a seat of ``rec`` when it opens none by
-        its hash: '' when it does open one by hash, when no seat of the table is bound to a
-        player (no store round trip either way), or when it is no player credential (then
-        the table's own checks refuse it as before). A JWT that does not verify is refused."""
+        its hash (callers ask only then): '' when it does open one by hash, when no seat of
+        the table is bound to a player (no store round trip either way), or when it is no
+        player credential (then the table's own checks refuse it as before). A JWT that does
+        not verify is refused."""
         if token is None or not any(
             s.player_id and s.token_hash and s.occupant == HUMAN for s in rec.seats
         ):

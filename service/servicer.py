@@ -20,8 +20,8 @@ import json
 import math
 import secrets
 import unicodedata
-from collections.abc import AsyncGenerator
-from typing import Any
+from collections.abc import AsyncGenerator, Callable
+from typing import Any, TypeVar
 
 import structlog
 from google.protobuf import timestamp_pb2
@@ -72,6 +72,7 @@ from .tables.service import TableService
 from .tables.streams import Snapshot
 
 log = structlog.get_logger("tute.rpc")
+T = TypeVar("T")
 
 MAX_ID = 64
 MAX_NAME = 32
@@ -106,6 +107,25 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             if identity is not None
             else Identity(tables.players, None, tables.now, check_name=display_name)
         )
+
+    async def _open(
+        self,
+        check: Callable[[TableRecord, str | None, str], T],
+        rec: TableRecord,
+        token: str | None,
+    ) -> tuple[T, str]:
+        """``check`` (seat_of, require_seat, require_owner_or_seat) of the caller's token at
+        the table, and the player id it opened a seat by ('' when by the token's hash). The
+        seat-token check runs first and alone: only a token that opens nothing by its hash is
+        resolved as a player credential (service.identity), so a seat token's call costs what
+        it did before player seats existed."""
+        try:
+            return check(rec, token, ""), ""
+        except PermissionDenied:
+            player_id = await self.identity.seat_player(rec, token)
+            if not player_id:
+                raise
+            return check(rec, token, player_id), player_id
 
     def _caller(self, context: Any) -> None:
         """Who calls, for the per-caller limits (service.callers.CALLER)."""
@@ -302,8 +322,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         await tables.limits.add_bot()  # first: a refusal costs the server next to nothing
         token = _token(context)
         rec = await tables.load(table_id)
-        player_id = await self.identity.seat_player(rec, token)
-        require_owner_or_seat(rec, token, player_id)
+        _, player_id = await self._open(require_owner_or_seat, rec, token)
         budget = tables.settings.max_bot_seats
         if budget > 0 and await tables.store.count_bot_seats() >= budget:
             raise ResourceExhausted(
@@ -329,8 +348,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         tables = self.tables
         table_id = check_table_id(request.table_id)
         rec = await tables.load(table_id)
-        token = _token(context)
-        seat = require_seat(rec, token, await self.identity.seat_player(rec, token))
+        seat, _ = await self._open(require_seat, rec, _token(context))
         now = tables.clock()
         done = await tables.commits.mutate(
             table_id, lambda r: changes.leave(r, seat, now=now), loaded=rec
@@ -344,8 +362,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         self, request: service_pb2.GetTableRequest, context: Any
     ) -> service_pb2.GetTableResponse:
         rec = await self.tables.load(request.table_id)
-        token = _token(context)
-        seat = seat_of(rec, token, await self.identity.seat_player(rec, token))
+        seat, _ = await self._open(seat_of, rec, _token(context))
         return service_pb2.GetTableResponse(view=wire.view_to_proto(rec, seat))
 
     async def SubmitAction(
@@ -364,8 +381,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                 f"request_id is at most {MAX_REQUEST_ID} characters", field="request_id"
             )
         rec = await tables.load(table_id)
-        token = _token(context)
-        seat = require_seat(rec, token, await self.identity.seat_player(rec, token))
+        seat, _ = await self._open(require_seat, rec, _token(context))
         key = f"{seat}:{req.request_id}" if req.request_id else ""
         expect = req.expected_version if req.HasField("expected_version") else None
         now = tables.clock()

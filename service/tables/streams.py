@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from .. import wire
-from ..errors import InvalidArgument, NotFound, ResourceExhausted, Unavailable
+from ..errors import InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unavailable
 from ..limits import Limits
 from ..reasons import Reason
 from ..store.base import REWOUND, StoredEvent, SubscriptionEnded
@@ -106,8 +106,14 @@ class Streams:
         if self._closing:
             raise Unavailable("the server is shutting down; reconnect", reason=Reason.SHUTTING_DOWN)
         rec = await self.commits.load(table_id)
-        player_id = await seat_player(rec, token) if seat_player is not None else ""
-        seat = seat_of(rec, token, player_id)
+        player_id = ""
+        try:
+            seat = seat_of(rec, token)
+        except PermissionDenied:  # no seat by the token's hash: maybe its player's
+            player_id = await seat_player(rec, token) if seat_player is not None else ""
+            if not player_id:
+                raise
+            seat = seat_of(rec, token, player_id)
         caller = self.limits.stream_caller(token if seat is not None else None)
         await self.limits.open_stream(caller)
         occupancy = rec.seats[seat].occupancy() if seat is not None else ""
