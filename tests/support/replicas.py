@@ -81,8 +81,10 @@ async def inprocess_replicas(
     separate processes have."""
     conf: Settings = dataclasses.replace(FAST, store=store_url, **settings)
     store = MemoryStore(clock=clock) if store_url == "memory" else None
-    # Replicas share their players, as separate processes do through one database.
-    players = MemoryPlayerStore() if n > 1 else None
+    # Replicas share their players, as separate processes do through one database: an
+    # in-memory one is one per connection, so replicas without a database share one store.
+    in_memory = (conf.players or conf.history) in ("", "memory", ":memory:", "sqlite://:memory:")
+    players = MemoryPlayerStore() if n > 1 and in_memory else None
     servers: list[Server] = []
     channels: list[grpc.aio.Channel] = []
     try:
