@@ -77,6 +77,13 @@ async def test_two_people_searching_a_ranked_match_are_seated_together(
             )
         mine = [await p.locator("#seats .seat.me").get_attribute("data-seat") for p in pages]
         assert sorted(m or "" for m in mine) == ["0", "1"]
+        # back in the lobby, the guest's standing (GetPlayer): new, provisional, in every mode
+        await pages[0].goto(f"http://127.0.0.1:{server.http_port}/")
+        await pages[0].wait_for_function(
+            "() => document.querySelector('#ranked-rating').textContent.includes('4p 1500?')",
+            timeout=STEP_MS,
+        )
+        assert (await pages[0].inner_text("#ranked-rating")).startswith("Invitado: 2p 1500?")
     finally:
         for p in pages:
             await p.context.close()

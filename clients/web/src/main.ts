@@ -128,6 +128,7 @@ function showLobby(): void {
         <button id="ranked-btn">Buscar partida</button>
         <button type="button" id="ranked-cancel" hidden>Cancelar</button></form>
       <p id="ranked-status" aria-live="polite"></p>
+      <p id="ranked-rating"></p>
     </section>
     <section aria-labelledby="h-join">
       <h2 id="h-join">Unirse o mirar</h2>
@@ -216,6 +217,23 @@ function showLobby(): void {
     await joinBy({ case: "tableId", value: btn.dataset.join as string }, msg);
   });
   void list();
+  void showRating();
+}
+
+/** This browser's player's standing per ranked mode (GetPlayer), once it has a player. */
+async function showRating(): Promise<void> {
+  const token = localStorage.getItem("tute.player");
+  const out = document.getElementById("ranked-rating");
+  if (!token || !out) return;
+  try {
+    const { player } = await api.getPlayer({}, bearer(token));
+    if (!player) return;
+    out.textContent = `${player.displayName}: ` + player.ratings
+      .map((r) => `${r.mode} ${r.rating}${r.provisional ? "?" : ""} (${r.games} partidas, ${r.wins} ganadas)`)
+      .join(" · ");
+  } catch {
+    out.textContent = ""; // an unknown player: the next search makes a new one
+  }
 }
 
 /** FindMatch, then WatchTicket to the seat: the lobby shows the ticket's progress; closing the
