@@ -21,7 +21,6 @@ import asyncio
 import json
 import os
 import random
-import secrets
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,12 +57,45 @@ def _save_tokens(path: str, client: TuteClient) -> None:
     p.chmod(0o600)
 
 
+def _load_players(path: str) -> dict[str, dict[str, str]]:
+    p = Path(path)
+    if not path or not p.exists():
+        return {}
+    data: dict[str, dict[str, str]] = json.loads(p.read_text())
+    return data
+
+
+async def _player_token(client: TuteClient, args: argparse.Namespace) -> str:
+    """The player credential for ranked play: ``--player-token``, else $TUTE_PLAYER_TOKEN,
+    else this server's guest in the player file (``--player-file``), else a new guest
+    (CreatePlayer, named ``--name``) kept in that file (mode 0600: the token is a secret)."""
+    given = args.player_token or os.environ.get("TUTE_PLAYER_TOKEN")
+    if given:
+        return str(given)
+    path = getattr(args, "player_file", "")
+    players = _load_players(path)
+    kept = players.get(client.target, {}).get("player_token")
+    if kept:
+        return kept
+    made = await client.create_player(getattr(args, "name", "") or "Jugador")
+    print(f"new guest player {made.player.player_id} ({made.player.display_name})", flush=True)
+    if path:
+        players[client.target] = {
+            "player_id": made.player.player_id,
+            "player_token": made.player_token,
+        }
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.touch(mode=0o600)
+        p.chmod(0o600)
+        p.write_text(json.dumps(players, indent=1))
+    return str(made.player_token)
+
+
 async def _find_match(client: TuteClient, args: argparse.Namespace) -> str:
     """Queue for a ranked table (printing the ticket's progress); the table's id, whose seat
     the client holds."""
-    client.player_token = (
-        args.player_token or os.environ.get("TUTE_PLAYER_TOKEN") or (secrets.token_urlsafe(32))
-    )
+    client.player_token = await _player_token(client, args)
 
     def progress(w: Any) -> None:
         print(
@@ -298,7 +330,13 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument(
         "--player-token",
         default="",
-        help="with --ranked: your player token (default $TUTE_PLAYER_TOKEN, else a new guest)",
+        help="with --ranked: your player token or JWT (default $TUTE_PLAYER_TOKEN, else the "
+        "guest kept in --player-file, else a new guest kept there)",
+    )
+    play.add_argument(
+        "--player-file",
+        default=str(Path.home() / ".config" / "tute" / "player.json"),
+        help="where the guest player's token is kept, per server ('': nowhere)",
     )
     play.add_argument("--invite", default="", help="join a private table by its invite code")
     play.add_argument("--table", default="", help="join (or, with its token, go back to) a table")

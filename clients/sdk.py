@@ -214,8 +214,9 @@ class TuteClient:
         self.on_retry: Callable[[TuteError, float], None] | None = None
         """Called with the error and the delay before each retry (to tell a user)."""
         self.player_token: str | None = None
-        """The player's token for ranked play (:meth:`find_match`): a secret, like a seat
-        token. A seat the matchmaker gives is bound to it."""
+        """The player's credential for ranked play (:meth:`find_match`): a guest's player
+        token (:meth:`create_player` sets it) or a JWT of the frontend's login. A secret,
+        like a seat token. A seat the matchmaker gives is bound to its player."""
 
     # -- life cycle ------------------------------------------------------------------------
     async def __aenter__(self) -> TuteClient:
@@ -470,6 +471,60 @@ class TuteClient:
         )
         return resp.record
 
+    # -- players ---------------------------------------------------------------------------
+    def _player_auth(self) -> tuple[tuple[str, str], ...]:
+        token = self.player_token
+        return (("authorization", f"Bearer {token}"),) if token else ()
+
+    async def create_player(self, display_name: str) -> service_pb2.CreatePlayerResponse:
+        """CreatePlayer: a new guest player; its token becomes :attr:`player_token` (keep it
+        to play as the same player later: it is shown only once)."""
+        resp: service_pb2.CreatePlayerResponse = await self._call(
+            "CreatePlayer", service_pb2.CreatePlayerRequest(display_name=display_name)
+        )
+        self.player_token = resp.player_token
+        return resp
+
+    async def get_player(self, player_id: str = "") -> service_pb2.GetPlayerResponse:
+        """GetPlayer: a player's profile (ratings per mode, recent matches); ``player_id``
+        empty: this client's own (:attr:`player_token`'s). Sends :attr:`player_token` when
+        set (the player sees all its own matches)."""
+        resp: service_pb2.GetPlayerResponse = await self._call(
+            "GetPlayer",
+            service_pb2.GetPlayerRequest(player_id=player_id),
+            self._player_auth(),
+            retry_on=_STREAM_RETRY,
+        )
+        return resp
+
+    async def list_leaderboard(
+        self, mode: str = "4p", *, page_size: int = 0, page_token: str = ""
+    ) -> service_pb2.ListLeaderboardResponse:
+        """ListLeaderboard: one page of a ranked mode's leaderboard, best first."""
+        resp: service_pb2.ListLeaderboardResponse = await self._call(
+            "ListLeaderboard",
+            service_pb2.ListLeaderboardRequest(
+                mode=mode, page_size=page_size, page_token=page_token
+            ),
+            retry_on=_STREAM_RETRY,
+        )
+        return resp
+
+    async def list_matches(
+        self, player_id: str, *, page_size: int = 0, page_token: str = ""
+    ) -> service_pb2.ListMatchesResponse:
+        """ListMatches: one page of a player's finished matches, newest first (all of them
+        for this client's own player, its ranked ones for anyone else)."""
+        resp: service_pb2.ListMatchesResponse = await self._call(
+            "ListMatches",
+            service_pb2.ListMatchesRequest(
+                player_id=player_id, page_size=page_size, page_token=page_token
+            ),
+            self._player_auth(),
+            retry_on=_STREAM_RETRY,
+        )
+        return resp
+
     async def find_match(
         self,
         mode: str = "4p",
@@ -482,7 +537,7 @@ class TuteClient:
         table's seat token, so :meth:`watch` and :meth:`submit` play it. Leaving early (a
         cancelled task) closes the stream, which cancels the ticket."""
         if not self.player_token:
-            raise ValueError("find_match needs a player token (set player_token)")
+            raise ValueError("find_match needs a player token (create_player, or set player_token)")
         metadata = (("authorization", f"Bearer {self.player_token}"),)
         found: service_pb2.FindMatchResponse = await self._call(
             "FindMatch", service_pb2.FindMatchRequest(mode=mode), metadata

@@ -1,7 +1,8 @@
 """Seat tokens: random, shown once to their holder, stored only as SHA-256 hashes.
 
 A caller authenticates with ``authorization: Bearer <token>`` metadata. Without it the caller
-is a spectator. A token opens its own seat at its own table and nothing else.
+is a spectator. A seat token opens its own seat at its own table and nothing else; player
+tokens (made the same way) and JWTs name a player (:mod:`service.identity`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from .errors import Unauthenticated
 from .reasons import Reason
 
 TOKEN_BYTES = 24
-_MAX_HEADER = 256
+_MAX_HEADER = 4096
+"""The longest bearer credential taken: room for a JWT signed with a 4096-bit RSA key and a
+few claims (seat and player tokens are 32 characters)."""
 
 
 def new_token() -> tuple[str, str]:

@@ -130,6 +130,24 @@ class Settings:
     FindMatch or the stream's last look (so a crashed replica's tickets fade out)."""
     ranked_turn_time_s: int = 30
     """The turn clock of ranked tables (seconds per turn)."""
+    jwt_secret_file: str = ""
+    """A file holding the HS256 secret of the frontend's login (at least 32 bytes; its
+    surrounding whitespace is ignored): JWTs signed with it are player credentials."""
+    jwt_secret: str = dataclasses.field(default="", repr=False)
+    """The HS256 secret itself (prefer ``jwt_secret_file``, or set it only in the
+    environment: a flag shows in the process list). Never in the settings' repr."""
+    jwt_jwks_file: str = ""
+    """A JWKS file (``{"keys": [...]}``) of the login's public keys: RSA keys verify RS256,
+    P-256 EC keys ES256 (a key's ``kid`` is matched against the JWT header's)."""
+    jwt_issuer: str = ""
+    """With a JWT key: the ``iss`` every JWT must have (required)."""
+    jwt_audience: str = ""
+    """With a JWT key: the audience every JWT's ``aud`` must name (required)."""
+    jwt_leeway_s: float = 30.0
+    """The clock skew allowed when checking a JWT's ``exp``, ``nbf`` and ``iat`` (0 to 300)."""
+    jwt_name_claim: str = "name"
+    """The JWT claim that names a player seen for the first time (without one, or with a
+    name that is no valid display name: "Player" and 4 hex digits)."""
     waiting_ttl_s: float = 600.0
     """A waiting table where no human sits (nobody took a seat, only bots did, or every human
     left) is deleted this long after its creation or after its last human left, and so stops
@@ -197,6 +215,13 @@ _HELP = {
     "matchmaking_poll_s": "how often the matcher passes over the queues (seconds)",
     "ticket_ttl_s": "seconds a matchmaking ticket lives without an open WatchTicket stream",
     "ranked_turn_time_s": "seconds per turn at ranked tables",
+    "jwt_secret_file": "file holding the HS256 secret of the frontend's login JWTs ('': none)",
+    "jwt_secret": "the HS256 secret itself (prefer jwt_secret_file or the environment)",
+    "jwt_jwks_file": "JWKS file of the login's RS256/ES256 public keys ('': none)",
+    "jwt_issuer": "the 'iss' every JWT must have (required with a JWT key)",
+    "jwt_audience": "the audience every JWT's 'aud' must name (required with a JWT key)",
+    "jwt_leeway_s": "clock skew allowed on a JWT's exp, nbf and iat (seconds, 0 to 300)",
+    "jwt_name_claim": "JWT claim naming a player seen for the first time",
     "waiting_ttl_s": "seconds a waiting table where no human sits is kept before it is deleted "
     "(0: kept like any table)",
 }

@@ -50,6 +50,22 @@ class Reason(StrEnum):
     """The call needs a seat (or owner) token and none was sent."""
     MALFORMED_AUTHORIZATION = "MALFORMED_AUTHORIZATION"
     """The ``authorization`` metadata is not ``Bearer <token>``."""
+    UNKNOWN_PLAYER = "UNKNOWN_PLAYER"
+    """A player credential was needed and the token is neither a JWT nor a player token."""
+    TOKEN_EXPIRED = "TOKEN_EXPIRED"
+    """The JWT's ``exp`` has passed (beyond the leeway)."""
+    TOKEN_NOT_YET_VALID = "TOKEN_NOT_YET_VALID"
+    """The JWT's ``nbf`` or ``iat`` is in the future (beyond the leeway)."""
+    WRONG_ISSUER = "WRONG_ISSUER"
+    """The JWT's ``iss`` is not the expected issuer."""
+    WRONG_AUDIENCE = "WRONG_AUDIENCE"
+    """The JWT's ``aud`` does not name the expected audience."""
+    INVALID_SIGNATURE = "INVALID_SIGNATURE"
+    """The JWT's signature does not verify with the configured keys."""
+    UNSUPPORTED_ALGORITHM = "UNSUPPORTED_ALGORITHM"
+    """The JWT's ``alg`` is ``none`` or not one a configured key is for."""
+    MALFORMED_TOKEN = "MALFORMED_TOKEN"
+    """A JWT-shaped token that does not decode or lacks a required claim (or JWTs are off)."""
 
     # -- PERMISSION_DENIED -----------------------------------------------------------------
     NOT_SEATED = "NOT_SEATED"
@@ -66,6 +82,8 @@ class Reason(StrEnum):
     """No table has this id."""
     INVITE_NOT_FOUND = "INVITE_NOT_FOUND"
     """No table has this invite code."""
+    PLAYER_NOT_FOUND = "PLAYER_NOT_FOUND"
+    """No player has this id."""
     TICKET_NOT_FOUND = "TICKET_NOT_FOUND"
     """No matchmaking ticket has this id (never issued, cancelled or expired)."""
 
@@ -135,14 +153,30 @@ _BY_CODE: Final[dict[grpc.StatusCode, tuple[Reason, ...]]] = {
         Reason.BAD_SEAT,
         Reason.BAD_STATE_BYTES,
     ),
-    _C.UNAUTHENTICATED: (Reason.TOKEN_REQUIRED, Reason.MALFORMED_AUTHORIZATION),
+    _C.UNAUTHENTICATED: (
+        Reason.TOKEN_REQUIRED,
+        Reason.MALFORMED_AUTHORIZATION,
+        Reason.UNKNOWN_PLAYER,
+        Reason.TOKEN_EXPIRED,
+        Reason.TOKEN_NOT_YET_VALID,
+        Reason.WRONG_ISSUER,
+        Reason.WRONG_AUDIENCE,
+        Reason.INVALID_SIGNATURE,
+        Reason.UNSUPPORTED_ALGORITHM,
+        Reason.MALFORMED_TOKEN,
+    ),
     _C.PERMISSION_DENIED: (
         Reason.NOT_SEATED,
         Reason.SEAT_LOST,
         Reason.PRIVATE_TABLE,
         Reason.NOT_YOUR_TICKET,
     ),
-    _C.NOT_FOUND: (Reason.TABLE_NOT_FOUND, Reason.INVITE_NOT_FOUND, Reason.TICKET_NOT_FOUND),
+    _C.NOT_FOUND: (
+        Reason.TABLE_NOT_FOUND,
+        Reason.INVITE_NOT_FOUND,
+        Reason.PLAYER_NOT_FOUND,
+        Reason.TICKET_NOT_FOUND,
+    ),
     _C.FAILED_PRECONDITION: (
         Reason.ALREADY_SEATED,
         Reason.SEAT_TAKEN,

@@ -29,12 +29,14 @@ from tute.v1 import service_pb2, service_pb2_grpc
 from .clock import SYSTEM_CLOCK, Clock
 from .config import Settings
 from .durable import HistoryUnavailable
+from .identity import Identity, jwt_verifier
 from .interceptor import CallInterceptor
-from .matchmaking.entrants import PlayerDirectory
+from .matchmaking.entrants import PlayerDirectory, StoreDirectory
 from .matchmaking.service import Matchmaker
 from .metrics import Metrics
+from .players import PlayerStore
 from .reflection import enable_server_reflection
-from .servicer import TuteServicer
+from .servicer import TuteServicer, display_name
 from .store import Store, StoreUnavailable, open_store
 from .store.timed import TimedStore
 from .tables.service import TableService
@@ -193,11 +195,18 @@ async def create_server(
     *,
     clock: Clock = SYSTEM_CLOCK,
     directory: PlayerDirectory | None = None,
+    players: PlayerStore | None = None,
 ) -> Server:
     """Build and start a server (bind ``settings.host:settings.port``; port 0 picks one) and,
     with ``settings.metrics_port``, its ``/metrics`` endpoint; StartupError if a port is taken.
     The server and the store it opens run on ``clock`` (a ``store`` given has its own).
-    ``directory``: who the matchmaker's callers are (default: every token a guest player)."""
+    ``directory``: who the matchmaker's callers are (default: the player store's players, by
+    player token or JWT: :mod:`service.identity`); ``players``: the player store (default:
+    ``settings.players``; servers in one process may share one)."""
+    try:
+        verifier = jwt_verifier(settings)
+    except ValueError as exc:
+        raise StartupError(f"JWT settings: {exc}") from None
     metrics = Metrics()
     inner = (
         store
@@ -210,13 +219,14 @@ async def create_server(
         )
     )
     timed = TimedStore(inner, metrics)
-    app = TableService(timed, settings, metrics, clock=clock)
+    app = TableService(timed, settings, metrics, clock=clock, players=players)
     await app.start_history()
     await app.prune_history()
     interceptor = CallInterceptor(metrics, access_log=settings.access_log)
     grpc_server = grpc.aio.server(interceptors=[interceptor], options=server_options(settings))
-    matchmaker = Matchmaker(app, directory)
-    servicer = TuteServicer(app, matchmaker)
+    identity = Identity(app.players, verifier, app.now, check_name=display_name)
+    matchmaker = Matchmaker(app, directory or StoreDirectory(identity))
+    servicer = TuteServicer(app, matchmaker, identity)
     service_pb2_grpc.add_TuteServiceServicer_to_server(servicer, grpc_server)
     health_servicer = _HealthServicer()
     await health_servicer.set(LIVENESS_SERVICE, health_pb2.HealthCheckResponse.SERVING)

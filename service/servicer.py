@@ -1,7 +1,8 @@
-"""The gRPC servicer: the nine RPCs of ``tute.v1.TuteService``.
+"""The gRPC servicer: the RPCs of ``tute.v1.TuteService``.
 
 Each RPC validates its request (INVALID_ARGUMENT naming the field), authenticates the caller
-(the seat token or owner token in the ``authorization`` metadata), names it for the per-caller
+(the seat token, owner token or player credential in the ``authorization`` metadata; see
+:mod:`service.identity`), names it for the per-caller
 limits, turns the request into domain arguments for :mod:`service.tables`, and builds the
 response from the domain results (through :mod:`service.wire`). Below this module nothing
 takes or returns a request or response message.
@@ -15,19 +16,22 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import math
 import secrets
 import unicodedata
-from collections.abc import AsyncGenerator
-from typing import Any
+from collections.abc import AsyncGenerator, Callable
+from typing import Any, TypeVar
 
 import structlog
+from google.protobuf import timestamp_pb2
 
-from tute.v1 import matchmaking_pb2, service_pb2, service_pb2_grpc, table_pb2
+from tute.v1 import matchmaking_pb2, player_pb2, service_pb2, service_pb2_grpc, table_pb2
 
 from . import wire
 from .auth import bearer_token, hash_token, new_token
 from .callers import CALLER
+from .durable import MatchSummary
 from .errors import (
     FailedPrecondition,
     InvalidArgument,
@@ -37,12 +41,16 @@ from .errors import (
     ServiceError,
     Unavailable,
 )
+from .identity import Identity
 from .matchmaking.service import Matched, Matchmaker, Waiting
+from .players import MODES as RATED_MODES
+from .players import LeaderboardEntry, Player, Standing
 from .reasons import Reason
 from .tables import changes
 from .tables.access import (
     TABLE_ID_RE,
     check_table_id,
+    opened_seat,
     require_owner_or_seat,
     require_seat,
     seat_of,
@@ -64,6 +72,7 @@ from .tables.service import TableService
 from .tables.streams import Snapshot
 
 log = structlog.get_logger("tute.rpc")
+T = TypeVar("T")
 
 MAX_ID = 64
 MAX_NAME = 32
@@ -71,6 +80,8 @@ MAX_REQUEST_ID = 64
 MAX_PAGE_TOKEN = 200
 DEFAULT_PAGE = 50
 MAX_PAGE = 200
+RECENT_MATCHES = 10
+"""GetPlayer's recent matches."""
 INVITE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
 
 
@@ -81,9 +92,40 @@ def _token(context: Any) -> str | None:
 class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     """The RPCs over one replica's :class:`TableService`."""
 
-    def __init__(self, tables: TableService, matchmaker: Matchmaker | None = None) -> None:
+    def __init__(
+        self,
+        tables: TableService,
+        matchmaker: Matchmaker | None = None,
+        identity: Identity | None = None,
+    ) -> None:
+        """``identity``: who player credentials are (default: the players of
+        ``tables.players``, without JWTs)."""
         self.tables = tables
         self.matchmaker = matchmaker if matchmaker is not None else Matchmaker(tables)
+        self.identity = (
+            identity
+            if identity is not None
+            else Identity(tables.players, None, tables.now, check_name=display_name)
+        )
+
+    async def _open(
+        self,
+        check: Callable[[TableRecord, str | None, str], T],
+        rec: TableRecord,
+        token: str | None,
+    ) -> tuple[T, str]:
+        """``check`` (seat_of, require_seat, require_owner_or_seat) of the caller's token at
+        the table, and the player id it opened a seat by ('' when by the token's hash). The
+        seat-token check runs first and alone: only a token that opens nothing by its hash is
+        resolved as a player credential (service.identity), so a seat token's call costs what
+        it did before player seats existed."""
+        try:
+            return check(rec, token, ""), ""
+        except PermissionDenied:
+            player_id = await self.identity.seat_player(rec, token)
+            if not player_id:
+                raise
+            return check(rec, token, player_id), player_id
 
     def _caller(self, context: Any) -> None:
         """Who calls, for the per-caller limits (service.callers.CALLER)."""
@@ -110,7 +152,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             seat = req.seat if req.HasField("seat") else 0
             if seat >= rules.players:
                 raise InvalidArgument(f"seat must be from 0 to {rules.players - 1}", field="seat")
-            name = _display_name(req.display_name)
+            name = display_name(req.display_name)
             client_seed = check_client_seed(req.client_seed)
         elif req.HasField("seat"):
             raise InvalidArgument("seat is only meaningful with take_seat", field="seat")
@@ -119,6 +161,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                 "client_seed is only meaningful with take_seat", field="client_seed"
             )
         await tables.limits.create_table()
+        bound = await self.identity.binding(_token(context)) if seat is not None else None
         counts = await tables.store.count_tables()
         if counts.get(WAITING, 0) + counts.get(PLAYING, 0) >= tables.settings.max_tables:
             raise ResourceExhausted(
@@ -159,6 +202,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                     now=now,
                     away_from_start=away,
                     client_seed=client_seed,
+                    player_id=bound.player_id if bound is not None else "",
                 ),
             )
             rec = done.record
@@ -189,15 +233,15 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     async def JoinTable(
         self, request: service_pb2.JoinTableRequest, context: Any
     ) -> service_pb2.JoinTableResponse:
-        """Take a seat. The caller's seat token, if it sent one, must not open a seat at this
-        table already (FAILED_PRECONDITION ALREADY_SEATED; any other is ignored: a player may
-        sit at several tables)."""
+        """Take a seat. The caller's token, if it sent one, must not open a seat at this table
+        already (FAILED_PRECONDITION ALREADY_SEATED; a player may sit at several tables). A
+        player credential binds the seat to its player; any other token is ignored."""
         self._caller(context)
         req, tables = request, self.tables
         target = req.WhichOneof("target")
         if target is None:
             raise InvalidArgument("give table_id or invite_code", field="table_id")
-        name = _display_name(req.display_name)
+        name = display_name(req.display_name)
         client_seed = check_client_seed(req.client_seed)
         if target == "invite_code":
             table_id = await self._find_invite(req.invite_code)
@@ -212,15 +256,17 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         seat = req.seat if req.HasField("seat") else None
         caller = _token(context)
         caller_hash = hash_token(caller) if caller is not None else ""
+        bound = await self.identity.binding(caller)
+        player_id = bound.player_id if bound is not None else ""
         token, token_hash = new_token()
         structlog.contextvars.bind_contextvars(table_id=table_id)
         now = tables.clock()
         away = tables.settings.disconnect_forfeit_s > 0
 
         def change(r: TableRecord) -> changes.Changed[int]:
-            if caller_hash and r.seat_of_token_hash(caller_hash) is not None:
+            if caller_hash and opened_seat(r, caller, player_id) is not None:
                 raise FailedPrecondition(
-                    "this seat token already opens a seat at this table",
+                    "this token already opens a seat at this table",
                     reason=Reason.ALREADY_SEATED,
                 )
             return changes.take_seat(
@@ -233,6 +279,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                 now=now,
                 away_from_start=away,
                 client_seed=client_seed,
+                player_id=player_id,
             )
 
         done = await tables.commits.mutate(table_id, change)
@@ -275,7 +322,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         await tables.limits.add_bot()  # first: a refusal costs the server next to nothing
         token = _token(context)
         rec = await tables.load(table_id)
-        require_owner_or_seat(rec, token)
+        _, player_id = await self._open(require_owner_or_seat, rec, token)
         budget = tables.settings.max_bot_seats
         if budget > 0 and await tables.store.count_bot_seats() >= budget:
             raise ResourceExhausted(
@@ -286,7 +333,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         away = tables.settings.disconnect_forfeit_s > 0
 
         def change(r: TableRecord) -> changes.Changed[int]:
-            require_owner_or_seat(r, token)
+            require_owner_or_seat(r, token, player_id)
             return changes.take_seat(
                 r, seat, BOT, f"Bot ({level})", "", level, now=now, away_from_start=away
             )
@@ -301,7 +348,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         tables = self.tables
         table_id = check_table_id(request.table_id)
         rec = await tables.load(table_id)
-        seat = require_seat(rec, _token(context))
+        seat, _ = await self._open(require_seat, rec, _token(context))
         now = tables.clock()
         done = await tables.commits.mutate(
             table_id, lambda r: changes.leave(r, seat, now=now), loaded=rec
@@ -315,7 +362,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         self, request: service_pb2.GetTableRequest, context: Any
     ) -> service_pb2.GetTableResponse:
         rec = await self.tables.load(request.table_id)
-        seat = seat_of(rec, _token(context))
+        seat, _ = await self._open(seat_of, rec, _token(context))
         return service_pb2.GetTableResponse(view=wire.view_to_proto(rec, seat))
 
     async def SubmitAction(
@@ -334,7 +381,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                 f"request_id is at most {MAX_REQUEST_ID} characters", field="request_id"
             )
         rec = await tables.load(table_id)
-        seat = require_seat(rec, _token(context))
+        seat, _ = await self._open(require_seat, rec, _token(context))
         key = f"{seat}:{req.request_id}" if req.request_id else ""
         expect = req.expected_version if req.HasField("expected_version") else None
         now = tables.clock()
@@ -385,7 +432,9 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     ) -> AsyncGenerator[service_pb2.WatchTableResponse, None]:
         self._caller(context)
         resume_after = request.resume_after if request.HasField("resume_after") else None
-        items = self.tables.streams.watch(request.table_id, _token(context), resume_after)
+        items = self.tables.streams.watch(
+            request.table_id, _token(context), resume_after, self.identity.seat_player
+        )
         async with contextlib.aclosing(items):
             # No name holds an item while the stream waits for the next one: a snapshot's
             # record is not kept alive for the stream's life (memory per open stream).
@@ -421,6 +470,188 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                     )
                 else:
                     yield matchmaking_pb2.WatchTicketResponse(waiting=_waiting_to_proto(item))
+
+    # -- players ---------------------------------------------------------------------------
+
+    async def CreatePlayer(
+        self, request: service_pb2.CreatePlayerRequest, context: Any
+    ) -> service_pb2.CreatePlayerResponse:
+        self._caller(context)
+        name = display_name(request.display_name)
+        await self.tables.limits.create_table()
+        player, token = await self.identity.create_guest(name)
+        standings = await self.tables.players.standings(player.player_id)
+        return service_pb2.CreatePlayerResponse(
+            player=_player_to_proto(player, standings, []), player_token=token
+        )
+
+    async def GetPlayer(
+        self, request: service_pb2.GetPlayerRequest, context: Any
+    ) -> service_pb2.GetPlayerResponse:
+        player, own = await self._player_and_viewer(request.player_id, context, own_if_empty=True)
+        pid = player.player_id
+        standings = await self.tables.players.standings(pid)
+        recent = await self.tables.history.list_matches(
+            pid, limit=RECENT_MATCHES, ranked_only=not own
+        )
+        return service_pb2.GetPlayerResponse(player=_player_to_proto(player, standings, recent))
+
+    async def ListLeaderboard(
+        self, request: service_pb2.ListLeaderboardRequest, context: Any
+    ) -> service_pb2.ListLeaderboardResponse:
+        req = request
+        if req.mode not in RATED_MODES:
+            raise InvalidArgument(
+                "mode must be one of " + ", ".join(f'"{m}"' for m in RATED_MODES), field="mode"
+            )
+        size = _page_size(req.page_size)
+        after, offset = None, 0
+        if req.page_token:
+            display, pid, offset = _parse_opaque(
+                req.page_token, ("lb1", req.mode), (float, str, int), "ListLeaderboard"
+            )
+            after = (display, pid)
+        rows = await self.tables.players.leaderboard(req.mode, after=after, limit=size + 1)
+        resp = service_pb2.ListLeaderboardResponse(
+            entries=[_board_row(offset + i + 1, row, req.mode) for i, row in enumerate(rows[:size])]
+        )
+        if len(rows) > size:
+            last = rows[size - 1]
+            resp.next_page_token = _opaque(
+                ("lb1", req.mode, last.standing.display, last.player.player_id, offset + size)
+            )
+        return resp
+
+    async def ListMatches(
+        self, request: service_pb2.ListMatchesRequest, context: Any
+    ) -> service_pb2.ListMatchesResponse:
+        req = request
+        size = _page_size(req.page_size)
+        player, own = await self._player_and_viewer(req.player_id, context)
+        pid = player.player_id
+        before = None
+        if req.page_token:
+            finished, table_id = _parse_opaque(
+                req.page_token, ("lm1", pid, own), (int, str), "ListMatches"
+            )
+            before = (finished, table_id)
+        rows = await self.tables.history.list_matches(
+            pid, before=before, limit=size + 1, ranked_only=not own
+        )
+        resp = service_pb2.ListMatchesResponse(matches=[_match_to_proto(m) for m in rows[:size]])
+        if len(rows) > size:
+            last = rows[size - 1]
+            resp.next_page_token = _opaque(("lm1", pid, own, last.finished_at_ms, last.table_id))
+        return resp
+
+    async def _player_and_viewer(
+        self, player_id: str, context: Any, *, own_if_empty: bool = False
+    ) -> tuple[Player, bool]:
+        """The player of ``player_id`` (INVALID_ARGUMENT, NOT_FOUND PLAYER_NOT_FOUND; empty:
+        the caller's own, with ``own_if_empty``), and whether the caller's credential is that
+        player's own."""
+        if len(player_id) > MAX_ID or not (player_id or own_if_empty):
+            raise InvalidArgument(
+                f"player_id is required (at most {MAX_ID} characters)", field="player_id"
+            )
+        caller = await self.identity.optional_player(_token(context))
+        if not player_id:
+            if caller is None:
+                raise InvalidArgument(
+                    "player_id is required (empty: the caller's own, with its credential)",
+                    field="player_id",
+                )
+            return caller, True
+        player = await self.tables.players.get(player_id)
+        if player is None or player.bot_level:
+            raise NotFound("no player has this id", reason=Reason.PLAYER_NOT_FOUND)
+        return player, caller is not None and caller.player_id == player.player_id
+
+
+def _page_size(page_size: int) -> int:
+    if page_size < 0:
+        raise InvalidArgument("page_size must not be negative", field="page_size")
+    return min(page_size or DEFAULT_PAGE, MAX_PAGE)
+
+
+def _opaque(parts: tuple[object, ...]) -> str:
+    """An opaque page token of JSON-able parts (the first ones name the list it pages)."""
+    raw = json.dumps(list(parts), separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _parse_opaque(
+    token: str, scope: tuple[object, ...], kinds: tuple[type, ...], rpc: str
+) -> tuple[Any, ...]:
+    """The parts after ``scope`` of a token :func:`_opaque` made for the same list, each of
+    its kind; INVALID_ARGUMENT naming ``page_token`` otherwise."""
+    bad = InvalidArgument(
+        f"page_token is not a page token from {rpc} for this request", field="page_token"
+    )
+    if len(token) > MAX_PAGE_TOKEN:
+        raise bad
+    try:
+        parts = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    except ValueError:
+        raise bad from None
+    n = len(scope)
+    if not isinstance(parts, list) or len(parts) != n + len(kinds) or parts[:n] != list(scope):
+        raise bad
+    rest = parts[n:]
+    for value, kind in zip(rest, kinds, strict=True):
+        ok = isinstance(value, kind) and not isinstance(value, bool)
+        if kind is float:
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            ok = ok and math.isfinite(value)
+        if not ok or (kind is int and value < 0):
+            raise bad
+    return tuple(float(v) if k is float else v for v, k in zip(rest, kinds, strict=True))
+
+
+def _rating_to_proto(mode: str, standing: Standing) -> player_pb2.ModeRating:
+    return player_pb2.ModeRating(
+        mode=mode,
+        rating=round(standing.display),
+        provisional=standing.provisional,
+        games=standing.games,
+        wins=standing.wins,
+    )
+
+
+def _timestamp(ms: int) -> timestamp_pb2.Timestamp:
+    ts = timestamp_pb2.Timestamp()
+    ts.FromMilliseconds(ms)
+    return ts
+
+
+def _match_to_proto(m: MatchSummary) -> player_pb2.MatchSummary:
+    return player_pb2.MatchSummary(
+        table_id=m.table_id,
+        seat=m.seat,
+        ranked=m.ranked,
+        start_time=_timestamp(m.started_at_ms),
+        end_time=_timestamp(m.finished_at_ms),
+    )
+
+
+def _player_to_proto(
+    player: Player, standings: dict[str, Standing], recent: list[MatchSummary]
+) -> player_pb2.Player:
+    return player_pb2.Player(
+        player_id=player.player_id,
+        display_name=player.name,
+        ratings=[_rating_to_proto(m, standings[m]) for m in RATED_MODES],
+        recent_matches=[_match_to_proto(m) for m in recent],
+    )
+
+
+def _board_row(rank: int, row: LeaderboardEntry, mode: str) -> player_pb2.LeaderboardEntry:
+    return player_pb2.LeaderboardEntry(
+        rank=rank,
+        player_id=row.player.player_id,
+        display_name=row.player.name,
+        rating=_rating_to_proto(mode, row.standing),
+    )
 
 
 def _watch_response(item: Snapshot | wire.Event) -> service_pb2.WatchTableResponse:
@@ -459,7 +690,7 @@ def _parse_page_token(token: str) -> tuple[float, str]:
     return created_at, table_id
 
 
-def _display_name(name: str) -> str:
+def display_name(name: str) -> str:
     """A player's name as shown: NFC, without whitespace or invisible format characters at
     either end, runs of whitespace inside as one space; 1 to ``MAX_NAME`` characters, all
     printable, at least one visible (a letter, digit, punctuation mark or symbol: a name of

@@ -187,6 +187,18 @@ class ConnectService:
     async def find_match(self, request: Any, ctx: Any) -> Any:
         return await self._unary("FindMatch", request, ctx)
 
+    async def create_player(self, request: Any, ctx: Any) -> Any:
+        return await self._unary("CreatePlayer", request, ctx)
+
+    async def get_player(self, request: Any, ctx: Any) -> Any:
+        return await self._unary("GetPlayer", request, ctx)
+
+    async def list_leaderboard(self, request: Any, ctx: Any) -> Any:
+        return await self._unary("ListLeaderboard", request, ctx)
+
+    async def list_matches(self, request: Any, ctx: Any) -> Any:
+        return await self._unary("ListMatches", request, ctx)
+
     def watch_table(self, request: Any, ctx: Any) -> AsyncIterator[Any]:
         return self._server_stream("WatchTable", request, ctx)
 

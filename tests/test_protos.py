@@ -83,6 +83,10 @@ def test_generated_package_imports() -> None:
         "GetMatchRecord",
         "FindMatch",
         "WatchTicket",
+        "CreatePlayer",
+        "GetPlayer",
+        "ListLeaderboard",
+        "ListMatches",
     }
     assert service.methods_by_name["WatchTable"].server_streaming
     assert service.methods_by_name["WatchTicket"].server_streaming

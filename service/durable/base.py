@@ -66,10 +66,16 @@ class History(ABC):
 
     @abstractmethod
     async def list_matches(
-        self, player_id: str, *, before: tuple[int, str] | None = None, limit: int = 50
+        self,
+        player_id: str,
+        *,
+        before: tuple[int, str] | None = None,
+        limit: int = 50,
+        ranked_only: bool = False,
     ) -> list[MatchSummary]:
         """A player's finished matches, newest first; ``before`` = the (finished_at_ms,
-        table_id) of the last summary of the previous page."""
+        table_id) of the last summary of the previous page; ``ranked_only``: its ranked
+        matches alone."""
 
     @abstractmethod
     async def prune(self, *, ranked: bool, finished_before_ms: int) -> int:

@@ -118,14 +118,20 @@ class PostgresHistory(History):
         return decode(rows[0]["record"]) if rows else None
 
     async def list_matches(
-        self, player_id: str, *, before: tuple[int, str] | None = None, limit: int = 50
+        self,
+        player_id: str,
+        *,
+        before: tuple[int, str] | None = None,
+        limit: int = 50,
+        ranked_only: bool = False,
     ) -> list[MatchSummary]:
+        ranked = " AND r.ranked" if ranked_only else ""
         if before is None:
             rows = await self._fetch(
                 "SELECT s.table_id, s.seat, r.ranked, r.started_at_ms, r.finished_at_ms"
                 " FROM match_seats s JOIN match_records r ON r.table_id = s.table_id"
-                " WHERE s.player_id = $1"
-                " ORDER BY s.finished_at_ms DESC, s.table_id DESC LIMIT $2",
+                " WHERE s.player_id = $1" + ranked + " ORDER BY s.finished_at_ms DESC,"
+                " s.table_id DESC LIMIT $2",
                 player_id,
                 limit,
             )
@@ -133,8 +139,8 @@ class PostgresHistory(History):
             rows = await self._fetch(
                 "SELECT s.table_id, s.seat, r.ranked, r.started_at_ms, r.finished_at_ms"
                 " FROM match_seats s JOIN match_records r ON r.table_id = s.table_id"
-                " WHERE s.player_id = $1 AND (s.finished_at_ms, s.table_id) < ($2, $3)"
-                " ORDER BY s.finished_at_ms DESC, s.table_id DESC LIMIT $4",
+                " WHERE s.player_id = $1" + ranked + " AND (s.finished_at_ms, s.table_id)"
+                " < ($2, $3) ORDER BY s.finished_at_ms DESC, s.table_id DESC LIMIT $4",
                 player_id,
                 before[0],
                 before[1],

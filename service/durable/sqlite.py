@@ -153,12 +153,18 @@ class SqliteHistory(History):
         return None if row is None else decode(row[0])
 
     async def list_matches(
-        self, player_id: str, *, before: tuple[int, str] | None = None, limit: int = 50
+        self,
+        player_id: str,
+        *,
+        before: tuple[int, str] | None = None,
+        limit: int = 50,
+        ranked_only: bool = False,
     ) -> list[MatchSummary]:
         sql = (
             "SELECT s.table_id, s.seat, r.ranked, r.started_at_ms, r.finished_at_ms"
             " FROM match_seats s JOIN match_records r ON r.table_id = s.table_id"
             " WHERE s.player_id = ?"
+            + (" AND r.ranked" if ranked_only else "")
             + (" AND (s.finished_at_ms, s.table_id) < (?, ?)" if before is not None else "")
             + " ORDER BY s.finished_at_ms DESC, s.table_id DESC LIMIT ?"
         )

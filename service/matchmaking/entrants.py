@@ -3,9 +3,11 @@ modes, and where bots stand on the ratings' display scale (service/players/ratin
 
 The matchmaker needs little of a player: an id, a name, the token hash its seat is bound to,
 and its rating in the mode (OpenSkill's ``mu`` and ``sigma``, and the display rating the
-windows are measured on). :class:`PlayerDirectory` is that need; :class:`GuestDirectory`
-serves it from the bearer token alone (every token is a player, rated as new unless told
-otherwise), and a directory over the durable player store serves it the same way.
+windows are measured on). :class:`PlayerDirectory` is that need. :class:`StoreDirectory`
+serves it from the player store (the server's default): the credential is a player token or a
+JWT (:mod:`service.identity`), the rating the player's standing in the mode.
+:class:`GuestDirectory` serves it from the bearer token alone (every token is a player, rated
+as new unless told otherwise): for tests and benchmarks that seat many players cheaply.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from typing import Final, Protocol
 import engine
 from engine.bots import RATINGS
 
-from ..auth import hash_token
+from ..auth import hash_token, new_token
 from ..errors import Unauthenticated
+from ..identity import Identity, looks_like_jwt
 from ..players.ratings import (
     BOT_DISPLAY_OFFSET,
     BOT_SIGMA,
@@ -117,10 +120,32 @@ class PlayerDirectory(Protocol):
         ...
 
 
+class StoreDirectory:
+    """The players of the player store: a player token's guest or a JWT's player, rated by
+    its standing in the mode. A guest's seat is bound to its player token's hash (the token
+    opens it as a seat token does); a JWT's seat to a hash no token has, so that a JWT opens
+    it only by verifying as the seat's player (an expired one does not)."""
+
+    def __init__(self, identity: Identity) -> None:
+        self.identity = identity
+
+    async def entrant(self, token: str | None, mode: str) -> Entrant:
+        player = await self.identity.player(token)
+        assert token is not None
+        standing = (await self.identity.players.standings(player.player_id))[mode]
+        return Entrant(
+            player.player_id,
+            player.name,
+            standing.mu,
+            standing.sigma,
+            token_hash=new_token()[1] if looks_like_jwt(token) else hash_token(token),
+        )
+
+
 class GuestDirectory:
-    """Every bearer token is a player: its id is derived from the token's hash (so the token
-    itself is never stored), its name is "Player" and 4 characters of the id, and its rating
-    is :meth:`set_rating`'s or a new player's."""
+    """For tests and benchmarks: every bearer token is a player: its id is derived from the
+    token's hash (so the token itself is never stored), its name is "Player" and 4 characters
+    of the id, and its rating is :meth:`set_rating`'s or a new player's."""
 
     def __init__(self) -> None:
         self._ratings: dict[tuple[str, str], tuple[float, float]] = {}

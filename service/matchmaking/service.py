@@ -34,6 +34,7 @@ from ..errors import (
     PermissionDenied,
     Unavailable,
 )
+from ..identity import Identity
 from ..reasons import Reason
 from ..store.base import StoreUnavailable
 from ..store.queue import MATCHED, Ticket, TicketQueue
@@ -41,7 +42,7 @@ from ..tables import changes
 from ..tables.model import BOT, EMPTY, HUMAN, WAITING, TableRecord
 from ..tables.service import TableService
 from . import matcher
-from .entrants import MODES, Entrant, GuestDirectory, Mode, PlayerDirectory
+from .entrants import MODES, Entrant, Mode, PlayerDirectory, StoreDirectory
 
 log = structlog.get_logger("tute.matchmaking")
 
@@ -114,8 +115,12 @@ class Matchmaker:
     """The queue, the matcher and the ranked tables of one replica."""
 
     def __init__(self, tables: TableService, directory: PlayerDirectory | None = None) -> None:
+        """``directory``: who the callers are (default: the players of ``tables.players``,
+        without JWTs)."""
         self.tables = tables
-        self.directory: PlayerDirectory = directory or GuestDirectory()
+        self.directory: PlayerDirectory = directory or StoreDirectory(
+            Identity(tables.players, None, tables.now)
+        )
         self._changed = asyncio.Event()
         """Set after each pass of this replica: its ticket streams look again at once."""
         self.claims = 0

@@ -94,9 +94,11 @@ class TableService:
     def clock(self, clock: Clock) -> None:
         self.ctx.clock = clock
 
-    def _now(self) -> float:
+    def now(self) -> float:
         """The time on the clock of the moment (read at each call: the clock may be swapped)."""
         return self.ctx.clock()
+
+    _now = now
 
     @property
     def bots(self) -> BotPool:

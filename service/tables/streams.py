@@ -22,21 +22,23 @@ import contextlib
 import dataclasses
 import secrets
 from collections import Counter
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import structlog
 
 from .. import wire
-from ..auth import hash_token
-from ..errors import InvalidArgument, NotFound, ResourceExhausted, Unavailable
+from ..errors import InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unavailable
 from ..limits import Limits
 from ..reasons import Reason
 from ..store.base import REWOUND, StoredEvent, SubscriptionEnded
 from . import changes
-from .access import check_table_id, seat_lost, seat_of
+from .access import check_table_id, opened_seat, seat_lost, seat_of
 from .commit import Committer, Context
 from .model import TableRecord
+
+SeatPlayer = Callable[[TableRecord, str | None], Awaitable[str]]
+"""The player id by which a token may open a player's seat at a table ('' for none)."""
 
 if TYPE_CHECKING:
     from ..store.base import Subscription
@@ -91,14 +93,27 @@ class Streams:
             sub.interrupt()
 
     async def watch(
-        self, table_id: str, token: str | None, resume_after: int | None
+        self,
+        table_id: str,
+        token: str | None,
+        resume_after: int | None,
+        seat_player: SeatPlayer | None = None,
     ) -> AsyncGenerator[Snapshot | wire.Event, None]:
-        """A snapshot (or the missed events after ``resume_after``), then live events."""
+        """A snapshot (or the missed events after ``resume_after``), then live events.
+        ``seat_player``: the player id by which the token may open a player's seat
+        (:meth:`service.identity.Identity.seat_player`)."""
         check_table_id(table_id)
         if self._closing:
             raise Unavailable("the server is shutting down; reconnect", reason=Reason.SHUTTING_DOWN)
         rec = await self.commits.load(table_id)
-        seat = seat_of(rec, token)
+        player_id = ""
+        try:
+            seat = seat_of(rec, token)
+        except PermissionDenied:  # no seat by the token's hash: maybe its player's
+            player_id = await seat_player(rec, token) if seat_player is not None else ""
+            if not player_id:
+                raise
+            seat = seat_of(rec, token, player_id)
         caller = self.limits.stream_caller(token if seat is not None else None)
         await self.limits.open_stream(caller)
         occupancy = rec.seats[seat].occupancy() if seat is not None else ""
@@ -129,6 +144,7 @@ class Streams:
             seat,
             occupancy,
             since=rec.seats[seat].since_seq if seat is not None else 0,
+            player_id=player_id,
         )
         del rec  # neither the record nor an item is held while the stream waits
         try:
@@ -224,6 +240,7 @@ class _Follow:
         occupancy: str,
         *,
         since: int,
+        player_id: str = "",
     ) -> None:
         self.streams = streams
         self.table_id = table_id
@@ -234,6 +251,8 @@ class _Follow:
         """The sequence number of the SeatJoined that began the stream's occupancy."""
         self.lost = False
         """The stream ended because its seat is no longer its player's."""
+        self.player_id = player_id
+        """The player whose bound seat the token opens ('' when it opens one by hash)."""
 
     def _event(self, ev: StoredEvent) -> wire.Event:
         seat = self.seat
@@ -246,7 +265,7 @@ class _Follow:
         log.warning("watch_resynced", table_id=self.table_id, sent=sent, last_seq=rec.last_seq)
         seat = self.seat
         if seat is not None and (
-            rec.seat_of_token_hash(hash_token(self.token or "")) != seat
+            opened_seat(rec, self.token, self.player_id) != seat
             or rec.seats[seat].occupancy() != self.occupancy
         ):
             self.lost = True
@@ -260,7 +279,7 @@ class _Follow:
         rec = await commits.load(table_id)  # after subscribing: nothing falls in between
         loaded_last = rec.last_seq
         if seat is not None:
-            seat_of(rec, self.token)  # NOT_SEATED if the seat was lost in between
+            seat_of(rec, self.token, self.player_id)  # NOT_SEATED if lost in between
         if resume_after is None:
             last = rec.last_seq
             yield Snapshot(rec, seat)

@@ -70,6 +70,7 @@ def _seat_msg(record: TableRecord, index: int) -> table_pb2.Seat:
         display_name=info.name if occupant != EMPTY else "",
         bot_level=info.bot_level if bot else "",
         connected=bot or (occupant == HUMAN and index in record.connected),
+        player_id=info.player_id if occupant == HUMAN else "",
     )
 
 

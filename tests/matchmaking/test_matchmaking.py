@@ -1,7 +1,8 @@
 """FindMatch and WatchTicket over real gRPC, on two replicas sharing a store (one memory
 store in this process, or a real Redis with a store per replica): every player seated exactly
 once, a cancelled ticket never matched, bots of the nearest level after the deadline (on the
-fake clock), bad input refused with its status and reason."""
+fake clock), bad input refused with its status and reason. Players are guests CreatePlayer
+made, except where a test sets ratings (GuestDirectory, the directory of the tests)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,12 @@ def store_url(request: pytest.FixtureRequest) -> str:
     return "memory" if request.param == "memory" else str(request.getfixturevalue("redis_url"))
 
 
+async def new_player(stub: Stub, name: str = "Jugador") -> str:
+    """A guest player's token (CreatePlayer)."""
+    resp = await stub.CreatePlayer(service_pb2.CreatePlayerRequest(display_name=name))
+    return str(resp.player_token)
+
+
 async def find(stub: Stub, token: str, mode: str = "4p") -> str:
     resp = await stub.FindMatch(service_pb2.FindMatchRequest(mode=mode), metadata=auth(token))
     return str(resp.ticket_id)
@@ -67,8 +74,8 @@ async def stop_matchers(replicas: InProcessReplicas) -> None:
 async def queue_and_play(replicas: InProcessReplicas, n: int, mode: str = "4p") -> None:
     """``n`` players queue at once, half on each replica, each watching its ticket to the end:
     each is seated exactly once, at a table whose seat its own token opens."""
-    tokens = [secrets.token_urlsafe(16) for _ in range(n)]
     stubs = [replicas.stubs[i % len(replicas.stubs)] for i in range(n)]
+    tokens = [await new_player(stub) for stub in stubs]
     before = sum(srv.matchmaker.claims for srv in replicas.servers if srv.matchmaker)
 
     async def one(stub: Stub, token: str) -> matchmaking_pb2.TicketMatched:
@@ -119,7 +126,11 @@ async def test_2p_and_3p_tables(store_url: str) -> None:
 async def test_a_ranked_table_uses_the_modes_rules_and_starts() -> None:
     async with inprocess_replicas(1) as replicas:
         stub = replicas.stubs[0]
-        tokens = [secrets.token_urlsafe(16) for _ in range(4)]
+        created = [
+            await stub.CreatePlayer(service_pb2.CreatePlayerRequest(display_name=f"P{i}"))
+            for i in range(4)
+        ]
+        tokens = [c.player_token for c in created]
         ids = [await find(stub, t) for t in tokens]
         results = await asyncio.gather(
             *(watch_to_the_end(stub, t, i) for t, i in zip(tokens, ids, strict=True))
@@ -137,15 +148,20 @@ async def test_a_ranked_table_uses_the_modes_rules_and_starts() -> None:
         rec = await replicas.servers[0].app.load(m.table_id, presence=False)
         assert rec.ranked and rec.visibility == "private"
         # every seat is bound to its player, and the binding survives the store's codec
-        by_hash = {hash_token(t): GuestDirectory.player_id(t) for t in tokens}
+        by_hash = {hash_token(c.player_token): c.player.player_id for c in created}
         assert [s.player_id for s in rec.seats] == [by_hash[s.token_hash] for s in rec.seats]
+        assert [s.name for s in rec.seats] == [
+            next(c.player.display_name for c in created if c.player.player_id == s.player_id)
+            for s in rec.seats
+        ]
+        assert [s.player_id for s in view.seats] == [s.player_id for s in rec.seats]
 
 
 async def test_a_cancelled_ticket_is_never_matched(store_url: str) -> None:
     clock = FakeClock()
     async with inprocess_replicas(2, store_url=store_url, clock=clock) as replicas:
         a, b = replicas.stubs
-        leaver = secrets.token_urlsafe(16)
+        leaver = await new_player(a)
         ticket = await find(a, leaver)
         call = a.WatchTicket(
             service_pb2.WatchTicketRequest(ticket_id=ticket), metadata=auth(leaver)
@@ -161,7 +177,7 @@ async def test_a_cancelled_ticket_is_never_matched(store_url: str) -> None:
             assert registered_reason(err.value) == "TICKET_NOT_FOUND"
 
         await eventually(gone, what="the closed stream's ticket cancelled")
-        others = [secrets.token_urlsafe(16) for _ in range(4)]
+        others = [await new_player(b) for _ in range(4)]
         found = [await find(b if i % 2 else a, t) for i, t in enumerate(others)]
         done = await asyncio.gather(
             *(
@@ -282,7 +298,13 @@ async def _error(call: Any) -> grpc.aio.AioRpcError:
 async def test_bad_input_is_refused_with_its_reason() -> None:
     async with inprocess_replicas(1) as replicas:
         stub = replicas.stubs[0]
-        me, other = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
+        me, other = await new_player(stub), await new_player(stub)
+        unknown = secrets.token_urlsafe(16)
+        err = await _error(
+            stub.FindMatch(service_pb2.FindMatchRequest(mode="4p"), metadata=auth(unknown))
+        )
+        assert err.code() == Code.UNAUTHENTICATED and registered_reason(err) == "UNKNOWN_PLAYER"
+        assert unknown not in (err.details() or "")
         for mode in ("", "5p", "4P", "parejas"):
             err = await _error(
                 stub.FindMatch(service_pb2.FindMatchRequest(mode=mode), metadata=auth(me))
@@ -306,6 +328,7 @@ async def test_bad_input_is_refused_with_its_reason() -> None:
             ("not-a-ticket", me, Code.NOT_FOUND, "TICKET_NOT_FOUND"),
             (ticket, other, Code.PERMISSION_DENIED, "NOT_YOUR_TICKET"),
             (ticket, None, Code.UNAUTHENTICATED, "TOKEN_REQUIRED"),
+            (ticket, unknown, Code.UNAUTHENTICATED, "UNKNOWN_PLAYER"),
         ]
         for ticket_id, token, code, reason in cases:
             md = auth(token) if token else None
@@ -332,7 +355,7 @@ async def test_a_claim_whose_replica_died_before_seating_is_seated_by_the_watche
         a, b = replicas.stubs
         dead, alive = replicas.servers
         assert dead.matchmaker is not None and alive.matchmaker is not None
-        tokens = [secrets.token_urlsafe(16) for _ in range(2)]
+        tokens = [await new_player(a) for _ in range(2)]
         ids = [await find(a, t, "2p") for t in tokens]
         calls = [
             b.WatchTicket(service_pb2.WatchTicketRequest(ticket_id=i), metadata=auth(t))
@@ -359,11 +382,14 @@ async def test_a_claim_whose_replica_died_before_seating_is_seated_by_the_watche
 async def test_64_players_on_two_replica_processes_on_redis(redis_url: str, tmp_path: Path) -> None:
     """Two ``tute-server`` processes on one Redis, each running its matcher: 64 players queue
     at once, half on each; each is seated exactly once."""
-    started = await start_replicas(redis_url, tmp_path, 2, "--matchmaking-poll-s", "0.05")
+    players = f"sqlite://{tmp_path / 'players.db'}"  # one player store, as one database
+    started = await start_replicas(
+        redis_url, tmp_path, 2, "--matchmaking-poll-s", "0.05", "--players", players
+    )
     channels = [grpc.aio.insecure_channel(f"127.0.0.1:{r.port}") for r in started]
     try:
         stubs = [Stub(ch) for ch in channels]
-        tokens = [secrets.token_urlsafe(16) for _ in range(64)]
+        tokens = [await new_player(stubs[i % 2]) for i in range(64)]
 
         async def one(i: int, token: str) -> matchmaking_pb2.TicketMatched:
             stub = stubs[i % 2]

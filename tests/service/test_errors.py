@@ -655,7 +655,7 @@ async def test_get_table_errors_and_the_spectator_view(stub) -> None:
             "Bearer",
             "Bearer ",
             "token-without-scheme",
-            "Bearer " + "x" * 300,
+            "Bearer " + "x" * 4097,
         ):
             await expect(
                 stub.GetTable(req, metadata=(("authorization", header),)), Code.UNAUTHENTICATED

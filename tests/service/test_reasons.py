@@ -31,6 +31,8 @@ from service.store import memory
 from service.store.base import Commit, CommitOutcome, StoreUnavailable
 from service.store.memory import MemoryStore
 from tests.engine.positions import deck_for
+from tests.support import jwts
+from tests.support.jwts import jwt_settings
 from tute.v1 import action_pb2, card_pb2, rules_pb2, service_pb2, service_pb2_grpc, table_pb2
 
 from .conftest import FAST
@@ -219,7 +221,7 @@ class Caller:
 @pytest.fixture
 async def flaky() -> AsyncIterator[tuple[Server, FlakyStore]]:
     store = FlakyStore()
-    srv = await create_server(FAST, store=store)
+    srv = await create_server(jwt_settings(FAST), store=store)
     try:
         yield srv, store
     finally:
@@ -252,18 +254,49 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
         # requests and tokens
         await c.fails(stub.GetTable(get()), Code.INVALID_ARGUMENT, Reason.INVALID_ARGUMENT)
 
+        # players
+        player, other = [
+            (await stub.CreatePlayer(S.CreatePlayerRequest(display_name=n))).player_token
+            for n in ("a", "b")
+        ]
+        await c.fails(
+            stub.GetPlayer(S.GetPlayerRequest(player_id="p0123")),
+            Code.NOT_FOUND,
+            Reason.PLAYER_NOT_FOUND,
+        )
+        await c.fails(
+            stub.FindMatch(S.FindMatchRequest(mode="3p"), metadata=auth("forged")),
+            Code.UNAUTHENTICATED,
+            Reason.UNKNOWN_PLAYER,
+        )
+        now = 4_000_000_000  # a JWT valid until long after the test, or expired long before
+        for token, reason in (
+            (jwts.signed(jwts.claims(now, iat=None, exp=1000)), Reason.TOKEN_EXPIRED),
+            (jwts.signed(jwts.claims(now, nbf=now)), Reason.TOKEN_NOT_YET_VALID),
+            (jwts.signed(jwts.claims(now, iat=None, iss="https://x.example")), Reason.WRONG_ISSUER),
+            (jwts.signed(jwts.claims(now, iat=None, aud="other")), Reason.WRONG_AUDIENCE),
+            (jwts.signed(jwts.claims(now, iat=None), key="x" * 40), Reason.INVALID_SIGNATURE),
+            (jwts.unsigned(jwts.claims(now, iat=None)), Reason.UNSUPPORTED_ALGORITHM),
+            (jwts.signed(jwts.claims(now, iat=None, exp=None)), Reason.MALFORMED_TOKEN),
+        ):
+            await c.fails(
+                stub.FindMatch(S.FindMatchRequest(mode="3p"), metadata=auth(token)),
+                Code.UNAUTHENTICATED,
+                reason,
+            )
+
         # matchmaking
         queued = (
-            await stub.FindMatch(S.FindMatchRequest(mode="3p"), metadata=auth("a-player"))
+            await stub.FindMatch(S.FindMatchRequest(mode="3p"), metadata=auth(player))
         ).ticket_id
         await c.fails(
-            stub.FindMatch(S.FindMatchRequest(mode="2p"), metadata=auth("a-player")),
+            stub.FindMatch(S.FindMatchRequest(mode="2p"), metadata=auth(player)),
             Code.FAILED_PRECONDITION,
             Reason.ALREADY_QUEUED,
         )
         for ticket_id, token, code, reason in (
-            ("0123456789abcdef", "a-player", Code.NOT_FOUND, Reason.TICKET_NOT_FOUND),
-            (queued, "another-player", Code.PERMISSION_DENIED, Reason.NOT_YOUR_TICKET),
+            ("0123456789abcdef", player, Code.NOT_FOUND, Reason.TICKET_NOT_FOUND),
+            (queued, other, Code.PERMISSION_DENIED, Reason.NOT_YOUR_TICKET),
         ):
             ticket_call = stub.WatchTicket(
                 S.WatchTicketRequest(ticket_id=ticket_id), metadata=auth(token)

@@ -29,6 +29,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from service.clock import SYSTEM_CLOCK, Clock
 from service.config import Settings
 from service.matchmaking.entrants import PlayerDirectory
+from service.players import MemoryPlayerStore
 from service.server import Server, create_server
 from service.store.memory import MemoryStore
 from tute.v1 import service_pb2_grpc
@@ -80,11 +81,19 @@ async def inprocess_replicas(
     separate processes have."""
     conf: Settings = dataclasses.replace(FAST, store=store_url, **settings)
     store = MemoryStore(clock=clock) if store_url == "memory" else None
+    # Replicas share their players, as separate processes do through one database: an
+    # in-memory one is one per connection, so replicas without a database share one store.
+    in_memory = (conf.players or conf.history) in ("", "memory", ":memory:", "sqlite://:memory:")
+    players = MemoryPlayerStore() if n > 1 and in_memory else None
     servers: list[Server] = []
     channels: list[grpc.aio.Channel] = []
     try:
         for _ in range(n):
-            servers.append(await create_server(conf, store=store, clock=clock, directory=directory))
+            servers.append(
+                await create_server(
+                    conf, store=store, clock=clock, directory=directory, players=players
+                )
+            )
             channels.append(grpc.aio.insecure_channel(f"127.0.0.1:{servers[-1].port}"))
         yield InProcessReplicas(servers, [Stub(ch) for ch in channels], clock)
     finally:

@@ -1,6 +1,7 @@
-"""End to end in headless Chromium: "play ranked" in the web client (FindMatch, WatchTicket).
+"""End to end in headless Chromium: "play ranked" in the web client (CreatePlayer, FindMatch,
+WatchTicket).
 
-Two people (two browser contexts, so two player tokens) search a 2p ranked match: the lobby
+Two people (two browser contexts, so two guest players) search a 2p ranked match: the lobby
 shows each ticket's progress, the matcher seats them together, and each page lands on the
 table in its own seat with its hand. A search cancelled from the lobby closes its ticket's
 stream and says so.
@@ -64,6 +65,10 @@ async def test_two_people_searching_a_ranked_match_are_seated_together(
         assert len(tables) == 1  # the same table
         tokens = [await p.evaluate("() => localStorage.getItem('tute.player')") for p in pages]
         assert all(tokens) and tokens[0] != tokens[1]
+        ids = [await p.evaluate("() => localStorage.getItem('tute.player.id')") for p in pages]
+        for pid in ids:  # guests the server made (CreatePlayer), named as the lobby says
+            player = await server.app.players.get(pid)
+            assert player is not None and player.name == "Invitado"
         for p in pages:
             assert "espectador" not in await p.inner_text("#title")
             await p.wait_for_function(
@@ -72,6 +77,13 @@ async def test_two_people_searching_a_ranked_match_are_seated_together(
             )
         mine = [await p.locator("#seats .seat.me").get_attribute("data-seat") for p in pages]
         assert sorted(m or "" for m in mine) == ["0", "1"]
+        # back in the lobby, the guest's standing (GetPlayer): new, provisional, in every mode
+        await pages[0].goto(f"http://127.0.0.1:{server.http_port}/")
+        await pages[0].wait_for_function(
+            "() => document.querySelector('#ranked-rating').textContent.includes('4p 1500?')",
+            timeout=STEP_MS,
+        )
+        assert (await pages[0].inner_text("#ranked-rating")).startswith("Invitado: 2p 1500?")
     finally:
         for p in pages:
             await p.context.close()

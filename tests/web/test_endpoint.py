@@ -136,8 +136,13 @@ async def test_a_stream_sends_the_snapshot_then_live_events(
 async def test_ranked_matchmaking_over_the_browser_transports(
     client: service_connect.TuteServiceClient,
 ) -> None:
-    """FindMatch and WatchTicket through the Connect wrapper: two players of 2p are matched."""
-    tokens = ["web-player-one", "web-player-two"]
+    """CreatePlayer, FindMatch, WatchTicket, GetPlayer and ListLeaderboard through the Connect
+    wrapper: two guests of 2p are matched."""
+    created = [
+        await client.create_player(service_pb2.CreatePlayerRequest(display_name=name))
+        for name in ("Uno", "Dos")
+    ]
+    tokens = [c.player_token for c in created]
 
     async def queue(token: str) -> matchmaking_pb2.WatchTicketResponse:
         found = await client.find_match(
@@ -158,6 +163,19 @@ async def test_ranked_matchmaking_over_the_browser_transports(
     with pytest.raises(ConnectError) as err:
         await client.find_match(service_pb2.FindMatchRequest(mode="9p"), headers=bearer("x"))
     assert reason_of(err.value) == "INVALID_ARGUMENT"
+    with pytest.raises(ConnectError) as err:
+        await client.find_match(service_pb2.FindMatchRequest(mode="2p"), headers=bearer("x"))
+    assert reason_of(err.value) == "UNKNOWN_PLAYER"
+    me = created[0].player
+    got = await client.get_player(service_pb2.GetPlayerRequest(player_id=me.player_id))
+    assert got.player.display_name == "Uno"
+    assert [r.mode for r in got.player.ratings] == ["2p", "3p", "4p"]
+    board = await client.list_leaderboard(service_pb2.ListLeaderboardRequest(mode="2p"))
+    assert list(board.entries) == []  # nobody finished a ranked match yet
+    mine = await client.list_matches(
+        service_pb2.ListMatchesRequest(player_id=me.player_id), headers=bearer(tokens[0])
+    )
+    assert list(mine.matches) == []
 
 
 async def test_an_illegal_card_is_failed_precondition_must_follow_suit(

@@ -3,8 +3,9 @@
 // Routes: #/ (lobby), #/t/<table id> (the table: our seat when this browser holds its token,
 // else as a spectator), #/join/<invite code> (the join screen of a private table),
 // #/replay/<table id> (the checked replay of a finished match, replay.ts). "Play ranked" queues
-// this browser's player (a random token kept in localStorage) with FindMatch and follows the
-// ticket with WatchTicket to the seat the matcher gives.
+// this browser's player (a guest CreatePlayer makes on the first search, its player token kept
+// in localStorage) with FindMatch and follows the ticket with WatchTicket to the seat the
+// matcher gives.
 import "./style.css";
 import { cardBackSvg, cardName, cardSvg, suitName, suitPicture } from "./cards";
 import { bearer, Code, connect, ConnectError, errorReason, errorText, forgetSeat, saveSeat, savedSeat } from "./api";
@@ -51,15 +52,29 @@ function myName(): string {
 let leaveCurrent: (() => void) | null = null;
 let searching: AbortController | null = null;
 
-/** This browser's player token (FindMatch's identity, and the seats ranked play gives). */
-function playerToken(): string {
-  let token = localStorage.getItem("tute.player");
-  if (!token) {
-    const bytes = crypto.getRandomValues(new Uint8Array(24));
-    token = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-    localStorage.setItem("tute.player", token);
+/** This browser's player token (FindMatch's identity, and the seats ranked play gives): the
+ * guest kept in localStorage, else a new one (CreatePlayer, named as the lobby's name field). */
+async function playerToken(signal: AbortSignal): Promise<string> {
+  const kept = localStorage.getItem("tute.player");
+  if (kept) return kept;
+  const made = await api.createPlayer({ displayName: myName() }, { signal });
+  localStorage.setItem("tute.player", made.playerToken);
+  localStorage.setItem("tute.player.id", made.player?.playerId ?? "");
+  return made.playerToken;
+}
+
+/** FindMatch with this browser's player; a kept token the server does not know (its players
+ * were reset) is replaced by a new guest once. */
+async function findMatch(mode: string, signal: AbortSignal): Promise<[string, string]> {
+  let token = await playerToken(signal);
+  try {
+    return [token, (await api.findMatch({ mode }, { ...bearer(token), signal })).ticketId];
+  } catch (err) {
+    if (errorReason(err) !== "UNKNOWN_PLAYER") throw err;
+    localStorage.removeItem("tute.player");
+    token = await playerToken(signal);
+    return [token, (await api.findMatch({ mode }, { ...bearer(token), signal })).ticketId];
   }
-  return token;
 }
 
 function route(): void {
@@ -113,6 +128,7 @@ function showLobby(): void {
         <button id="ranked-btn">Buscar partida</button>
         <button type="button" id="ranked-cancel" hidden>Cancelar</button></form>
       <p id="ranked-status" aria-live="polite"></p>
+      <p id="ranked-rating"></p>
     </section>
     <section aria-labelledby="h-join">
       <h2 id="h-join">Unirse o mirar</h2>
@@ -201,6 +217,23 @@ function showLobby(): void {
     await joinBy({ case: "tableId", value: btn.dataset.join as string }, msg);
   });
   void list();
+  void showRating();
+}
+
+/** This browser's player's standing per ranked mode (GetPlayer), once it has a player. */
+async function showRating(): Promise<void> {
+  const token = localStorage.getItem("tute.player");
+  const out = document.getElementById("ranked-rating");
+  if (!token || !out) return;
+  try {
+    const { player } = await api.getPlayer({}, bearer(token));
+    if (!player) return;
+    out.textContent = `${player.displayName}: ` + player.ratings
+      .map((r) => `${r.mode} ${r.rating}${r.provisional ? "?" : ""} (${r.games} partidas, ${r.wins} ganadas)`)
+      .join(" · ");
+  } catch {
+    out.textContent = ""; // an unknown player: the next search makes a new one
+  }
 }
 
 /** FindMatch, then WatchTicket to the seat: the lobby shows the ticket's progress; closing the
@@ -212,15 +245,14 @@ async function playRanked(mode: string, msg: HTMLElement): Promise<void> {
   const status = document.getElementById("ranked-status") as HTMLElement;
   const button = document.getElementById("ranked-btn") as HTMLButtonElement;
   const cancel = document.getElementById("ranked-cancel") as HTMLButtonElement;
-  const token = playerToken();
   button.disabled = true;
   cancel.hidden = false;
   msg.textContent = "";
   status.dataset.state = "searching";
   status.textContent = "Buscando partida…";
   try {
-    const found = await api.findMatch({ mode }, { ...bearer(token), signal: abort.signal });
-    for await (const m of api.watchTicket({ ticketId: found.ticketId }, { ...bearer(token), signal: abort.signal })) {
+    const [token, ticketId] = await findMatch(mode, abort.signal);
+    for await (const m of api.watchTicket({ ticketId }, { ...bearer(token), signal: abort.signal })) {
       if (m.progress.case === "waiting") {
         const w = m.progress.value;
         status.textContent = `Buscando partida: ${w.queued} en la cola, ±${w.window} puntos, ${Math.round(w.waitedS)} s esperando`

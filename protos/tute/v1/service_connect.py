@@ -22,7 +22,7 @@ from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DE
 from pyqwest import Client, SyncClient
 from tute.v1.matchmaking_pb2 import WatchTicketResponse
 
-from .service_pb2 import AddBotRequest, AddBotResponse, CreateTableRequest, CreateTableResponse, FindMatchRequest, FindMatchResponse, GetMatchRecordRequest, GetMatchRecordResponse, GetTableRequest, GetTableResponse, JoinTableRequest, JoinTableResponse, LeaveTableRequest, LeaveTableResponse, ListTablesRequest, ListTablesResponse, SubmitActionRequest, SubmitActionResponse, WatchTableRequest, WatchTableResponse, WatchTicketRequest
+from .service_pb2 import AddBotRequest, AddBotResponse, CreatePlayerRequest, CreatePlayerResponse, CreateTableRequest, CreateTableResponse, FindMatchRequest, FindMatchResponse, GetMatchRecordRequest, GetMatchRecordResponse, GetPlayerRequest, GetPlayerResponse, GetTableRequest, GetTableResponse, JoinTableRequest, JoinTableResponse, LeaveTableRequest, LeaveTableResponse, ListLeaderboardRequest, ListLeaderboardResponse, ListMatchesRequest, ListMatchesResponse, ListTablesRequest, ListTablesResponse, SubmitActionRequest, SubmitActionResponse, WatchTableRequest, WatchTableResponse, WatchTicketRequest
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -53,6 +53,21 @@ class TuteService(Protocol):
     CreateTable also returns an owner token to the table's creator: it lets AddBot fill the
     table's seats with bots (so does a seat token of that table).
 
+    Players (ranked play, profiles): a player credential is either a guest's player token
+    (CreatePlayer; the server keeps only its hash) or, when the server is configured for the
+    frontend's own login, a JWT (docs/frontend.md: HS256, RS256 or ES256; "iss", "aud", "exp"
+    and "sub" checked; the JWT's (iss, sub) is the player, created on first sight with the
+    "name" claim as its display name). Both travel as `authorization: Bearer <credential>`. The
+    server tells them apart by shape: a token of three base64url parts joined by dots is a JWT
+    and is only ever verified as one; any other token is a seat, owner or player token. On a
+    call about a table the token is first matched against the table's seat tokens (and owner
+    token); when it opens none, a player credential opens the seat bound to its player (seats
+    the matchmaker gave, and seats taken with a player credential), so a refreshed JWT keeps
+    opening its player's seat. A JWT that fails verification is refused with UNAUTHENTICATED
+    and the reason saying why (TOKEN_EXPIRED, TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE,
+    INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM, MALFORMED_TOKEN); no error or log line ever contains
+    a token.
+
     Per-caller limits: CreateTable, AddBot, JoinTable with an unknown invite code and
     WatchTable stream opens are limited per caller (by the connection's address, or the address
     a trusted proxy passes on; WatchTable with a seat token: per seat token), as token buckets
@@ -76,10 +91,13 @@ class TuteService(Protocol):
       MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
       EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
       the seat or table state, or an illegal move (the rule it breaks).
-    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
-      code or matchmaking ticket.
-    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
-      none was sent, or the `authorization` metadata is not "Bearer <token>".
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, PLAYER_NOT_FOUND, TICKET_NOT_FOUND): unknown
+      table id, invite code, player id or matchmaking ticket.
+    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION, UNKNOWN_PLAYER, TOKEN_EXPIRED,
+      TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE, INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM,
+      MALFORMED_TOKEN): the call needs a seat token (or a player credential) and none was sent,
+      the `authorization` metadata is not "Bearer <token>", the token is no player credential,
+      or a JWT does not verify.
     - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
       does not open a seat at this table (a stream whose token stops opening its seat ends with
       SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
@@ -94,13 +112,15 @@ class TuteService(Protocol):
       server, with resume_after).
     - INTERNAL (INTERNAL): an unexpected server error (logged by the server).
     Any RPC may also answer MALFORMED_REQUEST, MALFORMED_AUTHORIZATION, STORE_UNAVAILABLE and
-    INTERNAL; the RPCs below list their other reasons. A rejected request never changes any
+    INTERNAL; any RPC about a table or a player may answer the JWT reasons above when a JWT is
+    sent; the RPCs below list their other reasons. A rejected request never changes any
     state. Error messages never contain hidden cards.
     """
     async def create_table(self, request: CreateTableRequest, ctx: RequestContext[CreateTableRequest, CreateTableResponse], /) -> CreateTableResponse:
         """
         Creates a table with the given rules and visibility. The creator may take a seat at once,
-        and gets the table's owner token (for AddBot).
+        and gets the table's owner token (for AddBot). With take_seat, a player credential sent
+        binds the creator's seat to its player, as in JoinTable.
         A waiting table where no human sits (nobody took a seat, only bots did, or every human
         left) is deleted after a while set by the server (10 minutes by default) from its creation
         or from its last human's leaving; later calls about it answer NOT_FOUND.
@@ -125,7 +145,11 @@ class TuteService(Protocol):
         Takes a seat at a waiting table, by table id (public tables) or invite code (private
         tables), and returns the seat token. The match starts when the last seat is filled.
         A caller that sends a seat token (`authorization: Bearer <token>`) which already opens a
-        seat at this table is refused (ALREADY_SEATED); any other token is ignored.
+        seat at this table is refused (ALREADY_SEATED). A player credential (player token or
+        JWT) binds the new seat to its player: Seat.player_id names it, the match goes to the
+        player's history (ListMatches), any valid credential of the player opens the seat beside
+        the seat token, and a player already seated here is refused (ALREADY_SEATED). Any other
+        token is ignored.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: no target, bad seat, empty or oversized
         display_name), NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND),
         PERMISSION_DENIED (PRIVATE_TABLE: a private table joined by id),
@@ -232,8 +256,10 @@ class TuteService(Protocol):
     async def find_match(self, request: FindMatchRequest, ctx: RequestContext[FindMatchRequest, FindMatchResponse], /) -> FindMatchResponse:
         """
         Puts the calling player in the queue of a ranked mode and returns its ticket. The player
-        is the caller's `authorization: Bearer <token>`; the seat the match gives is bound to
-        that token. A player has one ticket at a time: FindMatch again in the same mode while
+        is the caller's `authorization: Bearer <credential>`: a player token (CreatePlayer) or a
+        JWT; the player's rating in the mode decides whom it is matched with. The seat the match
+        gives is bound to the player: the credential sent, or any later valid credential of the
+        same player (a refreshed JWT), opens it. A player has one ticket at a time: FindMatch again in the same mode while
         the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
         few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
         it) seats players whose display ratings are within a window that widens with the time
@@ -244,8 +270,9 @@ class TuteService(Protocol):
         corriente-8 preset, "3p" tres, "4p" parejas-manos (pairs, the hands system to 3 match
         points), with the turn clock on; they are private (never listed in the lobby).
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
-        UNAUTHENTICATED (TOKEN_REQUIRED: no player token), FAILED_PRECONDITION (ALREADY_QUEUED:
-        the player's ticket waits in another mode).
+        UNAUTHENTICATED (TOKEN_REQUIRED: no player credential; UNKNOWN_PLAYER: the token is not a
+        player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
+        waits in another mode).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -258,10 +285,57 @@ class TuteService(Protocol):
         matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
         ticket's player may watch it.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
-        UNAUTHENTICATED (TOKEN_REQUIRED), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
+        UNAUTHENTICATED (TOKEN_REQUIRED, UNKNOWN_PLAYER, a JWT's reason), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
         was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the
         token is not the ticket's player's), UNAVAILABLE (SHUTTING_DOWN: FindMatch again on
         another server).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def create_player(self, request: CreatePlayerRequest, ctx: RequestContext[CreatePlayerRequest, CreatePlayerResponse], /) -> CreatePlayerResponse:
+        """
+        Creates a guest player and returns its id and player token (shown once: the server keeps
+        only its hash). Send the token as `authorization: Bearer <player_token>` to FindMatch and
+        WatchTicket, and on the calls about the tables the matchmaker seats it at. It needs no
+        credential. CreatePlayer counts against the same per-caller limit as CreateTable.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized display_name, field named),
+        RESOURCE_EXHAUSTED (RATE_LIMITED: see RetryInfo).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def get_player(self, request: GetPlayerRequest, ctx: RequestContext[GetPlayerRequest, GetPlayerResponse], /) -> GetPlayerResponse:
+        """
+        Returns a player's public profile: name, standing per ranked mode, latest matches (as
+        ListMatches shows them to the caller). Anyone may call it; a credential sent only decides
+        which matches are shown. With an empty player_id and a player credential it returns the
+        caller's own profile (how a JWT's player learns its id).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty player_id without a credential,
+        oversized player_id), NOT_FOUND
+        (PLAYER_NOT_FOUND), UNAUTHENTICATED (UNKNOWN_PLAYER or a JWT's reason: a credential was
+        sent and is no valid player credential).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_leaderboard(self, request: ListLeaderboardRequest, ctx: RequestContext[ListLeaderboardRequest, ListLeaderboardResponse], /) -> ListLeaderboardResponse:
+        """
+        Lists a ranked mode's leaderboard: players who finished at least one ranked match in the
+        mode, best display rating first (ties by player id), paginated. Bots are never listed.
+        Anyone may call it.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p", negative
+        page_size, a page_token not from this call for this mode).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    async def list_matches(self, request: ListMatchesRequest, ctx: RequestContext[ListMatchesRequest, ListMatchesResponse], /) -> ListMatchesResponse:
+        """
+        Lists a player's finished matches, newest first, paginated. Visibility: the player itself
+        (calling with its own credential) sees every match it played on a seat bound to it,
+        casual tables included; anyone else sees its ranked matches only. GetMatchRecord(table_id)
+        returns each match's record.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized player_id, negative
+        page_size, a page_token not from this call for this player and caller), NOT_FOUND
+        (PLAYER_NOT_FOUND), UNAUTHENTICATED (UNKNOWN_PLAYER or a JWT's reason: a credential was
+        sent and is no valid player credential).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -400,6 +474,50 @@ class TuteServiceASGIApplication(ConnectASGIApplication[TuteService]):
                     ),
                     function=svc.watch_ticket,
                 ),
+                "/tute.v1.TuteService/CreatePlayer": Endpoint.unary(
+                    method=MethodInfo(
+                        name="CreatePlayer",
+                        service_name="tute.v1.TuteService",
+                        input=CreatePlayerRequest,
+                        output=CreatePlayerResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.create_player,
+                ),
+                "/tute.v1.TuteService/GetPlayer": Endpoint.unary(
+                    method=MethodInfo(
+                        name="GetPlayer",
+                        service_name="tute.v1.TuteService",
+                        input=GetPlayerRequest,
+                        output=GetPlayerResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.get_player,
+                ),
+                "/tute.v1.TuteService/ListLeaderboard": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListLeaderboard",
+                        service_name="tute.v1.TuteService",
+                        input=ListLeaderboardRequest,
+                        output=ListLeaderboardResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_leaderboard,
+                ),
+                "/tute.v1.TuteService/ListMatches": Endpoint.unary(
+                    method=MethodInfo(
+                        name="ListMatches",
+                        service_name="tute.v1.TuteService",
+                        input=ListMatchesRequest,
+                        output=ListMatchesResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=svc.list_matches,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -428,6 +546,21 @@ class TuteServiceClient(ConnectClient):
     CreateTable also returns an owner token to the table's creator: it lets AddBot fill the
     table's seats with bots (so does a seat token of that table).
 
+    Players (ranked play, profiles): a player credential is either a guest's player token
+    (CreatePlayer; the server keeps only its hash) or, when the server is configured for the
+    frontend's own login, a JWT (docs/frontend.md: HS256, RS256 or ES256; "iss", "aud", "exp"
+    and "sub" checked; the JWT's (iss, sub) is the player, created on first sight with the
+    "name" claim as its display name). Both travel as `authorization: Bearer <credential>`. The
+    server tells them apart by shape: a token of three base64url parts joined by dots is a JWT
+    and is only ever verified as one; any other token is a seat, owner or player token. On a
+    call about a table the token is first matched against the table's seat tokens (and owner
+    token); when it opens none, a player credential opens the seat bound to its player (seats
+    the matchmaker gave, and seats taken with a player credential), so a refreshed JWT keeps
+    opening its player's seat. A JWT that fails verification is refused with UNAUTHENTICATED
+    and the reason saying why (TOKEN_EXPIRED, TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE,
+    INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM, MALFORMED_TOKEN); no error or log line ever contains
+    a token.
+
     Per-caller limits: CreateTable, AddBot, JoinTable with an unknown invite code and
     WatchTable stream opens are limited per caller (by the connection's address, or the address
     a trusted proxy passes on; WatchTable with a seat token: per seat token), as token buckets
@@ -451,10 +584,13 @@ class TuteServiceClient(ConnectClient):
       MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
       EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
       the seat or table state, or an illegal move (the rule it breaks).
-    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
-      code or matchmaking ticket.
-    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
-      none was sent, or the `authorization` metadata is not "Bearer <token>".
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, PLAYER_NOT_FOUND, TICKET_NOT_FOUND): unknown
+      table id, invite code, player id or matchmaking ticket.
+    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION, UNKNOWN_PLAYER, TOKEN_EXPIRED,
+      TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE, INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM,
+      MALFORMED_TOKEN): the call needs a seat token (or a player credential) and none was sent,
+      the `authorization` metadata is not "Bearer <token>", the token is no player credential,
+      or a JWT does not verify.
     - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
       does not open a seat at this table (a stream whose token stops opening its seat ends with
       SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
@@ -469,7 +605,8 @@ class TuteServiceClient(ConnectClient):
       server, with resume_after).
     - INTERNAL (INTERNAL): an unexpected server error (logged by the server).
     Any RPC may also answer MALFORMED_REQUEST, MALFORMED_AUTHORIZATION, STORE_UNAVAILABLE and
-    INTERNAL; the RPCs below list their other reasons. A rejected request never changes any
+    INTERNAL; any RPC about a table or a player may answer the JWT reasons above when a JWT is
+    sent; the RPCs below list their other reasons. A rejected request never changes any
     state. Error messages never contain hidden cards.
     """
     def __init__(
@@ -505,7 +642,8 @@ class TuteServiceClient(ConnectClient):
     ) -> CreateTableResponse:
         """
         Creates a table with the given rules and visibility. The creator may take a seat at once,
-        and gets the table's owner token (for AddBot).
+        and gets the table's owner token (for AddBot). With take_seat, a player credential sent
+        binds the creator's seat to its player, as in JoinTable.
         A waiting table where no human sits (nobody took a seat, only bots did, or every human
         left) is deleted after a while set by the server (10 minutes by default) from its creation
         or from its last human's leaving; later calls about it answer NOT_FOUND.
@@ -564,7 +702,11 @@ class TuteServiceClient(ConnectClient):
         Takes a seat at a waiting table, by table id (public tables) or invite code (private
         tables), and returns the seat token. The match starts when the last seat is filled.
         A caller that sends a seat token (`authorization: Bearer <token>`) which already opens a
-        seat at this table is refused (ALREADY_SEATED); any other token is ignored.
+        seat at this table is refused (ALREADY_SEATED). A player credential (player token or
+        JWT) binds the new seat to its player: Seat.player_id names it, the match goes to the
+        player's history (ListMatches), any valid credential of the player opens the seat beside
+        the seat token, and a player already seated here is refused (ALREADY_SEATED). Any other
+        token is ignored.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: no target, bad seat, empty or oversized
         display_name), NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND),
         PERMISSION_DENIED (PRIVATE_TABLE: a private table joined by id),
@@ -790,8 +932,10 @@ class TuteServiceClient(ConnectClient):
     ) -> FindMatchResponse:
         """
         Puts the calling player in the queue of a ranked mode and returns its ticket. The player
-        is the caller's `authorization: Bearer <token>`; the seat the match gives is bound to
-        that token. A player has one ticket at a time: FindMatch again in the same mode while
+        is the caller's `authorization: Bearer <credential>`: a player token (CreatePlayer) or a
+        JWT; the player's rating in the mode decides whom it is matched with. The seat the match
+        gives is bound to the player: the credential sent, or any later valid credential of the
+        same player (a refreshed JWT), opens it. A player has one ticket at a time: FindMatch again in the same mode while
         the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
         few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
         it) seats players whose display ratings are within a window that widens with the time
@@ -802,8 +946,9 @@ class TuteServiceClient(ConnectClient):
         corriente-8 preset, "3p" tres, "4p" parejas-manos (pairs, the hands system to 3 match
         points), with the turn clock on; they are private (never listed in the lobby).
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
-        UNAUTHENTICATED (TOKEN_REQUIRED: no player token), FAILED_PRECONDITION (ALREADY_QUEUED:
-        the player's ticket waits in another mode).
+        UNAUTHENTICATED (TOKEN_REQUIRED: no player credential; UNKNOWN_PLAYER: the token is not a
+        player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
+        waits in another mode).
         """
         return await self.execute_unary(
             request=request,
@@ -833,7 +978,7 @@ class TuteServiceClient(ConnectClient):
         matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
         ticket's player may watch it.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
-        UNAUTHENTICATED (TOKEN_REQUIRED), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
+        UNAUTHENTICATED (TOKEN_REQUIRED, UNKNOWN_PLAYER, a JWT's reason), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
         was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the
         token is not the ticket's player's), UNAVAILABLE (SHUTTING_DOWN: FindMatch again on
         another server).
@@ -847,6 +992,121 @@ class TuteServiceClient(ConnectClient):
                 output=WatchTicketResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.SERVER_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def create_player(
+        self,
+        request: CreatePlayerRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> CreatePlayerResponse:
+        """
+        Creates a guest player and returns its id and player token (shown once: the server keeps
+        only its hash). Send the token as `authorization: Bearer <player_token>` to FindMatch and
+        WatchTicket, and on the calls about the tables the matchmaker seats it at. It needs no
+        credential. CreatePlayer counts against the same per-caller limit as CreateTable.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized display_name, field named),
+        RESOURCE_EXHAUSTED (RATE_LIMITED: see RetryInfo).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="CreatePlayer",
+                service_name="tute.v1.TuteService",
+                input=CreatePlayerRequest,
+                output=CreatePlayerResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def get_player(
+        self,
+        request: GetPlayerRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetPlayerResponse:
+        """
+        Returns a player's public profile: name, standing per ranked mode, latest matches (as
+        ListMatches shows them to the caller). Anyone may call it; a credential sent only decides
+        which matches are shown. With an empty player_id and a player credential it returns the
+        caller's own profile (how a JWT's player learns its id).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty player_id without a credential,
+        oversized player_id), NOT_FOUND
+        (PLAYER_NOT_FOUND), UNAUTHENTICATED (UNKNOWN_PLAYER or a JWT's reason: a credential was
+        sent and is no valid player credential).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetPlayer",
+                service_name="tute.v1.TuteService",
+                input=GetPlayerRequest,
+                output=GetPlayerResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def list_leaderboard(
+        self,
+        request: ListLeaderboardRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListLeaderboardResponse:
+        """
+        Lists a ranked mode's leaderboard: players who finished at least one ranked match in the
+        mode, best display rating first (ties by player id), paginated. Bots are never listed.
+        Anyone may call it.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p", negative
+        page_size, a page_token not from this call for this mode).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListLeaderboard",
+                service_name="tute.v1.TuteService",
+                input=ListLeaderboardRequest,
+                output=ListLeaderboardResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    async def list_matches(
+        self,
+        request: ListMatchesRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListMatchesResponse:
+        """
+        Lists a player's finished matches, newest first, paginated. Visibility: the player itself
+        (calling with its own credential) sees every match it played on a seat bound to it,
+        casual tables included; anyone else sees its ranked matches only. GetMatchRecord(table_id)
+        returns each match's record.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized player_id, negative
+        page_size, a page_token not from this call for this player and caller), NOT_FOUND
+        (PLAYER_NOT_FOUND), UNAUTHENTICATED (UNKNOWN_PLAYER or a JWT's reason: a credential was
+        sent and is no valid player credential).
+        """
+        return await self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListMatches",
+                service_name="tute.v1.TuteService",
+                input=ListMatchesRequest,
+                output=ListMatchesResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,
@@ -866,6 +1126,21 @@ class TuteServiceSync(Protocol):
     secrets: keep them like passwords.
     CreateTable also returns an owner token to the table's creator: it lets AddBot fill the
     table's seats with bots (so does a seat token of that table).
+
+    Players (ranked play, profiles): a player credential is either a guest's player token
+    (CreatePlayer; the server keeps only its hash) or, when the server is configured for the
+    frontend's own login, a JWT (docs/frontend.md: HS256, RS256 or ES256; "iss", "aud", "exp"
+    and "sub" checked; the JWT's (iss, sub) is the player, created on first sight with the
+    "name" claim as its display name). Both travel as `authorization: Bearer <credential>`. The
+    server tells them apart by shape: a token of three base64url parts joined by dots is a JWT
+    and is only ever verified as one; any other token is a seat, owner or player token. On a
+    call about a table the token is first matched against the table's seat tokens (and owner
+    token); when it opens none, a player credential opens the seat bound to its player (seats
+    the matchmaker gave, and seats taken with a player credential), so a refreshed JWT keeps
+    opening its player's seat. A JWT that fails verification is refused with UNAUTHENTICATED
+    and the reason saying why (TOKEN_EXPIRED, TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE,
+    INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM, MALFORMED_TOKEN); no error or log line ever contains
+    a token.
 
     Per-caller limits: CreateTable, AddBot, JoinTable with an unknown invite code and
     WatchTable stream opens are limited per caller (by the connection's address, or the address
@@ -890,10 +1165,13 @@ class TuteServiceSync(Protocol):
       MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
       EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
       the seat or table state, or an illegal move (the rule it breaks).
-    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
-      code or matchmaking ticket.
-    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
-      none was sent, or the `authorization` metadata is not "Bearer <token>".
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, PLAYER_NOT_FOUND, TICKET_NOT_FOUND): unknown
+      table id, invite code, player id or matchmaking ticket.
+    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION, UNKNOWN_PLAYER, TOKEN_EXPIRED,
+      TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE, INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM,
+      MALFORMED_TOKEN): the call needs a seat token (or a player credential) and none was sent,
+      the `authorization` metadata is not "Bearer <token>", the token is no player credential,
+      or a JWT does not verify.
     - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
       does not open a seat at this table (a stream whose token stops opening its seat ends with
       SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
@@ -908,13 +1186,15 @@ class TuteServiceSync(Protocol):
       server, with resume_after).
     - INTERNAL (INTERNAL): an unexpected server error (logged by the server).
     Any RPC may also answer MALFORMED_REQUEST, MALFORMED_AUTHORIZATION, STORE_UNAVAILABLE and
-    INTERNAL; the RPCs below list their other reasons. A rejected request never changes any
+    INTERNAL; any RPC about a table or a player may answer the JWT reasons above when a JWT is
+    sent; the RPCs below list their other reasons. A rejected request never changes any
     state. Error messages never contain hidden cards.
     """
     def create_table(self, request: CreateTableRequest, ctx: RequestContext[CreateTableRequest, CreateTableResponse], /) -> CreateTableResponse:
         """
         Creates a table with the given rules and visibility. The creator may take a seat at once,
-        and gets the table's owner token (for AddBot).
+        and gets the table's owner token (for AddBot). With take_seat, a player credential sent
+        binds the creator's seat to its player, as in JoinTable.
         A waiting table where no human sits (nobody took a seat, only bots did, or every human
         left) is deleted after a while set by the server (10 minutes by default) from its creation
         or from its last human's leaving; later calls about it answer NOT_FOUND.
@@ -939,7 +1219,11 @@ class TuteServiceSync(Protocol):
         Takes a seat at a waiting table, by table id (public tables) or invite code (private
         tables), and returns the seat token. The match starts when the last seat is filled.
         A caller that sends a seat token (`authorization: Bearer <token>`) which already opens a
-        seat at this table is refused (ALREADY_SEATED); any other token is ignored.
+        seat at this table is refused (ALREADY_SEATED). A player credential (player token or
+        JWT) binds the new seat to its player: Seat.player_id names it, the match goes to the
+        player's history (ListMatches), any valid credential of the player opens the seat beside
+        the seat token, and a player already seated here is refused (ALREADY_SEATED). Any other
+        token is ignored.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: no target, bad seat, empty or oversized
         display_name), NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND),
         PERMISSION_DENIED (PRIVATE_TABLE: a private table joined by id),
@@ -1046,8 +1330,10 @@ class TuteServiceSync(Protocol):
     def find_match(self, request: FindMatchRequest, ctx: RequestContext[FindMatchRequest, FindMatchResponse], /) -> FindMatchResponse:
         """
         Puts the calling player in the queue of a ranked mode and returns its ticket. The player
-        is the caller's `authorization: Bearer <token>`; the seat the match gives is bound to
-        that token. A player has one ticket at a time: FindMatch again in the same mode while
+        is the caller's `authorization: Bearer <credential>`: a player token (CreatePlayer) or a
+        JWT; the player's rating in the mode decides whom it is matched with. The seat the match
+        gives is bound to the player: the credential sent, or any later valid credential of the
+        same player (a refreshed JWT), opens it. A player has one ticket at a time: FindMatch again in the same mode while
         the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
         few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
         it) seats players whose display ratings are within a window that widens with the time
@@ -1058,8 +1344,9 @@ class TuteServiceSync(Protocol):
         corriente-8 preset, "3p" tres, "4p" parejas-manos (pairs, the hands system to 3 match
         points), with the turn clock on; they are private (never listed in the lobby).
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
-        UNAUTHENTICATED (TOKEN_REQUIRED: no player token), FAILED_PRECONDITION (ALREADY_QUEUED:
-        the player's ticket waits in another mode).
+        UNAUTHENTICATED (TOKEN_REQUIRED: no player credential; UNKNOWN_PLAYER: the token is not a
+        player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
+        waits in another mode).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1072,10 +1359,57 @@ class TuteServiceSync(Protocol):
         matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
         ticket's player may watch it.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
-        UNAUTHENTICATED (TOKEN_REQUIRED), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
+        UNAUTHENTICATED (TOKEN_REQUIRED, UNKNOWN_PLAYER, a JWT's reason), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
         was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the
         token is not the ticket's player's), UNAVAILABLE (SHUTTING_DOWN: FindMatch again on
         another server).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def create_player(self, request: CreatePlayerRequest, ctx: RequestContext[CreatePlayerRequest, CreatePlayerResponse], /) -> CreatePlayerResponse:
+        """
+        Creates a guest player and returns its id and player token (shown once: the server keeps
+        only its hash). Send the token as `authorization: Bearer <player_token>` to FindMatch and
+        WatchTicket, and on the calls about the tables the matchmaker seats it at. It needs no
+        credential. CreatePlayer counts against the same per-caller limit as CreateTable.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized display_name, field named),
+        RESOURCE_EXHAUSTED (RATE_LIMITED: see RetryInfo).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def get_player(self, request: GetPlayerRequest, ctx: RequestContext[GetPlayerRequest, GetPlayerResponse], /) -> GetPlayerResponse:
+        """
+        Returns a player's public profile: name, standing per ranked mode, latest matches (as
+        ListMatches shows them to the caller). Anyone may call it; a credential sent only decides
+        which matches are shown. With an empty player_id and a player credential it returns the
+        caller's own profile (how a JWT's player learns its id).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty player_id without a credential,
+        oversized player_id), NOT_FOUND
+        (PLAYER_NOT_FOUND), UNAUTHENTICATED (UNKNOWN_PLAYER or a JWT's reason: a credential was
+        sent and is no valid player credential).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_leaderboard(self, request: ListLeaderboardRequest, ctx: RequestContext[ListLeaderboardRequest, ListLeaderboardResponse], /) -> ListLeaderboardResponse:
+        """
+        Lists a ranked mode's leaderboard: players who finished at least one ranked match in the
+        mode, best display rating first (ties by player id), paginated. Bots are never listed.
+        Anyone may call it.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p", negative
+        page_size, a page_token not from this call for this mode).
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
+    def list_matches(self, request: ListMatchesRequest, ctx: RequestContext[ListMatchesRequest, ListMatchesResponse], /) -> ListMatchesResponse:
+        """
+        Lists a player's finished matches, newest first, paginated. Visibility: the player itself
+        (calling with its own credential) sees every match it played on a seat bound to it,
+        casual tables included; anyone else sees its ranked matches only. GetMatchRecord(table_id)
+        returns each match's record.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized player_id, negative
+        page_size, a page_token not from this call for this player and caller), NOT_FOUND
+        (PLAYER_NOT_FOUND), UNAUTHENTICATED (UNKNOWN_PLAYER or a JWT's reason: a credential was
+        sent and is no valid player credential).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1212,6 +1546,50 @@ class TuteServiceWSGIApplication(ConnectWSGIApplication):
                     ),
                     function=service.watch_ticket,
                 ),
+                "/tute.v1.TuteService/CreatePlayer": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="CreatePlayer",
+                        service_name="tute.v1.TuteService",
+                        input=CreatePlayerRequest,
+                        output=CreatePlayerResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.create_player,
+                ),
+                "/tute.v1.TuteService/GetPlayer": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="GetPlayer",
+                        service_name="tute.v1.TuteService",
+                        input=GetPlayerRequest,
+                        output=GetPlayerResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.get_player,
+                ),
+                "/tute.v1.TuteService/ListLeaderboard": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListLeaderboard",
+                        service_name="tute.v1.TuteService",
+                        input=ListLeaderboardRequest,
+                        output=ListLeaderboardResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_leaderboard,
+                ),
+                "/tute.v1.TuteService/ListMatches": EndpointSync.unary(
+                    method=MethodInfo(
+                        name="ListMatches",
+                        service_name="tute.v1.TuteService",
+                        input=ListMatchesRequest,
+                        output=ListMatchesResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.UNARY,
+                    ),
+                    function=service.list_matches,
+                ),
             },
             interceptors=interceptors,
             read_max_bytes=read_max_bytes,
@@ -1240,6 +1618,21 @@ class TuteServiceClientSync(ConnectClientSync):
     CreateTable also returns an owner token to the table's creator: it lets AddBot fill the
     table's seats with bots (so does a seat token of that table).
 
+    Players (ranked play, profiles): a player credential is either a guest's player token
+    (CreatePlayer; the server keeps only its hash) or, when the server is configured for the
+    frontend's own login, a JWT (docs/frontend.md: HS256, RS256 or ES256; "iss", "aud", "exp"
+    and "sub" checked; the JWT's (iss, sub) is the player, created on first sight with the
+    "name" claim as its display name). Both travel as `authorization: Bearer <credential>`. The
+    server tells them apart by shape: a token of three base64url parts joined by dots is a JWT
+    and is only ever verified as one; any other token is a seat, owner or player token. On a
+    call about a table the token is first matched against the table's seat tokens (and owner
+    token); when it opens none, a player credential opens the seat bound to its player (seats
+    the matchmaker gave, and seats taken with a player credential), so a refreshed JWT keeps
+    opening its player's seat. A JWT that fails verification is refused with UNAUTHENTICATED
+    and the reason saying why (TOKEN_EXPIRED, TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE,
+    INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM, MALFORMED_TOKEN); no error or log line ever contains
+    a token.
+
     Per-caller limits: CreateTable, AddBot, JoinTable with an unknown invite code and
     WatchTable stream opens are limited per caller (by the connection's address, or the address
     a trusted proxy passes on; WatchTable with a seat token: per seat token), as token buckets
@@ -1263,10 +1656,13 @@ class TuteServiceClientSync(ConnectClientSync):
       MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
       EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
       the seat or table state, or an illegal move (the rule it breaks).
-    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
-      code or matchmaking ticket.
-    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
-      none was sent, or the `authorization` metadata is not "Bearer <token>".
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, PLAYER_NOT_FOUND, TICKET_NOT_FOUND): unknown
+      table id, invite code, player id or matchmaking ticket.
+    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION, UNKNOWN_PLAYER, TOKEN_EXPIRED,
+      TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE, INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM,
+      MALFORMED_TOKEN): the call needs a seat token (or a player credential) and none was sent,
+      the `authorization` metadata is not "Bearer <token>", the token is no player credential,
+      or a JWT does not verify.
     - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
       does not open a seat at this table (a stream whose token stops opening its seat ends with
       SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
@@ -1281,7 +1677,8 @@ class TuteServiceClientSync(ConnectClientSync):
       server, with resume_after).
     - INTERNAL (INTERNAL): an unexpected server error (logged by the server).
     Any RPC may also answer MALFORMED_REQUEST, MALFORMED_AUTHORIZATION, STORE_UNAVAILABLE and
-    INTERNAL; the RPCs below list their other reasons. A rejected request never changes any
+    INTERNAL; any RPC about a table or a player may answer the JWT reasons above when a JWT is
+    sent; the RPCs below list their other reasons. A rejected request never changes any
     state. Error messages never contain hidden cards.
     """
     def __init__(
@@ -1317,7 +1714,8 @@ class TuteServiceClientSync(ConnectClientSync):
     ) -> CreateTableResponse:
         """
         Creates a table with the given rules and visibility. The creator may take a seat at once,
-        and gets the table's owner token (for AddBot).
+        and gets the table's owner token (for AddBot). With take_seat, a player credential sent
+        binds the creator's seat to its player, as in JoinTable.
         A waiting table where no human sits (nobody took a seat, only bots did, or every human
         left) is deleted after a while set by the server (10 minutes by default) from its creation
         or from its last human's leaving; later calls about it answer NOT_FOUND.
@@ -1376,7 +1774,11 @@ class TuteServiceClientSync(ConnectClientSync):
         Takes a seat at a waiting table, by table id (public tables) or invite code (private
         tables), and returns the seat token. The match starts when the last seat is filled.
         A caller that sends a seat token (`authorization: Bearer <token>`) which already opens a
-        seat at this table is refused (ALREADY_SEATED); any other token is ignored.
+        seat at this table is refused (ALREADY_SEATED). A player credential (player token or
+        JWT) binds the new seat to its player: Seat.player_id names it, the match goes to the
+        player's history (ListMatches), any valid credential of the player opens the seat beside
+        the seat token, and a player already seated here is refused (ALREADY_SEATED). Any other
+        token is ignored.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: no target, bad seat, empty or oversized
         display_name), NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND),
         PERMISSION_DENIED (PRIVATE_TABLE: a private table joined by id),
@@ -1602,8 +2004,10 @@ class TuteServiceClientSync(ConnectClientSync):
     ) -> FindMatchResponse:
         """
         Puts the calling player in the queue of a ranked mode and returns its ticket. The player
-        is the caller's `authorization: Bearer <token>`; the seat the match gives is bound to
-        that token. A player has one ticket at a time: FindMatch again in the same mode while
+        is the caller's `authorization: Bearer <credential>`: a player token (CreatePlayer) or a
+        JWT; the player's rating in the mode decides whom it is matched with. The seat the match
+        gives is bound to the player: the credential sent, or any later valid credential of the
+        same player (a refreshed JWT), opens it. A player has one ticket at a time: FindMatch again in the same mode while
         the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
         few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
         it) seats players whose display ratings are within a window that widens with the time
@@ -1614,8 +2018,9 @@ class TuteServiceClientSync(ConnectClientSync):
         corriente-8 preset, "3p" tres, "4p" parejas-manos (pairs, the hands system to 3 match
         points), with the turn clock on; they are private (never listed in the lobby).
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
-        UNAUTHENTICATED (TOKEN_REQUIRED: no player token), FAILED_PRECONDITION (ALREADY_QUEUED:
-        the player's ticket waits in another mode).
+        UNAUTHENTICATED (TOKEN_REQUIRED: no player credential; UNKNOWN_PLAYER: the token is not a
+        player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
+        waits in another mode).
         """
         return self.execute_unary(
             request=request,
@@ -1645,7 +2050,7 @@ class TuteServiceClientSync(ConnectClientSync):
         matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
         ticket's player may watch it.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
-        UNAUTHENTICATED (TOKEN_REQUIRED), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
+        UNAUTHENTICATED (TOKEN_REQUIRED, UNKNOWN_PLAYER, a JWT's reason), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
         was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the
         token is not the ticket's player's), UNAVAILABLE (SHUTTING_DOWN: FindMatch again on
         another server).
@@ -1659,6 +2064,121 @@ class TuteServiceClientSync(ConnectClientSync):
                 output=WatchTicketResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.SERVER_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def create_player(
+        self,
+        request: CreatePlayerRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> CreatePlayerResponse:
+        """
+        Creates a guest player and returns its id and player token (shown once: the server keeps
+        only its hash). Send the token as `authorization: Bearer <player_token>` to FindMatch and
+        WatchTicket, and on the calls about the tables the matchmaker seats it at. It needs no
+        credential. CreatePlayer counts against the same per-caller limit as CreateTable.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized display_name, field named),
+        RESOURCE_EXHAUSTED (RATE_LIMITED: see RetryInfo).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="CreatePlayer",
+                service_name="tute.v1.TuteService",
+                input=CreatePlayerRequest,
+                output=CreatePlayerResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def get_player(
+        self,
+        request: GetPlayerRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> GetPlayerResponse:
+        """
+        Returns a player's public profile: name, standing per ranked mode, latest matches (as
+        ListMatches shows them to the caller). Anyone may call it; a credential sent only decides
+        which matches are shown. With an empty player_id and a player credential it returns the
+        caller's own profile (how a JWT's player learns its id).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty player_id without a credential,
+        oversized player_id), NOT_FOUND
+        (PLAYER_NOT_FOUND), UNAUTHENTICATED (UNKNOWN_PLAYER or a JWT's reason: a credential was
+        sent and is no valid player credential).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="GetPlayer",
+                service_name="tute.v1.TuteService",
+                input=GetPlayerRequest,
+                output=GetPlayerResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def list_leaderboard(
+        self,
+        request: ListLeaderboardRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListLeaderboardResponse:
+        """
+        Lists a ranked mode's leaderboard: players who finished at least one ranked match in the
+        mode, best display rating first (ties by player id), paginated. Bots are never listed.
+        Anyone may call it.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p", negative
+        page_size, a page_token not from this call for this mode).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListLeaderboard",
+                service_name="tute.v1.TuteService",
+                input=ListLeaderboardRequest,
+                output=ListLeaderboardResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def list_matches(
+        self,
+        request: ListMatchesRequest,
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> ListMatchesResponse:
+        """
+        Lists a player's finished matches, newest first, paginated. Visibility: the player itself
+        (calling with its own credential) sees every match it played on a seat bound to it,
+        casual tables included; anyone else sees its ranked matches only. GetMatchRecord(table_id)
+        returns each match's record.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized player_id, negative
+        page_size, a page_token not from this call for this player and caller), NOT_FOUND
+        (PLAYER_NOT_FOUND), UNAUTHENTICATED (UNKNOWN_PLAYER or a JWT's reason: a credential was
+        sent and is no valid player credential).
+        """
+        return self.execute_unary(
+            request=request,
+            method=MethodInfo(
+                name="ListMatches",
+                service_name="tute.v1.TuteService",
+                input=ListMatchesRequest,
+                output=ListMatchesResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.UNARY,
             ),
             headers=headers,
             timeout_ms=timeout_ms,

@@ -1,6 +1,7 @@
 from tute.v1 import action_pb2 as _action_pb2
 from tute.v1 import event_pb2 as _event_pb2
 from tute.v1 import matchmaking_pb2 as _matchmaking_pb2
+from tute.v1 import player_pb2 as _player_pb2
 from tute.v1 import record_pb2 as _record_pb2
 from tute.v1 import rules_pb2 as _rules_pb2
 from tute.v1 import table_pb2 as _table_pb2
@@ -214,3 +215,65 @@ class WatchTicketRequest(_message.Message):
     TICKET_ID_FIELD_NUMBER: _ClassVar[int]
     ticket_id: str
     def __init__(self, ticket_id: _Optional[str] = ...) -> None: ...
+
+class CreatePlayerRequest(_message.Message):
+    __slots__ = ("display_name",)
+    DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
+    display_name: str
+    def __init__(self, display_name: _Optional[str] = ...) -> None: ...
+
+class CreatePlayerResponse(_message.Message):
+    __slots__ = ("player", "player_token")
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    player: _player_pb2.Player
+    player_token: str
+    def __init__(self, player: _Optional[_Union[_player_pb2.Player, _Mapping]] = ..., player_token: _Optional[str] = ...) -> None: ...
+
+class GetPlayerRequest(_message.Message):
+    __slots__ = ("player_id",)
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    player_id: str
+    def __init__(self, player_id: _Optional[str] = ...) -> None: ...
+
+class GetPlayerResponse(_message.Message):
+    __slots__ = ("player",)
+    PLAYER_FIELD_NUMBER: _ClassVar[int]
+    player: _player_pb2.Player
+    def __init__(self, player: _Optional[_Union[_player_pb2.Player, _Mapping]] = ...) -> None: ...
+
+class ListLeaderboardRequest(_message.Message):
+    __slots__ = ("mode", "page_size", "page_token")
+    MODE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    mode: str
+    page_size: int
+    page_token: str
+    def __init__(self, mode: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListLeaderboardResponse(_message.Message):
+    __slots__ = ("entries", "next_page_token")
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[_player_pb2.LeaderboardEntry]
+    next_page_token: str
+    def __init__(self, entries: _Optional[_Iterable[_Union[_player_pb2.LeaderboardEntry, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...
+
+class ListMatchesRequest(_message.Message):
+    __slots__ = ("player_id", "page_size", "page_token")
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
+    PAGE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    player_id: str
+    page_size: int
+    page_token: str
+    def __init__(self, player_id: _Optional[str] = ..., page_size: _Optional[int] = ..., page_token: _Optional[str] = ...) -> None: ...
+
+class ListMatchesResponse(_message.Message):
+    __slots__ = ("matches", "next_page_token")
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    matches: _containers.RepeatedCompositeFieldContainer[_player_pb2.MatchSummary]
+    next_page_token: str
+    def __init__(self, matches: _Optional[_Iterable[_Union[_player_pb2.MatchSummary, _Mapping]]] = ..., next_page_token: _Optional[str] = ...) -> None: ...

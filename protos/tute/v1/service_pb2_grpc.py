@@ -40,6 +40,21 @@ class TuteServiceStub:
     CreateTable also returns an owner token to the table's creator: it lets AddBot fill the
     table's seats with bots (so does a seat token of that table).
 
+    Players (ranked play, profiles): a player credential is either a guest's player token
+    (CreatePlayer; the server keeps only its hash) or, when the server is configured for the
+    frontend's own login, a JWT (docs/frontend.md: HS256, RS256 or ES256; "iss", "aud", "exp"
+    and "sub" checked; the JWT's (iss, sub) is the player, created on first sight with the
+    "name" claim as its display name). Both travel as `authorization: Bearer <credential>`. The
+    server tells them apart by shape: a token of three base64url parts joined by dots is a JWT
+    and is only ever verified as one; any other token is a seat, owner or player token. On a
+    call about a table the token is first matched against the table's seat tokens (and owner
+    token); when it opens none, a player credential opens the seat bound to its player (seats
+    the matchmaker gave, and seats taken with a player credential), so a refreshed JWT keeps
+    opening its player's seat. A JWT that fails verification is refused with UNAUTHENTICATED
+    and the reason saying why (TOKEN_EXPIRED, TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE,
+    INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM, MALFORMED_TOKEN); no error or log line ever contains
+    a token.
+
     Per-caller limits: CreateTable, AddBot, JoinTable with an unknown invite code and
     WatchTable stream opens are limited per caller (by the connection's address, or the address
     a trusted proxy passes on; WatchTable with a seat token: per seat token), as token buckets
@@ -63,10 +78,13 @@ class TuteServiceStub:
     MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
     EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
     the seat or table state, or an illegal move (the rule it breaks).
-    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
-    code or matchmaking ticket.
-    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
-    none was sent, or the `authorization` metadata is not "Bearer <token>".
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, PLAYER_NOT_FOUND, TICKET_NOT_FOUND): unknown
+    table id, invite code, player id or matchmaking ticket.
+    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION, UNKNOWN_PLAYER, TOKEN_EXPIRED,
+    TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE, INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM,
+    MALFORMED_TOKEN): the call needs a seat token (or a player credential) and none was sent,
+    the `authorization` metadata is not "Bearer <token>", the token is no player credential,
+    or a JWT does not verify.
     - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
     does not open a seat at this table (a stream whose token stops opening its seat ends with
     SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
@@ -81,7 +99,8 @@ class TuteServiceStub:
     server, with resume_after).
     - INTERNAL (INTERNAL): an unexpected server error (logged by the server).
     Any RPC may also answer MALFORMED_REQUEST, MALFORMED_AUTHORIZATION, STORE_UNAVAILABLE and
-    INTERNAL; the RPCs below list their other reasons. A rejected request never changes any
+    INTERNAL; any RPC about a table or a player may answer the JWT reasons above when a JWT is
+    sent; the RPCs below list their other reasons. A rejected request never changes any
     state. Error messages never contain hidden cards.
     """
 
@@ -146,6 +165,26 @@ class TuteServiceStub:
                 request_serializer=tute_dot_v1_dot_service__pb2.WatchTicketRequest.SerializeToString,
                 response_deserializer=tute_dot_v1_dot_matchmaking__pb2.WatchTicketResponse.FromString,
                 _registered_method=True)
+        self.CreatePlayer = channel.unary_unary(
+                '/tute.v1.TuteService/CreatePlayer',
+                request_serializer=tute_dot_v1_dot_service__pb2.CreatePlayerRequest.SerializeToString,
+                response_deserializer=tute_dot_v1_dot_service__pb2.CreatePlayerResponse.FromString,
+                _registered_method=True)
+        self.GetPlayer = channel.unary_unary(
+                '/tute.v1.TuteService/GetPlayer',
+                request_serializer=tute_dot_v1_dot_service__pb2.GetPlayerRequest.SerializeToString,
+                response_deserializer=tute_dot_v1_dot_service__pb2.GetPlayerResponse.FromString,
+                _registered_method=True)
+        self.ListLeaderboard = channel.unary_unary(
+                '/tute.v1.TuteService/ListLeaderboard',
+                request_serializer=tute_dot_v1_dot_service__pb2.ListLeaderboardRequest.SerializeToString,
+                response_deserializer=tute_dot_v1_dot_service__pb2.ListLeaderboardResponse.FromString,
+                _registered_method=True)
+        self.ListMatches = channel.unary_unary(
+                '/tute.v1.TuteService/ListMatches',
+                request_serializer=tute_dot_v1_dot_service__pb2.ListMatchesRequest.SerializeToString,
+                response_deserializer=tute_dot_v1_dot_service__pb2.ListMatchesResponse.FromString,
+                _registered_method=True)
 
 
 class TuteServiceServicer:
@@ -161,6 +200,21 @@ class TuteServiceServicer:
     secrets: keep them like passwords.
     CreateTable also returns an owner token to the table's creator: it lets AddBot fill the
     table's seats with bots (so does a seat token of that table).
+
+    Players (ranked play, profiles): a player credential is either a guest's player token
+    (CreatePlayer; the server keeps only its hash) or, when the server is configured for the
+    frontend's own login, a JWT (docs/frontend.md: HS256, RS256 or ES256; "iss", "aud", "exp"
+    and "sub" checked; the JWT's (iss, sub) is the player, created on first sight with the
+    "name" claim as its display name). Both travel as `authorization: Bearer <credential>`. The
+    server tells them apart by shape: a token of three base64url parts joined by dots is a JWT
+    and is only ever verified as one; any other token is a seat, owner or player token. On a
+    call about a table the token is first matched against the table's seat tokens (and owner
+    token); when it opens none, a player credential opens the seat bound to its player (seats
+    the matchmaker gave, and seats taken with a player credential), so a refreshed JWT keeps
+    opening its player's seat. A JWT that fails verification is refused with UNAUTHENTICATED
+    and the reason saying why (TOKEN_EXPIRED, TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE,
+    INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM, MALFORMED_TOKEN); no error or log line ever contains
+    a token.
 
     Per-caller limits: CreateTable, AddBot, JoinTable with an unknown invite code and
     WatchTable stream opens are limited per caller (by the connection's address, or the address
@@ -185,10 +239,13 @@ class TuteServiceServicer:
     MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
     EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
     the seat or table state, or an illegal move (the rule it breaks).
-    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
-    code or matchmaking ticket.
-    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
-    none was sent, or the `authorization` metadata is not "Bearer <token>".
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, PLAYER_NOT_FOUND, TICKET_NOT_FOUND): unknown
+    table id, invite code, player id or matchmaking ticket.
+    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION, UNKNOWN_PLAYER, TOKEN_EXPIRED,
+    TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE, INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM,
+    MALFORMED_TOKEN): the call needs a seat token (or a player credential) and none was sent,
+    the `authorization` metadata is not "Bearer <token>", the token is no player credential,
+    or a JWT does not verify.
     - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
     does not open a seat at this table (a stream whose token stops opening its seat ends with
     SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
@@ -203,13 +260,15 @@ class TuteServiceServicer:
     server, with resume_after).
     - INTERNAL (INTERNAL): an unexpected server error (logged by the server).
     Any RPC may also answer MALFORMED_REQUEST, MALFORMED_AUTHORIZATION, STORE_UNAVAILABLE and
-    INTERNAL; the RPCs below list their other reasons. A rejected request never changes any
+    INTERNAL; any RPC about a table or a player may answer the JWT reasons above when a JWT is
+    sent; the RPCs below list their other reasons. A rejected request never changes any
     state. Error messages never contain hidden cards.
     """
 
     def CreateTable(self, request, context):
         """Creates a table with the given rules and visibility. The creator may take a seat at once,
-        and gets the table's owner token (for AddBot).
+        and gets the table's owner token (for AddBot). With take_seat, a player credential sent
+        binds the creator's seat to its player, as in JoinTable.
         A waiting table where no human sits (nobody took a seat, only bots did, or every human
         left) is deleted after a while set by the server (10 minutes by default) from its creation
         or from its last human's leaving; later calls about it answer NOT_FOUND.
@@ -236,7 +295,11 @@ class TuteServiceServicer:
         """Takes a seat at a waiting table, by table id (public tables) or invite code (private
         tables), and returns the seat token. The match starts when the last seat is filled.
         A caller that sends a seat token (`authorization: Bearer <token>`) which already opens a
-        seat at this table is refused (ALREADY_SEATED); any other token is ignored.
+        seat at this table is refused (ALREADY_SEATED). A player credential (player token or
+        JWT) binds the new seat to its player: Seat.player_id names it, the match goes to the
+        player's history (ListMatches), any valid credential of the player opens the seat beside
+        the seat token, and a player already seated here is refused (ALREADY_SEATED). Any other
+        token is ignored.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: no target, bad seat, empty or oversized
         display_name), NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND),
         PERMISSION_DENIED (PRIVATE_TABLE: a private table joined by id),
@@ -350,8 +413,10 @@ class TuteServiceServicer:
 
     def FindMatch(self, request, context):
         """Puts the calling player in the queue of a ranked mode and returns its ticket. The player
-        is the caller's `authorization: Bearer <token>`; the seat the match gives is bound to
-        that token. A player has one ticket at a time: FindMatch again in the same mode while
+        is the caller's `authorization: Bearer <credential>`: a player token (CreatePlayer) or a
+        JWT; the player's rating in the mode decides whom it is matched with. The seat the match
+        gives is bound to the player: the credential sent, or any later valid credential of the
+        same player (a refreshed JWT), opens it. A player has one ticket at a time: FindMatch again in the same mode while
         the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
         few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
         it) seats players whose display ratings are within a window that widens with the time
@@ -362,8 +427,9 @@ class TuteServiceServicer:
         corriente-8 preset, "3p" tres, "4p" parejas-manos (pairs, the hands system to 3 match
         points), with the turn clock on; they are private (never listed in the lobby).
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
-        UNAUTHENTICATED (TOKEN_REQUIRED: no player token), FAILED_PRECONDITION (ALREADY_QUEUED:
-        the player's ticket waits in another mode).
+        UNAUTHENTICATED (TOKEN_REQUIRED: no player credential; UNKNOWN_PLAYER: the token is not a
+        player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
+        waits in another mode).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -377,10 +443,61 @@ class TuteServiceServicer:
         matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
         ticket's player may watch it.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
-        UNAUTHENTICATED (TOKEN_REQUIRED), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
+        UNAUTHENTICATED (TOKEN_REQUIRED, UNKNOWN_PLAYER, a JWT's reason), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
         was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the
         token is not the ticket's player's), UNAVAILABLE (SHUTTING_DOWN: FindMatch again on
         another server).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CreatePlayer(self, request, context):
+        """Creates a guest player and returns its id and player token (shown once: the server keeps
+        only its hash). Send the token as `authorization: Bearer <player_token>` to FindMatch and
+        WatchTicket, and on the calls about the tables the matchmaker seats it at. It needs no
+        credential. CreatePlayer counts against the same per-caller limit as CreateTable.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized display_name, field named),
+        RESOURCE_EXHAUSTED (RATE_LIMITED: see RetryInfo).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetPlayer(self, request, context):
+        """Returns a player's public profile: name, standing per ranked mode, latest matches (as
+        ListMatches shows them to the caller). Anyone may call it; a credential sent only decides
+        which matches are shown. With an empty player_id and a player credential it returns the
+        caller's own profile (how a JWT's player learns its id).
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty player_id without a credential,
+        oversized player_id), NOT_FOUND
+        (PLAYER_NOT_FOUND), UNAUTHENTICATED (UNKNOWN_PLAYER or a JWT's reason: a credential was
+        sent and is no valid player credential).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListLeaderboard(self, request, context):
+        """Lists a ranked mode's leaderboard: players who finished at least one ranked match in the
+        mode, best display rating first (ties by player id), paginated. Bots are never listed.
+        Anyone may call it.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p", negative
+        page_size, a page_token not from this call for this mode).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListMatches(self, request, context):
+        """Lists a player's finished matches, newest first, paginated. Visibility: the player itself
+        (calling with its own credential) sees every match it played on a seat bound to it,
+        casual tables included; anyone else sees its ranked matches only. GetMatchRecord(table_id)
+        returns each match's record.
+        Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized player_id, negative
+        page_size, a page_token not from this call for this player and caller), NOT_FOUND
+        (PLAYER_NOT_FOUND), UNAUTHENTICATED (UNKNOWN_PLAYER or a JWT's reason: a credential was
+        sent and is no valid player credential).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -444,6 +561,26 @@ def add_TuteServiceServicer_to_server(servicer, server):
                     request_deserializer=tute_dot_v1_dot_service__pb2.WatchTicketRequest.FromString,
                     response_serializer=tute_dot_v1_dot_matchmaking__pb2.WatchTicketResponse.SerializeToString,
             ),
+            'CreatePlayer': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreatePlayer,
+                    request_deserializer=tute_dot_v1_dot_service__pb2.CreatePlayerRequest.FromString,
+                    response_serializer=tute_dot_v1_dot_service__pb2.CreatePlayerResponse.SerializeToString,
+            ),
+            'GetPlayer': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPlayer,
+                    request_deserializer=tute_dot_v1_dot_service__pb2.GetPlayerRequest.FromString,
+                    response_serializer=tute_dot_v1_dot_service__pb2.GetPlayerResponse.SerializeToString,
+            ),
+            'ListLeaderboard': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListLeaderboard,
+                    request_deserializer=tute_dot_v1_dot_service__pb2.ListLeaderboardRequest.FromString,
+                    response_serializer=tute_dot_v1_dot_service__pb2.ListLeaderboardResponse.SerializeToString,
+            ),
+            'ListMatches': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMatches,
+                    request_deserializer=tute_dot_v1_dot_service__pb2.ListMatchesRequest.FromString,
+                    response_serializer=tute_dot_v1_dot_service__pb2.ListMatchesResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'tute.v1.TuteService', rpc_method_handlers)
@@ -465,6 +602,21 @@ class TuteService:
     secrets: keep them like passwords.
     CreateTable also returns an owner token to the table's creator: it lets AddBot fill the
     table's seats with bots (so does a seat token of that table).
+
+    Players (ranked play, profiles): a player credential is either a guest's player token
+    (CreatePlayer; the server keeps only its hash) or, when the server is configured for the
+    frontend's own login, a JWT (docs/frontend.md: HS256, RS256 or ES256; "iss", "aud", "exp"
+    and "sub" checked; the JWT's (iss, sub) is the player, created on first sight with the
+    "name" claim as its display name). Both travel as `authorization: Bearer <credential>`. The
+    server tells them apart by shape: a token of three base64url parts joined by dots is a JWT
+    and is only ever verified as one; any other token is a seat, owner or player token. On a
+    call about a table the token is first matched against the table's seat tokens (and owner
+    token); when it opens none, a player credential opens the seat bound to its player (seats
+    the matchmaker gave, and seats taken with a player credential), so a refreshed JWT keeps
+    opening its player's seat. A JWT that fails verification is refused with UNAUTHENTICATED
+    and the reason saying why (TOKEN_EXPIRED, TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE,
+    INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM, MALFORMED_TOKEN); no error or log line ever contains
+    a token.
 
     Per-caller limits: CreateTable, AddBot, JoinTable with an unknown invite code and
     WatchTable stream opens are limited per caller (by the connection's address, or the address
@@ -489,10 +641,13 @@ class TuteService:
     MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
     EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
     the seat or table state, or an illegal move (the rule it breaks).
-    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
-    code or matchmaking ticket.
-    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
-    none was sent, or the `authorization` metadata is not "Bearer <token>".
+    - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, PLAYER_NOT_FOUND, TICKET_NOT_FOUND): unknown
+    table id, invite code, player id or matchmaking ticket.
+    - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION, UNKNOWN_PLAYER, TOKEN_EXPIRED,
+    TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE, INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM,
+    MALFORMED_TOKEN): the call needs a seat token (or a player credential) and none was sent,
+    the `authorization` metadata is not "Bearer <token>", the token is no player credential,
+    or a JWT does not verify.
     - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
     does not open a seat at this table (a stream whose token stops opening its seat ends with
     SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
@@ -507,7 +662,8 @@ class TuteService:
     server, with resume_after).
     - INTERNAL (INTERNAL): an unexpected server error (logged by the server).
     Any RPC may also answer MALFORMED_REQUEST, MALFORMED_AUTHORIZATION, STORE_UNAVAILABLE and
-    INTERNAL; the RPCs below list their other reasons. A rejected request never changes any
+    INTERNAL; any RPC about a table or a player may answer the JWT reasons above when a JWT is
+    sent; the RPCs below list their other reasons. A rejected request never changes any
     state. Error messages never contain hidden cards.
     """
 
@@ -798,6 +954,114 @@ class TuteService:
             '/tute.v1.TuteService/WatchTicket',
             tute_dot_v1_dot_service__pb2.WatchTicketRequest.SerializeToString,
             tute_dot_v1_dot_matchmaking__pb2.WatchTicketResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreatePlayer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tute.v1.TuteService/CreatePlayer',
+            tute_dot_v1_dot_service__pb2.CreatePlayerRequest.SerializeToString,
+            tute_dot_v1_dot_service__pb2.CreatePlayerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPlayer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tute.v1.TuteService/GetPlayer',
+            tute_dot_v1_dot_service__pb2.GetPlayerRequest.SerializeToString,
+            tute_dot_v1_dot_service__pb2.GetPlayerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListLeaderboard(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tute.v1.TuteService/ListLeaderboard',
+            tute_dot_v1_dot_service__pb2.ListLeaderboardRequest.SerializeToString,
+            tute_dot_v1_dot_service__pb2.ListLeaderboardResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tute.v1.TuteService/ListMatches',
+            tute_dot_v1_dot_service__pb2.ListMatchesRequest.SerializeToString,
+            tute_dot_v1_dot_service__pb2.ListMatchesResponse.FromString,
             options,
             channel_credentials,
             insecure,

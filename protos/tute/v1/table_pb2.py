@@ -26,23 +26,23 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from tute.v1 import rules_pb2 as tute_dot_v1_dot_rules__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13tute/v1/table.proto\x12\x07tute.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13tute/v1/rules.proto\"\x88\x01\n\x04Seat\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0c\n\x04side\x18\x02 \x01(\r\x12\'\n\x08occupant\x18\x03 \x01(\x0e\x32\x15.tute.v1.OccupantKind\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\x12\x11\n\tbot_level\x18\x05 \x01(\t\x12\x11\n\tconnected\x18\x06 \x01(\x08\"\xfb\x01\n\x05Table\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1d\n\x05rules\x18\x02 \x01(\x0b\x32\x0e.tute.v1.Rules\x12\'\n\nvisibility\x18\x03 \x01(\x0e\x32\x13.tute.v1.Visibility\x12$\n\x06status\x18\x04 \x01(\x0e\x32\x14.tute.v1.TableStatus\x12\x1c\n\x05seats\x18\x05 \x03(\x0b\x32\r.tute.v1.Seat\x12\x12\n\nfree_seats\x18\x06 \x01(\r\x12/\n\x0b\x63reate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07version\x18\x08 \x01(\x03*z\n\x0bTableStatus\x12\x1c\n\x18TABLE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14TABLE_STATUS_WAITING\x10\x01\x12\x18\n\x14TABLE_STATUS_PLAYING\x10\x02\x12\x19\n\x15TABLE_STATUS_FINISHED\x10\x03*W\n\nVisibility\x12\x1a\n\x16VISIBILITY_UNSPECIFIED\x10\x00\x12\x15\n\x11VISIBILITY_PUBLIC\x10\x01\x12\x16\n\x12VISIBILITY_PRIVATE\x10\x02*v\n\x0cOccupantKind\x12\x1d\n\x19OCCUPANT_KIND_UNSPECIFIED\x10\x00\x12\x17\n\x13OCCUPANT_KIND_EMPTY\x10\x01\x12\x17\n\x13OCCUPANT_KIND_HUMAN\x10\x02\x12\x15\n\x11OCCUPANT_KIND_BOT\x10\x03*O\n\x08TurnKind\x12\x19\n\x15TURN_KIND_UNSPECIFIED\x10\x00\x12\x12\n\x0eTURN_KIND_LEAD\x10\x01\x12\x14\n\x10TURN_KIND_FOLLOW\x10\x02\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x13tute/v1/table.proto\x12\x07tute.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13tute/v1/rules.proto\"\x9b\x01\n\x04Seat\x12\r\n\x05index\x18\x01 \x01(\r\x12\x0c\n\x04side\x18\x02 \x01(\r\x12\'\n\x08occupant\x18\x03 \x01(\x0e\x32\x15.tute.v1.OccupantKind\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\x12\x11\n\tbot_level\x18\x05 \x01(\t\x12\x11\n\tconnected\x18\x06 \x01(\x08\x12\x11\n\tplayer_id\x18\x07 \x01(\t\"\xfb\x01\n\x05Table\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1d\n\x05rules\x18\x02 \x01(\x0b\x32\x0e.tute.v1.Rules\x12\'\n\nvisibility\x18\x03 \x01(\x0e\x32\x13.tute.v1.Visibility\x12$\n\x06status\x18\x04 \x01(\x0e\x32\x14.tute.v1.TableStatus\x12\x1c\n\x05seats\x18\x05 \x03(\x0b\x32\r.tute.v1.Seat\x12\x12\n\nfree_seats\x18\x06 \x01(\r\x12/\n\x0b\x63reate_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07version\x18\x08 \x01(\x03*z\n\x0bTableStatus\x12\x1c\n\x18TABLE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n\x14TABLE_STATUS_WAITING\x10\x01\x12\x18\n\x14TABLE_STATUS_PLAYING\x10\x02\x12\x19\n\x15TABLE_STATUS_FINISHED\x10\x03*W\n\nVisibility\x12\x1a\n\x16VISIBILITY_UNSPECIFIED\x10\x00\x12\x15\n\x11VISIBILITY_PUBLIC\x10\x01\x12\x16\n\x12VISIBILITY_PRIVATE\x10\x02*v\n\x0cOccupantKind\x12\x1d\n\x19OCCUPANT_KIND_UNSPECIFIED\x10\x00\x12\x17\n\x13OCCUPANT_KIND_EMPTY\x10\x01\x12\x17\n\x13OCCUPANT_KIND_HUMAN\x10\x02\x12\x15\n\x11OCCUPANT_KIND_BOT\x10\x03*O\n\x08TurnKind\x12\x19\n\x15TURN_KIND_UNSPECIFIED\x10\x00\x12\x12\n\x0eTURN_KIND_LEAD\x10\x01\x12\x14\n\x10TURN_KIND_FOLLOW\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tute.v1.table_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TABLESTATUS']._serialized_start=479
-  _globals['_TABLESTATUS']._serialized_end=601
-  _globals['_VISIBILITY']._serialized_start=603
-  _globals['_VISIBILITY']._serialized_end=690
-  _globals['_OCCUPANTKIND']._serialized_start=692
-  _globals['_OCCUPANTKIND']._serialized_end=810
-  _globals['_TURNKIND']._serialized_start=812
-  _globals['_TURNKIND']._serialized_end=891
+  _globals['_TABLESTATUS']._serialized_start=498
+  _globals['_TABLESTATUS']._serialized_end=620
+  _globals['_VISIBILITY']._serialized_start=622
+  _globals['_VISIBILITY']._serialized_end=709
+  _globals['_OCCUPANTKIND']._serialized_start=711
+  _globals['_OCCUPANTKIND']._serialized_end=829
+  _globals['_TURNKIND']._serialized_start=831
+  _globals['_TURNKIND']._serialized_end=910
   _globals['_SEAT']._serialized_start=87
-  _globals['_SEAT']._serialized_end=223
-  _globals['_TABLE']._serialized_start=226
-  _globals['_TABLE']._serialized_end=477
+  _globals['_SEAT']._serialized_end=242
+  _globals['_TABLE']._serialized_start=245
+  _globals['_TABLE']._serialized_end=496
 # @@protoc_insertion_point(module_scope)

@@ -52,20 +52,22 @@ TURN_KIND_LEAD: TurnKind
 TURN_KIND_FOLLOW: TurnKind
 
 class Seat(_message.Message):
-    __slots__ = ("index", "side", "occupant", "display_name", "bot_level", "connected")
+    __slots__ = ("index", "side", "occupant", "display_name", "bot_level", "connected", "player_id")
     INDEX_FIELD_NUMBER: _ClassVar[int]
     SIDE_FIELD_NUMBER: _ClassVar[int]
     OCCUPANT_FIELD_NUMBER: _ClassVar[int]
     DISPLAY_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_LEVEL_FIELD_NUMBER: _ClassVar[int]
     CONNECTED_FIELD_NUMBER: _ClassVar[int]
+    PLAYER_ID_FIELD_NUMBER: _ClassVar[int]
     index: int
     side: int
     occupant: OccupantKind
     display_name: str
     bot_level: str
     connected: bool
-    def __init__(self, index: _Optional[int] = ..., side: _Optional[int] = ..., occupant: _Optional[_Union[OccupantKind, str]] = ..., display_name: _Optional[str] = ..., bot_level: _Optional[str] = ..., connected: _Optional[bool] = ...) -> None: ...
+    player_id: str
+    def __init__(self, index: _Optional[int] = ..., side: _Optional[int] = ..., occupant: _Optional[_Union[OccupantKind, str]] = ..., display_name: _Optional[str] = ..., bot_level: _Optional[str] = ..., connected: _Optional[bool] = ..., player_id: _Optional[str] = ...) -> None: ...
 
 class Table(_message.Message):
     __slots__ = ("table_id", "rules", "visibility", "status", "seats", "free_seats", "create_time", "version")

@@ -12,6 +12,8 @@ import type { Event } from "./event_pb";
 import { file_tute_v1_event } from "./event_pb";
 import type { TicketWaiting, WatchTicketResponseSchema } from "./matchmaking_pb";
 import { file_tute_v1_matchmaking } from "./matchmaking_pb";
+import type { LeaderboardEntry, MatchSummary, Player } from "./player_pb";
+import { file_tute_v1_player } from "./player_pb";
 import type { MatchRecord } from "./record_pb";
 import { file_tute_v1_record } from "./record_pb";
 import type { Rules } from "./rules_pb";
@@ -26,7 +28,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tute/v1/service.proto.
  */
 export const file_tute_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChV0dXRlL3YxL3NlcnZpY2UucHJvdG8SB3R1dGUudjEitgEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIdCgVydWxlcxgBIAEoCzIOLnR1dGUudjEuUnVsZXMSJwoKdmlzaWJpbGl0eRgCIAEoDjITLnR1dGUudjEuVmlzaWJpbGl0eRIRCgl0YWtlX3NlYXQYAyABKAgSEQoEc2VhdBgEIAEoDUgAiAEBEhQKDGRpc3BsYXlfbmFtZRgFIAEoCRITCgtjbGllbnRfc2VlZBgGIAEoCUIHCgVfc2VhdCKgAQoTQ3JlYXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIdCgV0YWJsZRgCIAEoCzIOLnR1dGUudjEuVGFibGUSEwoLaW52aXRlX2NvZGUYAyABKAkSEQoEc2VhdBgEIAEoDUgAiAEBEhIKCnNlYXRfdG9rZW4YBSABKAkSEwoLb3duZXJfdG9rZW4YBiABKAlCBwoFX3NlYXQiWwoRTGlzdFRhYmxlc1JlcXVlc3QSDgoGcHJlc2V0GAEgASgJEg8KB3BsYXllcnMYAiABKA0SEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiTQoSTGlzdFRhYmxlc1Jlc3BvbnNlEh4KBnRhYmxlcxgBIAMoCzIOLnR1dGUudjEuVGFibGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIo4BChBKb2luVGFibGVSZXF1ZXN0EhIKCHRhYmxlX2lkGAEgASgJSAASFQoLaW52aXRlX2NvZGUYAiABKAlIABIRCgRzZWF0GAMgASgNSAGIAQESFAoMZGlzcGxheV9uYW1lGAQgASgJEhMKC2NsaWVudF9zZWVkGAUgASgJQggKBnRhcmdldEIHCgVfc2VhdCJpChFKb2luVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgNEhIKCnNlYXRfdG9rZW4YAyABKAkSIAoEdmlldxgEIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IkwKDUFkZEJvdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEg0KBWxldmVsGAMgASgJQgcKBV9zZWF0Ij0KDkFkZEJvdFJlc3BvbnNlEgwKBHNlYXQYASABKA0SHQoFdGFibGUYAiABKAsyDi50dXRlLnYxLlRhYmxlIiUKEUxlYXZlVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIicKEkxlYXZlVGFibGVSZXNwb25zZRIRCglmb3JmZWl0ZWQYASABKAgiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjQKEEdldFRhYmxlUmVzcG9uc2USIAoEdmlldxgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IpABChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEh8KBmFjdGlvbhgCIAEoCzIPLnR1dGUudjEuQWN0aW9uEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARISCgpyZXF1ZXN0X2lkGAQgASgJQhMKEV9leHBlY3RlZF92ZXJzaW9uIm8KFFN1Ym1pdEFjdGlvblJlc3BvbnNlEhUKDXRhYmxlX3ZlcnNpb24YASABKAMSHgoGZXZlbnRzGAIgAygLMg4udHV0ZS52MS5FdmVudBIgCgR2aWV3GAMgASgLMhIudHV0ZS52MS5UYWJsZVZpZXciUQoRV2F0Y2hUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSGQoMcmVzdW1lX2FmdGVyGAIgASgESACIAQFCDwoNX3Jlc3VtZV9hZnRlciJBChVHZXRNYXRjaFJlY29yZFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFgoOaW5jbHVkZV9yZXBsYXkYAiABKAgiYwoWR2V0TWF0Y2hSZWNvcmRSZXNwb25zZRIkCgZyZWNvcmQYASABKAsyFC50dXRlLnYxLk1hdGNoUmVjb3JkEiMKBnJlcGxheRgCIAMoCzITLnR1dGUudjEuUmVwbGF5U3RlcCJCCgpSZXBsYXlTdGVwEhQKDGFjdGlvbl9pbmRleBgBIAEoBRIeCgZldmVudHMYAiADKAsyDi50dXRlLnYxLkV2ZW50ImUKEldhdGNoVGFibGVSZXNwb25zZRImCghzbmFwc2hvdBgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3SAASHwoFZXZlbnQYAiABKAsyDi50dXRlLnYxLkV2ZW50SABCBgoEa2luZCIgChBGaW5kTWF0Y2hSZXF1ZXN0EgwKBG1vZGUYASABKAkiTwoRRmluZE1hdGNoUmVzcG9uc2USEQoJdGlja2V0X2lkGAEgASgJEicKB3dhaXRpbmcYAiABKAsyFi50dXRlLnYxLlRpY2tldFdhaXRpbmciJwoSV2F0Y2hUaWNrZXRSZXF1ZXN0EhEKCXRpY2tldF9pZBgBIAEoCTKeBgoLVHV0ZVNlcnZpY2USSAoLQ3JlYXRlVGFibGUSGy50dXRlLnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBocLnR1dGUudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJFCgpMaXN0VGFibGVzEhoudHV0ZS52MS5MaXN0VGFibGVzUmVxdWVzdBobLnR1dGUudjEuTGlzdFRhYmxlc1Jlc3BvbnNlEkIKCUpvaW5UYWJsZRIZLnR1dGUudjEuSm9pblRhYmxlUmVxdWVzdBoaLnR1dGUudjEuSm9pblRhYmxlUmVzcG9uc2USOQoGQWRkQm90EhYudHV0ZS52MS5BZGRCb3RSZXF1ZXN0GhcudHV0ZS52MS5BZGRCb3RSZXNwb25zZRJFCgpMZWF2ZVRhYmxlEhoudHV0ZS52MS5MZWF2ZVRhYmxlUmVxdWVzdBobLnR1dGUudjEuTGVhdmVUYWJsZVJlc3BvbnNlEj8KCEdldFRhYmxlEhgudHV0ZS52MS5HZXRUYWJsZVJlcXVlc3QaGS50dXRlLnYxLkdldFRhYmxlUmVzcG9uc2USSwoMU3VibWl0QWN0aW9uEhwudHV0ZS52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh0udHV0ZS52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJHCgpXYXRjaFRhYmxlEhoudHV0ZS52MS5XYXRjaFRhYmxlUmVxdWVzdBobLnR1dGUudjEuV2F0Y2hUYWJsZVJlc3BvbnNlMAESUQoOR2V0TWF0Y2hSZWNvcmQSHi50dXRlLnYxLkdldE1hdGNoUmVjb3JkUmVxdWVzdBofLnR1dGUudjEuR2V0TWF0Y2hSZWNvcmRSZXNwb25zZRJCCglGaW5kTWF0Y2gSGS50dXRlLnYxLkZpbmRNYXRjaFJlcXVlc3QaGi50dXRlLnYxLkZpbmRNYXRjaFJlc3BvbnNlEkoKC1dhdGNoVGlja2V0EhsudHV0ZS52MS5XYXRjaFRpY2tldFJlcXVlc3QaHC50dXRlLnYxLldhdGNoVGlja2V0UmVzcG9uc2UwAWIGcHJvdG8z", [file_tute_v1_action, file_tute_v1_event, file_tute_v1_matchmaking, file_tute_v1_record, file_tute_v1_rules, file_tute_v1_table, file_tute_v1_view]);
+  fileDesc("ChV0dXRlL3YxL3NlcnZpY2UucHJvdG8SB3R1dGUudjEitgEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIdCgVydWxlcxgBIAEoCzIOLnR1dGUudjEuUnVsZXMSJwoKdmlzaWJpbGl0eRgCIAEoDjITLnR1dGUudjEuVmlzaWJpbGl0eRIRCgl0YWtlX3NlYXQYAyABKAgSEQoEc2VhdBgEIAEoDUgAiAEBEhQKDGRpc3BsYXlfbmFtZRgFIAEoCRITCgtjbGllbnRfc2VlZBgGIAEoCUIHCgVfc2VhdCKgAQoTQ3JlYXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIdCgV0YWJsZRgCIAEoCzIOLnR1dGUudjEuVGFibGUSEwoLaW52aXRlX2NvZGUYAyABKAkSEQoEc2VhdBgEIAEoDUgAiAEBEhIKCnNlYXRfdG9rZW4YBSABKAkSEwoLb3duZXJfdG9rZW4YBiABKAlCBwoFX3NlYXQiWwoRTGlzdFRhYmxlc1JlcXVlc3QSDgoGcHJlc2V0GAEgASgJEg8KB3BsYXllcnMYAiABKA0SEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiTQoSTGlzdFRhYmxlc1Jlc3BvbnNlEh4KBnRhYmxlcxgBIAMoCzIOLnR1dGUudjEuVGFibGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIo4BChBKb2luVGFibGVSZXF1ZXN0EhIKCHRhYmxlX2lkGAEgASgJSAASFQoLaW52aXRlX2NvZGUYAiABKAlIABIRCgRzZWF0GAMgASgNSAGIAQESFAoMZGlzcGxheV9uYW1lGAQgASgJEhMKC2NsaWVudF9zZWVkGAUgASgJQggKBnRhcmdldEIHCgVfc2VhdCJpChFKb2luVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgNEhIKCnNlYXRfdG9rZW4YAyABKAkSIAoEdmlldxgEIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IkwKDUFkZEJvdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEg0KBWxldmVsGAMgASgJQgcKBV9zZWF0Ij0KDkFkZEJvdFJlc3BvbnNlEgwKBHNlYXQYASABKA0SHQoFdGFibGUYAiABKAsyDi50dXRlLnYxLlRhYmxlIiUKEUxlYXZlVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIicKEkxlYXZlVGFibGVSZXNwb25zZRIRCglmb3JmZWl0ZWQYASABKAgiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjQKEEdldFRhYmxlUmVzcG9uc2USIAoEdmlldxgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IpABChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEh8KBmFjdGlvbhgCIAEoCzIPLnR1dGUudjEuQWN0aW9uEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARISCgpyZXF1ZXN0X2lkGAQgASgJQhMKEV9leHBlY3RlZF92ZXJzaW9uIm8KFFN1Ym1pdEFjdGlvblJlc3BvbnNlEhUKDXRhYmxlX3ZlcnNpb24YASABKAMSHgoGZXZlbnRzGAIgAygLMg4udHV0ZS52MS5FdmVudBIgCgR2aWV3GAMgASgLMhIudHV0ZS52MS5UYWJsZVZpZXciUQoRV2F0Y2hUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSGQoMcmVzdW1lX2FmdGVyGAIgASgESACIAQFCDwoNX3Jlc3VtZV9hZnRlciJBChVHZXRNYXRjaFJlY29yZFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFgoOaW5jbHVkZV9yZXBsYXkYAiABKAgiYwoWR2V0TWF0Y2hSZWNvcmRSZXNwb25zZRIkCgZyZWNvcmQYASABKAsyFC50dXRlLnYxLk1hdGNoUmVjb3JkEiMKBnJlcGxheRgCIAMoCzITLnR1dGUudjEuUmVwbGF5U3RlcCJCCgpSZXBsYXlTdGVwEhQKDGFjdGlvbl9pbmRleBgBIAEoBRIeCgZldmVudHMYAiADKAsyDi50dXRlLnYxLkV2ZW50ImUKEldhdGNoVGFibGVSZXNwb25zZRImCghzbmFwc2hvdBgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3SAASHwoFZXZlbnQYAiABKAsyDi50dXRlLnYxLkV2ZW50SABCBgoEa2luZCIgChBGaW5kTWF0Y2hSZXF1ZXN0EgwKBG1vZGUYASABKAkiTwoRRmluZE1hdGNoUmVzcG9uc2USEQoJdGlja2V0X2lkGAEgASgJEicKB3dhaXRpbmcYAiABKAsyFi50dXRlLnYxLlRpY2tldFdhaXRpbmciJwoSV2F0Y2hUaWNrZXRSZXF1ZXN0EhEKCXRpY2tldF9pZBgBIAEoCSIrChNDcmVhdGVQbGF5ZXJSZXF1ZXN0EhQKDGRpc3BsYXlfbmFtZRgBIAEoCSJNChRDcmVhdGVQbGF5ZXJSZXNwb25zZRIfCgZwbGF5ZXIYASABKAsyDy50dXRlLnYxLlBsYXllchIUCgxwbGF5ZXJfdG9rZW4YAiABKAkiJQoQR2V0UGxheWVyUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiNAoRR2V0UGxheWVyUmVzcG9uc2USHwoGcGxheWVyGAEgASgLMg8udHV0ZS52MS5QbGF5ZXIiTQoWTGlzdExlYWRlcmJvYXJkUmVxdWVzdBIMCgRtb2RlGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIl4KF0xpc3RMZWFkZXJib2FyZFJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS50dXRlLnYxLkxlYWRlcmJvYXJkRW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIk4KEkxpc3RNYXRjaGVzUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiVgoTTGlzdE1hdGNoZXNSZXNwb25zZRImCgdtYXRjaGVzGAEgAygLMhUudHV0ZS52MS5NYXRjaFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMs8ICgtUdXRlU2VydmljZRJICgtDcmVhdGVUYWJsZRIbLnR1dGUudjEuQ3JlYXRlVGFibGVSZXF1ZXN0GhwudHV0ZS52MS5DcmVhdGVUYWJsZVJlc3BvbnNlEkUKCkxpc3RUYWJsZXMSGi50dXRlLnYxLkxpc3RUYWJsZXNSZXF1ZXN0GhsudHV0ZS52MS5MaXN0VGFibGVzUmVzcG9uc2USQgoJSm9pblRhYmxlEhkudHV0ZS52MS5Kb2luVGFibGVSZXF1ZXN0GhoudHV0ZS52MS5Kb2luVGFibGVSZXNwb25zZRI5CgZBZGRCb3QSFi50dXRlLnYxLkFkZEJvdFJlcXVlc3QaFy50dXRlLnYxLkFkZEJvdFJlc3BvbnNlEkUKCkxlYXZlVGFibGUSGi50dXRlLnYxLkxlYXZlVGFibGVSZXF1ZXN0GhsudHV0ZS52MS5MZWF2ZVRhYmxlUmVzcG9uc2USPwoIR2V0VGFibGUSGC50dXRlLnYxLkdldFRhYmxlUmVxdWVzdBoZLnR1dGUudjEuR2V0VGFibGVSZXNwb25zZRJLCgxTdWJtaXRBY3Rpb24SHC50dXRlLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHS50dXRlLnYxLlN1Ym1pdEFjdGlvblJlc3BvbnNlEkcKCldhdGNoVGFibGUSGi50dXRlLnYxLldhdGNoVGFibGVSZXF1ZXN0GhsudHV0ZS52MS5XYXRjaFRhYmxlUmVzcG9uc2UwARJRCg5HZXRNYXRjaFJlY29yZBIeLnR1dGUudjEuR2V0TWF0Y2hSZWNvcmRSZXF1ZXN0Gh8udHV0ZS52MS5HZXRNYXRjaFJlY29yZFJlc3BvbnNlEkIKCUZpbmRNYXRjaBIZLnR1dGUudjEuRmluZE1hdGNoUmVxdWVzdBoaLnR1dGUudjEuRmluZE1hdGNoUmVzcG9uc2USSgoLV2F0Y2hUaWNrZXQSGy50dXRlLnYxLldhdGNoVGlja2V0UmVxdWVzdBocLnR1dGUudjEuV2F0Y2hUaWNrZXRSZXNwb25zZTABEksKDENyZWF0ZVBsYXllchIcLnR1dGUudjEuQ3JlYXRlUGxheWVyUmVxdWVzdBodLnR1dGUudjEuQ3JlYXRlUGxheWVyUmVzcG9uc2USQgoJR2V0UGxheWVyEhkudHV0ZS52MS5HZXRQbGF5ZXJSZXF1ZXN0GhoudHV0ZS52MS5HZXRQbGF5ZXJSZXNwb25zZRJUCg9MaXN0TGVhZGVyYm9hcmQSHy50dXRlLnYxLkxpc3RMZWFkZXJib2FyZFJlcXVlc3QaIC50dXRlLnYxLkxpc3RMZWFkZXJib2FyZFJlc3BvbnNlEkgKC0xpc3RNYXRjaGVzEhsudHV0ZS52MS5MaXN0TWF0Y2hlc1JlcXVlc3QaHC50dXRlLnYxLkxpc3RNYXRjaGVzUmVzcG9uc2ViBnByb3RvMw", [file_tute_v1_action, file_tute_v1_event, file_tute_v1_matchmaking, file_tute_v1_player, file_tute_v1_record, file_tute_v1_rules, file_tute_v1_table, file_tute_v1_view]);
 
 /**
  * Request of CreateTable.
@@ -800,6 +802,232 @@ export const WatchTicketRequestSchema: GenMessage<WatchTicketRequest> = /*@__PUR
   messageDesc(file_tute_v1_service, 21);
 
 /**
+ * Request of CreatePlayer.
+ *
+ * @generated from message tute.v1.CreatePlayerRequest
+ */
+export type CreatePlayerRequest = Message<"tute.v1.CreatePlayerRequest"> & {
+  /**
+   * Required: the name to show for the player, as CreateTableRequest.display_name (1..32
+   * characters after trimming, at least one visible; else INVALID_ARGUMENT, field
+   * "display_name").
+   *
+   * @generated from field: string display_name = 1;
+   */
+  displayName: string;
+};
+
+/**
+ * Describes the message tute.v1.CreatePlayerRequest.
+ * Use `create(CreatePlayerRequestSchema)` to create a new message.
+ */
+export const CreatePlayerRequestSchema: GenMessage<CreatePlayerRequest> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 22);
+
+/**
+ * Response of CreatePlayer.
+ *
+ * @generated from message tute.v1.CreatePlayerResponse
+ */
+export type CreatePlayerResponse = Message<"tute.v1.CreatePlayerResponse"> & {
+  /**
+   * The new player's public profile (its id in player.player_id).
+   *
+   * @generated from field: tute.v1.Player player = 1;
+   */
+  player?: Player | undefined;
+
+  /**
+   * The player token, a secret shown only now (the server keeps only a hash): send it as
+   * `authorization: Bearer <player_token>`. Keep it like a password: it is the account.
+   *
+   * @generated from field: string player_token = 2;
+   */
+  playerToken: string;
+};
+
+/**
+ * Describes the message tute.v1.CreatePlayerResponse.
+ * Use `create(CreatePlayerResponseSchema)` to create a new message.
+ */
+export const CreatePlayerResponseSchema: GenMessage<CreatePlayerResponse> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 23);
+
+/**
+ * Request of GetPlayer.
+ *
+ * @generated from message tute.v1.GetPlayerRequest
+ */
+export type GetPlayerRequest = Message<"tute.v1.GetPlayerRequest"> & {
+  /**
+   * The player's id (CreatePlayerResponse.player.player_id, Seat.player_id, a leaderboard
+   * row's). Empty: the caller's own (its credential's player).
+   *
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+};
+
+/**
+ * Describes the message tute.v1.GetPlayerRequest.
+ * Use `create(GetPlayerRequestSchema)` to create a new message.
+ */
+export const GetPlayerRequestSchema: GenMessage<GetPlayerRequest> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 24);
+
+/**
+ * Response of GetPlayer.
+ *
+ * @generated from message tute.v1.GetPlayerResponse
+ */
+export type GetPlayerResponse = Message<"tute.v1.GetPlayerResponse"> & {
+  /**
+   * The player's public profile.
+   *
+   * @generated from field: tute.v1.Player player = 1;
+   */
+  player?: Player | undefined;
+};
+
+/**
+ * Describes the message tute.v1.GetPlayerResponse.
+ * Use `create(GetPlayerResponseSchema)` to create a new message.
+ */
+export const GetPlayerResponseSchema: GenMessage<GetPlayerResponse> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 25);
+
+/**
+ * Request of ListLeaderboard.
+ *
+ * @generated from message tute.v1.ListLeaderboardRequest
+ */
+export type ListLeaderboardRequest = Message<"tute.v1.ListLeaderboardRequest"> & {
+  /**
+   * The ranked mode: "2p", "3p" or "4p".
+   *
+   * @generated from field: string mode = 1;
+   */
+  mode: string;
+
+  /**
+   * Maximum number of rows to return; 0 = server default (50). Larger values are capped (at
+   * 200).
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of a previous response to get the next page; empty for the first page.
+   * The mode must be the same as in the request that returned the token.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message tute.v1.ListLeaderboardRequest.
+ * Use `create(ListLeaderboardRequestSchema)` to create a new message.
+ */
+export const ListLeaderboardRequestSchema: GenMessage<ListLeaderboardRequest> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 26);
+
+/**
+ * Response of ListLeaderboard.
+ *
+ * @generated from message tute.v1.ListLeaderboardResponse
+ */
+export type ListLeaderboardResponse = Message<"tute.v1.ListLeaderboardResponse"> & {
+  /**
+   * The rows of this page, best first.
+   *
+   * @generated from field: repeated tute.v1.LeaderboardEntry entries = 1;
+   */
+  entries: LeaderboardEntry[];
+
+  /**
+   * Token for the next page; empty when this is the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message tute.v1.ListLeaderboardResponse.
+ * Use `create(ListLeaderboardResponseSchema)` to create a new message.
+ */
+export const ListLeaderboardResponseSchema: GenMessage<ListLeaderboardResponse> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 27);
+
+/**
+ * Request of ListMatches.
+ *
+ * @generated from message tute.v1.ListMatchesRequest
+ */
+export type ListMatchesRequest = Message<"tute.v1.ListMatchesRequest"> & {
+  /**
+   * The player whose matches to list.
+   *
+   * @generated from field: string player_id = 1;
+   */
+  playerId: string;
+
+  /**
+   * Maximum number of matches to return; 0 = server default (50). Larger values are capped
+   * (at 200).
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * next_page_token of a previous response to get the next page; empty for the first page.
+   * The player and the caller's credential must be the same as in the request that returned
+   * the token.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message tute.v1.ListMatchesRequest.
+ * Use `create(ListMatchesRequestSchema)` to create a new message.
+ */
+export const ListMatchesRequestSchema: GenMessage<ListMatchesRequest> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 28);
+
+/**
+ * Response of ListMatches.
+ *
+ * @generated from message tute.v1.ListMatchesResponse
+ */
+export type ListMatchesResponse = Message<"tute.v1.ListMatchesResponse"> & {
+  /**
+   * The matches of this page, newest first.
+   *
+   * @generated from field: repeated tute.v1.MatchSummary matches = 1;
+   */
+  matches: MatchSummary[];
+
+  /**
+   * Token for the next page; empty when this is the last page.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message tute.v1.ListMatchesResponse.
+ * Use `create(ListMatchesResponseSchema)` to create a new message.
+ */
+export const ListMatchesResponseSchema: GenMessage<ListMatchesResponse> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 29);
+
+/**
  * TuteService: an authoritative Tute server. The server holds the game; clients send actions
  * and render views and events.
  *
@@ -812,6 +1040,21 @@ export const WatchTicketRequestSchema: GenMessage<WatchTicketRequest> = /*@__PUR
  * secrets: keep them like passwords.
  * CreateTable also returns an owner token to the table's creator: it lets AddBot fill the
  * table's seats with bots (so does a seat token of that table).
+ *
+ * Players (ranked play, profiles): a player credential is either a guest's player token
+ * (CreatePlayer; the server keeps only its hash) or, when the server is configured for the
+ * frontend's own login, a JWT (docs/frontend.md: HS256, RS256 or ES256; "iss", "aud", "exp"
+ * and "sub" checked; the JWT's (iss, sub) is the player, created on first sight with the
+ * "name" claim as its display name). Both travel as `authorization: Bearer <credential>`. The
+ * server tells them apart by shape: a token of three base64url parts joined by dots is a JWT
+ * and is only ever verified as one; any other token is a seat, owner or player token. On a
+ * call about a table the token is first matched against the table's seat tokens (and owner
+ * token); when it opens none, a player credential opens the seat bound to its player (seats
+ * the matchmaker gave, and seats taken with a player credential), so a refreshed JWT keeps
+ * opening its player's seat. A JWT that fails verification is refused with UNAUTHENTICATED
+ * and the reason saying why (TOKEN_EXPIRED, TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE,
+ * INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM, MALFORMED_TOKEN); no error or log line ever contains
+ * a token.
  *
  * Per-caller limits: CreateTable, AddBot, JoinTable with an unknown invite code and
  * WatchTable stream opens are limited per caller (by the connection's address, or the address
@@ -836,10 +1079,13 @@ export const WatchTicketRequestSchema: GenMessage<WatchTicketRequest> = /*@__PUR
  *   MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
  *   EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
  *   the seat or table state, or an illegal move (the rule it breaks).
- * - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
- *   code or matchmaking ticket.
- * - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION): the call needs a seat token and
- *   none was sent, or the `authorization` metadata is not "Bearer <token>".
+ * - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, PLAYER_NOT_FOUND, TICKET_NOT_FOUND): unknown
+ *   table id, invite code, player id or matchmaking ticket.
+ * - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION, UNKNOWN_PLAYER, TOKEN_EXPIRED,
+ *   TOKEN_NOT_YET_VALID, WRONG_ISSUER, WRONG_AUDIENCE, INVALID_SIGNATURE, UNSUPPORTED_ALGORITHM,
+ *   MALFORMED_TOKEN): the call needs a seat token (or a player credential) and none was sent,
+ *   the `authorization` metadata is not "Bearer <token>", the token is no player credential,
+ *   or a JWT does not verify.
  * - PERMISSION_DENIED (NOT_SEATED, SEAT_LOST, PRIVATE_TABLE, NOT_YOUR_TICKET): the token sent
  *   does not open a seat at this table (a stream whose token stops opening its seat ends with
  *   SEAT_LOST), a private table was joined by id, or a ticket was watched by another player.
@@ -854,7 +1100,8 @@ export const WatchTicketRequestSchema: GenMessage<WatchTicketRequest> = /*@__PUR
  *   server, with resume_after).
  * - INTERNAL (INTERNAL): an unexpected server error (logged by the server).
  * Any RPC may also answer MALFORMED_REQUEST, MALFORMED_AUTHORIZATION, STORE_UNAVAILABLE and
- * INTERNAL; the RPCs below list their other reasons. A rejected request never changes any
+ * INTERNAL; any RPC about a table or a player may answer the JWT reasons above when a JWT is
+ * sent; the RPCs below list their other reasons. A rejected request never changes any
  * state. Error messages never contain hidden cards.
  *
  * @generated from service tute.v1.TuteService
@@ -862,7 +1109,8 @@ export const WatchTicketRequestSchema: GenMessage<WatchTicketRequest> = /*@__PUR
 export const TuteService: GenService<{
   /**
    * Creates a table with the given rules and visibility. The creator may take a seat at once,
-   * and gets the table's owner token (for AddBot).
+   * and gets the table's owner token (for AddBot). With take_seat, a player credential sent
+   * binds the creator's seat to its player, as in JoinTable.
    * A waiting table where no human sits (nobody took a seat, only bots did, or every human
    * left) is deleted after a while set by the server (10 minutes by default) from its creation
    * or from its last human's leaving; later calls about it answer NOT_FOUND.
@@ -895,7 +1143,11 @@ export const TuteService: GenService<{
    * Takes a seat at a waiting table, by table id (public tables) or invite code (private
    * tables), and returns the seat token. The match starts when the last seat is filled.
    * A caller that sends a seat token (`authorization: Bearer <token>`) which already opens a
-   * seat at this table is refused (ALREADY_SEATED); any other token is ignored.
+   * seat at this table is refused (ALREADY_SEATED). A player credential (player token or
+   * JWT) binds the new seat to its player: Seat.player_id names it, the match goes to the
+   * player's history (ListMatches), any valid credential of the player opens the seat beside
+   * the seat token, and a player already seated here is refused (ALREADY_SEATED). Any other
+   * token is ignored.
    * Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: no target, bad seat, empty or oversized
    * display_name), NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND),
    * PERMISSION_DENIED (PRIVATE_TABLE: a private table joined by id),
@@ -1030,8 +1282,10 @@ export const TuteService: GenService<{
   },
   /**
    * Puts the calling player in the queue of a ranked mode and returns its ticket. The player
-   * is the caller's `authorization: Bearer <token>`; the seat the match gives is bound to
-   * that token. A player has one ticket at a time: FindMatch again in the same mode while
+   * is the caller's `authorization: Bearer <credential>`: a player token (CreatePlayer) or a
+   * JWT; the player's rating in the mode decides whom it is matched with. The seat the match
+   * gives is bound to the player: the credential sent, or any later valid credential of the
+   * same player (a refreshed JWT), opens it. A player has one ticket at a time: FindMatch again in the same mode while
    * the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
    * few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
    * it) seats players whose display ratings are within a window that widens with the time
@@ -1042,8 +1296,9 @@ export const TuteService: GenService<{
    * corriente-8 preset, "3p" tres, "4p" parejas-manos (pairs, the hands system to 3 match
    * points), with the turn clock on; they are private (never listed in the lobby).
    * Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
-   * UNAUTHENTICATED (TOKEN_REQUIRED: no player token), FAILED_PRECONDITION (ALREADY_QUEUED:
-   * the player's ticket waits in another mode).
+   * UNAUTHENTICATED (TOKEN_REQUIRED: no player credential; UNKNOWN_PLAYER: the token is not a
+   * player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
+   * waits in another mode).
    *
    * @generated from rpc tute.v1.TuteService.FindMatch
    */
@@ -1060,7 +1315,7 @@ export const TuteService: GenService<{
    * matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
    * ticket's player may watch it.
    * Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
-   * UNAUTHENTICATED (TOKEN_REQUIRED), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
+   * UNAUTHENTICATED (TOKEN_REQUIRED, UNKNOWN_PLAYER, a JWT's reason), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
    * was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the
    * token is not the ticket's player's), UNAVAILABLE (SHUTTING_DOWN: FindMatch again on
    * another server).
@@ -1071,6 +1326,69 @@ export const TuteService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchTicketRequestSchema;
     output: typeof WatchTicketResponseSchema;
+  },
+  /**
+   * Creates a guest player and returns its id and player token (shown once: the server keeps
+   * only its hash). Send the token as `authorization: Bearer <player_token>` to FindMatch and
+   * WatchTicket, and on the calls about the tables the matchmaker seats it at. It needs no
+   * credential. CreatePlayer counts against the same per-caller limit as CreateTable.
+   * Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized display_name, field named),
+   * RESOURCE_EXHAUSTED (RATE_LIMITED: see RetryInfo).
+   *
+   * @generated from rpc tute.v1.TuteService.CreatePlayer
+   */
+  createPlayer: {
+    methodKind: "unary";
+    input: typeof CreatePlayerRequestSchema;
+    output: typeof CreatePlayerResponseSchema;
+  },
+  /**
+   * Returns a player's public profile: name, standing per ranked mode, latest matches (as
+   * ListMatches shows them to the caller). Anyone may call it; a credential sent only decides
+   * which matches are shown. With an empty player_id and a player credential it returns the
+   * caller's own profile (how a JWT's player learns its id).
+   * Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty player_id without a credential,
+   * oversized player_id), NOT_FOUND
+   * (PLAYER_NOT_FOUND), UNAUTHENTICATED (UNKNOWN_PLAYER or a JWT's reason: a credential was
+   * sent and is no valid player credential).
+   *
+   * @generated from rpc tute.v1.TuteService.GetPlayer
+   */
+  getPlayer: {
+    methodKind: "unary";
+    input: typeof GetPlayerRequestSchema;
+    output: typeof GetPlayerResponseSchema;
+  },
+  /**
+   * Lists a ranked mode's leaderboard: players who finished at least one ranked match in the
+   * mode, best display rating first (ties by player id), paginated. Bots are never listed.
+   * Anyone may call it.
+   * Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p", negative
+   * page_size, a page_token not from this call for this mode).
+   *
+   * @generated from rpc tute.v1.TuteService.ListLeaderboard
+   */
+  listLeaderboard: {
+    methodKind: "unary";
+    input: typeof ListLeaderboardRequestSchema;
+    output: typeof ListLeaderboardResponseSchema;
+  },
+  /**
+   * Lists a player's finished matches, newest first, paginated. Visibility: the player itself
+   * (calling with its own credential) sees every match it played on a seat bound to it,
+   * casual tables included; anyone else sees its ranked matches only. GetMatchRecord(table_id)
+   * returns each match's record.
+   * Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized player_id, negative
+   * page_size, a page_token not from this call for this player and caller), NOT_FOUND
+   * (PLAYER_NOT_FOUND), UNAUTHENTICATED (UNKNOWN_PLAYER or a JWT's reason: a credential was
+   * sent and is no valid player credential).
+   *
+   * @generated from rpc tute.v1.TuteService.ListMatches
+   */
+  listMatches: {
+    methodKind: "unary";
+    input: typeof ListMatchesRequestSchema;
+    output: typeof ListMatchesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_tute_v1_service, 0);
