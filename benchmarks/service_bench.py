@@ -247,10 +247,14 @@ class Window:
 class TuteTable:
     """One table at a time (a new one when its match ends): four seats, four seat streams."""
 
-    def __init__(self, stubs: list[Any], win: Window, stop: asyncio.Event, seed: int) -> None:
+    def __init__(
+        self, stubs: list[Any], win: Window, stop: asyncio.Event, seed: int, *, batch: bool
+    ) -> None:
         from tute.v1 import service_pb2
 
         self.pb = service_pb2
+        self.batch = batch
+        """The seat streams ask for batch_events (one message per commit)."""
         self.stubs = stubs
         self.win = win
         self.stop = stop
@@ -269,32 +273,33 @@ class TuteTable:
         self, table_id: str, seat: int, md: Any, ready: asyncio.Event, last: int
     ) -> None:
         call = self.stub(seat).WatchTable(
-            self.pb.WatchTableRequest(table_id=table_id, resume_after=0), metadata=md
+            self.pb.WatchTableRequest(table_id=table_id, resume_after=0, batch_events=self.batch),
+            metadata=md,
         )
         seen = 0
         win = self.win
         try:
             async for msg in call:
-                ev = msg.event
-                if ev.sequence >= last:
-                    ready.set()
                 if win.measuring and seat == 0 and win.kind in ("a", "b"):
                     win.bytes_per_watcher += msg.ByteSize()
-                if ev.WhichOneof("kind") == "turn_started":
-                    ts = ev.turn_started
-                    if ts.seat == seat and len(ts.legal_actions):
-                        self.turn = (ev.table_version, seat, list(ts.legal_actions))
-                        self.turn_changed.set()
-                if ev.table_version <= seen:
-                    continue
-                seen = ev.table_version
-                n = self.arrivals.get(seen, 0) + 1
-                self.arrivals[seen] = n
-                if n == 4:
-                    del self.arrivals[seen]
-                    t0 = self.pending.pop(seen, None)
-                    if t0 is not None:
-                        win.record(time.perf_counter() - t0)
+                for ev in msg.events.events if self.batch else (msg.event,):
+                    if ev.sequence >= last:
+                        ready.set()
+                    if ev.WhichOneof("kind") == "turn_started":
+                        ts = ev.turn_started
+                        if ts.seat == seat and len(ts.legal_actions):
+                            self.turn = (ev.table_version, seat, list(ts.legal_actions))
+                            self.turn_changed.set()
+                    if ev.table_version <= seen:
+                        continue
+                    seen = ev.table_version
+                    n = self.arrivals.get(seen, 0) + 1
+                    self.arrivals[seen] = n
+                    if n == 4:
+                        del self.arrivals[seen]
+                        t0 = self.pending.pop(seen, None)
+                        if t0 is not None:
+                            win.record(time.perf_counter() - t0)
         except grpc.aio.AioRpcError:
             pass
 
@@ -484,7 +489,9 @@ async def load_main(spec: dict[str, Any]) -> None:
     base_channel = grpc.aio.insecure_channel(f"127.0.0.1:{spec['base_port']}")
     stubs = [service_pb2_grpc.TuteServiceStub(c) for c in tute_channels]
     n = spec["tables"]
-    tables = [TuteTable(stubs, win, stop, spec["seed"] * 1000 + i) for i in range(n)]
+    tables = [
+        TuteTable(stubs, win, stop, spec["seed"] * 1000 + i, batch=spec["batch"]) for i in range(n)
+    ]
     bases = [BaseTable(base_channel, spec["table_offset"] + i, win, stop) for i in range(n)]
     readers = [t for b in bases for t in await b.open()]
     size = [200]
@@ -878,6 +885,7 @@ def run_phase(
             "base_port": base.port,
             "tables": max(1, a.tables // a.clients),
             "seed": a.seed,
+            "batch": not a.no_batch,
             "windows": schedule(kinds, a.rounds, a.warmup, a.window, 0.3),
             "cpu_pids": {
                 "tute": [s.proc.pid for s in servers],
@@ -935,6 +943,12 @@ def main() -> None:
     )
     ap.add_argument("--no-redis", action="store_true", help="skip the Redis phase")
     ap.add_argument(
+        "--no-batch",
+        action="store_true",
+        help="the seat streams take one event per message (no WatchTableRequest.batch_events)",
+    )
+    ap.add_argument("--no-scale", action="store_true", help="skip the memory-per-stream phase")
+    ap.add_argument(
         "--python-servers",
         action="store_true",
         help="the servers import the source tree's engine even with --compiled",
@@ -978,8 +992,13 @@ def main() -> None:
                 created = sum(o["tables_created"] for o in outs)
                 redis_kb = (redis_used_kb(rs.port) - used0) / max(1, created)
             t = lap("redis", t)
-        scale = run_scale(a, tmp)
-        t = lap("scale", t)
+        if a.no_scale:
+            keys = ("kb_per_table", "kb_per_stream", "baseline_kb_per_stream")
+            scale: dict[str, Any] = dict.fromkeys(keys, math.nan)
+            scale.update(streams_open=0, baseline_streams_open=0)
+        else:
+            scale = run_scale(a, tmp)
+            t = lap("scale", t)
     res = report(a, mem, red, scale, redis_kb)
     for key in (
         "ratio_parejas_vs_openspiel",

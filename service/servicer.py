@@ -385,15 +385,25 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     ) -> AsyncGenerator[service_pb2.WatchTableResponse, None]:
         self._caller(context)
         resume_after = request.resume_after if request.HasField("resume_after") else None
-        items = self.tables.streams.watch(request.table_id, _token(context), resume_after)
+        batch = request.batch_events
+        items = self.tables.streams.watch(
+            request.table_id, _token(context), resume_after, batch=batch
+        )
         async with contextlib.aclosing(items):
             # No name holds an item while the stream waits for the next one: a snapshot's
             # record is not kept alive for the stream's life (memory per open stream).
             while True:
                 try:
-                    yield _watch_response(await anext(items))
+                    item = await anext(items)
                 except StopAsyncIteration:
                     return
+                if isinstance(item, Snapshot):
+                    yield _snapshot(item)
+                elif batch:
+                    yield service_pb2.WatchTableResponse(events=service_pb2.EventBatch(events=item))
+                else:  # one event per list
+                    yield service_pb2.WatchTableResponse(event=item[0])
+                del item
 
     async def FindMatch(
         self, request: service_pb2.FindMatchRequest, context: Any
@@ -423,10 +433,8 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                     yield matchmaking_pb2.WatchTicketResponse(waiting=_waiting_to_proto(item))
 
 
-def _watch_response(item: Snapshot | wire.Event) -> service_pb2.WatchTableResponse:
-    if isinstance(item, Snapshot):
-        return service_pb2.WatchTableResponse(snapshot=wire.view_to_proto(item.record, item.seat))
-    return service_pb2.WatchTableResponse(event=item)
+def _snapshot(item: Snapshot) -> service_pb2.WatchTableResponse:
+    return service_pb2.WatchTableResponse(snapshot=wire.view_to_proto(item.record, item.seat))
 
 
 def _waiting_to_proto(w: Waiting) -> matchmaking_pb2.TicketWaiting:

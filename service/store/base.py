@@ -163,6 +163,12 @@ class Subscription(abc.ABC):
     def interrupt(self) -> None:
         """Make the iteration stop with :class:`SubscriptionEnded` (server shutting down)."""
 
+    def ready(self, limit: int) -> list[StoredEvent]:
+        """Up to ``limit`` of the next events (or :data:`REWOUND`) that are here already,
+        taken without waiting, in order (what the iteration would yield next); an ending
+        that follows them is kept for the iteration to raise."""
+        return []
+
 
 class SubscriptionEnded(Exception):
     """A subscription stopped: the watcher fell behind, the server is shutting down, or
@@ -183,6 +189,8 @@ class QueueSubscription(Subscription):
         self._queue: asyncio.Queue[StoredEvent | str] = asyncio.Queue(limit + 1)
         self._limit = limit
         self._ended = False
+        self._reason = ""
+        """The reason :meth:`ready` found after the events it took (raised next)."""
 
     @abc.abstractmethod
     def _detach(self) -> None:
@@ -216,8 +224,21 @@ class QueueSubscription(Subscription):
     def interrupt(self) -> None:
         self.end("shutdown")
 
+    def ready(self, limit: int) -> list[StoredEvent]:
+        queue = self._queue
+        out: list[StoredEvent] = []
+        while len(out) < limit and not self._reason and not queue.empty():
+            event = queue.get_nowait()
+            if isinstance(event, str):
+                self._reason = event
+            else:
+                out.append(event)
+        return out
+
     async def __aiter__(self) -> AsyncIterator[StoredEvent]:
         while True:
+            if self._reason:
+                raise SubscriptionEnded(self._reason)
             event = await self._queue.get()
             if isinstance(event, str):
                 raise SubscriptionEnded(event)

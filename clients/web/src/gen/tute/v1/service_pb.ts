@@ -26,7 +26,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tute/v1/service.proto.
  */
 export const file_tute_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChV0dXRlL3YxL3NlcnZpY2UucHJvdG8SB3R1dGUudjEitgEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIdCgVydWxlcxgBIAEoCzIOLnR1dGUudjEuUnVsZXMSJwoKdmlzaWJpbGl0eRgCIAEoDjITLnR1dGUudjEuVmlzaWJpbGl0eRIRCgl0YWtlX3NlYXQYAyABKAgSEQoEc2VhdBgEIAEoDUgAiAEBEhQKDGRpc3BsYXlfbmFtZRgFIAEoCRITCgtjbGllbnRfc2VlZBgGIAEoCUIHCgVfc2VhdCKgAQoTQ3JlYXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIdCgV0YWJsZRgCIAEoCzIOLnR1dGUudjEuVGFibGUSEwoLaW52aXRlX2NvZGUYAyABKAkSEQoEc2VhdBgEIAEoDUgAiAEBEhIKCnNlYXRfdG9rZW4YBSABKAkSEwoLb3duZXJfdG9rZW4YBiABKAlCBwoFX3NlYXQiWwoRTGlzdFRhYmxlc1JlcXVlc3QSDgoGcHJlc2V0GAEgASgJEg8KB3BsYXllcnMYAiABKA0SEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiTQoSTGlzdFRhYmxlc1Jlc3BvbnNlEh4KBnRhYmxlcxgBIAMoCzIOLnR1dGUudjEuVGFibGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIo4BChBKb2luVGFibGVSZXF1ZXN0EhIKCHRhYmxlX2lkGAEgASgJSAASFQoLaW52aXRlX2NvZGUYAiABKAlIABIRCgRzZWF0GAMgASgNSAGIAQESFAoMZGlzcGxheV9uYW1lGAQgASgJEhMKC2NsaWVudF9zZWVkGAUgASgJQggKBnRhcmdldEIHCgVfc2VhdCJpChFKb2luVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgNEhIKCnNlYXRfdG9rZW4YAyABKAkSIAoEdmlldxgEIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IkwKDUFkZEJvdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEg0KBWxldmVsGAMgASgJQgcKBV9zZWF0Ij0KDkFkZEJvdFJlc3BvbnNlEgwKBHNlYXQYASABKA0SHQoFdGFibGUYAiABKAsyDi50dXRlLnYxLlRhYmxlIiUKEUxlYXZlVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIicKEkxlYXZlVGFibGVSZXNwb25zZRIRCglmb3JmZWl0ZWQYASABKAgiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjQKEEdldFRhYmxlUmVzcG9uc2USIAoEdmlldxgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IpABChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEh8KBmFjdGlvbhgCIAEoCzIPLnR1dGUudjEuQWN0aW9uEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARISCgpyZXF1ZXN0X2lkGAQgASgJQhMKEV9leHBlY3RlZF92ZXJzaW9uIm8KFFN1Ym1pdEFjdGlvblJlc3BvbnNlEhUKDXRhYmxlX3ZlcnNpb24YASABKAMSHgoGZXZlbnRzGAIgAygLMg4udHV0ZS52MS5FdmVudBIgCgR2aWV3GAMgASgLMhIudHV0ZS52MS5UYWJsZVZpZXciUQoRV2F0Y2hUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSGQoMcmVzdW1lX2FmdGVyGAIgASgESACIAQFCDwoNX3Jlc3VtZV9hZnRlciJBChVHZXRNYXRjaFJlY29yZFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFgoOaW5jbHVkZV9yZXBsYXkYAiABKAgiYwoWR2V0TWF0Y2hSZWNvcmRSZXNwb25zZRIkCgZyZWNvcmQYASABKAsyFC50dXRlLnYxLk1hdGNoUmVjb3JkEiMKBnJlcGxheRgCIAMoCzITLnR1dGUudjEuUmVwbGF5U3RlcCJCCgpSZXBsYXlTdGVwEhQKDGFjdGlvbl9pbmRleBgBIAEoBRIeCgZldmVudHMYAiADKAsyDi50dXRlLnYxLkV2ZW50ImUKEldhdGNoVGFibGVSZXNwb25zZRImCghzbmFwc2hvdBgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3SAASHwoFZXZlbnQYAiABKAsyDi50dXRlLnYxLkV2ZW50SABCBgoEa2luZCIgChBGaW5kTWF0Y2hSZXF1ZXN0EgwKBG1vZGUYASABKAkiTwoRRmluZE1hdGNoUmVzcG9uc2USEQoJdGlja2V0X2lkGAEgASgJEicKB3dhaXRpbmcYAiABKAsyFi50dXRlLnYxLlRpY2tldFdhaXRpbmciJwoSV2F0Y2hUaWNrZXRSZXF1ZXN0EhEKCXRpY2tldF9pZBgBIAEoCTKeBgoLVHV0ZVNlcnZpY2USSAoLQ3JlYXRlVGFibGUSGy50dXRlLnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBocLnR1dGUudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJFCgpMaXN0VGFibGVzEhoudHV0ZS52MS5MaXN0VGFibGVzUmVxdWVzdBobLnR1dGUudjEuTGlzdFRhYmxlc1Jlc3BvbnNlEkIKCUpvaW5UYWJsZRIZLnR1dGUudjEuSm9pblRhYmxlUmVxdWVzdBoaLnR1dGUudjEuSm9pblRhYmxlUmVzcG9uc2USOQoGQWRkQm90EhYudHV0ZS52MS5BZGRCb3RSZXF1ZXN0GhcudHV0ZS52MS5BZGRCb3RSZXNwb25zZRJFCgpMZWF2ZVRhYmxlEhoudHV0ZS52MS5MZWF2ZVRhYmxlUmVxdWVzdBobLnR1dGUudjEuTGVhdmVUYWJsZVJlc3BvbnNlEj8KCEdldFRhYmxlEhgudHV0ZS52MS5HZXRUYWJsZVJlcXVlc3QaGS50dXRlLnYxLkdldFRhYmxlUmVzcG9uc2USSwoMU3VibWl0QWN0aW9uEhwudHV0ZS52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh0udHV0ZS52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJHCgpXYXRjaFRhYmxlEhoudHV0ZS52MS5XYXRjaFRhYmxlUmVxdWVzdBobLnR1dGUudjEuV2F0Y2hUYWJsZVJlc3BvbnNlMAESUQoOR2V0TWF0Y2hSZWNvcmQSHi50dXRlLnYxLkdldE1hdGNoUmVjb3JkUmVxdWVzdBofLnR1dGUudjEuR2V0TWF0Y2hSZWNvcmRSZXNwb25zZRJCCglGaW5kTWF0Y2gSGS50dXRlLnYxLkZpbmRNYXRjaFJlcXVlc3QaGi50dXRlLnYxLkZpbmRNYXRjaFJlc3BvbnNlEkoKC1dhdGNoVGlja2V0EhsudHV0ZS52MS5XYXRjaFRpY2tldFJlcXVlc3QaHC50dXRlLnYxLldhdGNoVGlja2V0UmVzcG9uc2UwAWIGcHJvdG8z", [file_tute_v1_action, file_tute_v1_event, file_tute_v1_matchmaking, file_tute_v1_record, file_tute_v1_rules, file_tute_v1_table, file_tute_v1_view]);
+  fileDesc("ChV0dXRlL3YxL3NlcnZpY2UucHJvdG8SB3R1dGUudjEitgEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIdCgVydWxlcxgBIAEoCzIOLnR1dGUudjEuUnVsZXMSJwoKdmlzaWJpbGl0eRgCIAEoDjITLnR1dGUudjEuVmlzaWJpbGl0eRIRCgl0YWtlX3NlYXQYAyABKAgSEQoEc2VhdBgEIAEoDUgAiAEBEhQKDGRpc3BsYXlfbmFtZRgFIAEoCRITCgtjbGllbnRfc2VlZBgGIAEoCUIHCgVfc2VhdCKgAQoTQ3JlYXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIdCgV0YWJsZRgCIAEoCzIOLnR1dGUudjEuVGFibGUSEwoLaW52aXRlX2NvZGUYAyABKAkSEQoEc2VhdBgEIAEoDUgAiAEBEhIKCnNlYXRfdG9rZW4YBSABKAkSEwoLb3duZXJfdG9rZW4YBiABKAlCBwoFX3NlYXQiWwoRTGlzdFRhYmxlc1JlcXVlc3QSDgoGcHJlc2V0GAEgASgJEg8KB3BsYXllcnMYAiABKA0SEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiTQoSTGlzdFRhYmxlc1Jlc3BvbnNlEh4KBnRhYmxlcxgBIAMoCzIOLnR1dGUudjEuVGFibGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIo4BChBKb2luVGFibGVSZXF1ZXN0EhIKCHRhYmxlX2lkGAEgASgJSAASFQoLaW52aXRlX2NvZGUYAiABKAlIABIRCgRzZWF0GAMgASgNSAGIAQESFAoMZGlzcGxheV9uYW1lGAQgASgJEhMKC2NsaWVudF9zZWVkGAUgASgJQggKBnRhcmdldEIHCgVfc2VhdCJpChFKb2luVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgNEhIKCnNlYXRfdG9rZW4YAyABKAkSIAoEdmlldxgEIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IkwKDUFkZEJvdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEg0KBWxldmVsGAMgASgJQgcKBV9zZWF0Ij0KDkFkZEJvdFJlc3BvbnNlEgwKBHNlYXQYASABKA0SHQoFdGFibGUYAiABKAsyDi50dXRlLnYxLlRhYmxlIiUKEUxlYXZlVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIicKEkxlYXZlVGFibGVSZXNwb25zZRIRCglmb3JmZWl0ZWQYASABKAgiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjQKEEdldFRhYmxlUmVzcG9uc2USIAoEdmlldxgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IpABChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEh8KBmFjdGlvbhgCIAEoCzIPLnR1dGUudjEuQWN0aW9uEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARISCgpyZXF1ZXN0X2lkGAQgASgJQhMKEV9leHBlY3RlZF92ZXJzaW9uIm8KFFN1Ym1pdEFjdGlvblJlc3BvbnNlEhUKDXRhYmxlX3ZlcnNpb24YASABKAMSHgoGZXZlbnRzGAIgAygLMg4udHV0ZS52MS5FdmVudBIgCgR2aWV3GAMgASgLMhIudHV0ZS52MS5UYWJsZVZpZXciZwoRV2F0Y2hUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSGQoMcmVzdW1lX2FmdGVyGAIgASgESACIAQESFAoMYmF0Y2hfZXZlbnRzGAMgASgIQg8KDV9yZXN1bWVfYWZ0ZXIiQQoVR2V0TWF0Y2hSZWNvcmRSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhYKDmluY2x1ZGVfcmVwbGF5GAIgASgIImMKFkdldE1hdGNoUmVjb3JkUmVzcG9uc2USJAoGcmVjb3JkGAEgASgLMhQudHV0ZS52MS5NYXRjaFJlY29yZBIjCgZyZXBsYXkYAiADKAsyEy50dXRlLnYxLlJlcGxheVN0ZXAiQgoKUmVwbGF5U3RlcBIUCgxhY3Rpb25faW5kZXgYASABKAUSHgoGZXZlbnRzGAIgAygLMg4udHV0ZS52MS5FdmVudCKMAQoSV2F0Y2hUYWJsZVJlc3BvbnNlEiYKCHNuYXBzaG90GAEgASgLMhIudHV0ZS52MS5UYWJsZVZpZXdIABIfCgVldmVudBgCIAEoCzIOLnR1dGUudjEuRXZlbnRIABIlCgZldmVudHMYAyABKAsyEy50dXRlLnYxLkV2ZW50QmF0Y2hIAEIGCgRraW5kIiwKCkV2ZW50QmF0Y2gSHgoGZXZlbnRzGAEgAygLMg4udHV0ZS52MS5FdmVudCIgChBGaW5kTWF0Y2hSZXF1ZXN0EgwKBG1vZGUYASABKAkiTwoRRmluZE1hdGNoUmVzcG9uc2USEQoJdGlja2V0X2lkGAEgASgJEicKB3dhaXRpbmcYAiABKAsyFi50dXRlLnYxLlRpY2tldFdhaXRpbmciJwoSV2F0Y2hUaWNrZXRSZXF1ZXN0EhEKCXRpY2tldF9pZBgBIAEoCTKeBgoLVHV0ZVNlcnZpY2USSAoLQ3JlYXRlVGFibGUSGy50dXRlLnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBocLnR1dGUudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJFCgpMaXN0VGFibGVzEhoudHV0ZS52MS5MaXN0VGFibGVzUmVxdWVzdBobLnR1dGUudjEuTGlzdFRhYmxlc1Jlc3BvbnNlEkIKCUpvaW5UYWJsZRIZLnR1dGUudjEuSm9pblRhYmxlUmVxdWVzdBoaLnR1dGUudjEuSm9pblRhYmxlUmVzcG9uc2USOQoGQWRkQm90EhYudHV0ZS52MS5BZGRCb3RSZXF1ZXN0GhcudHV0ZS52MS5BZGRCb3RSZXNwb25zZRJFCgpMZWF2ZVRhYmxlEhoudHV0ZS52MS5MZWF2ZVRhYmxlUmVxdWVzdBobLnR1dGUudjEuTGVhdmVUYWJsZVJlc3BvbnNlEj8KCEdldFRhYmxlEhgudHV0ZS52MS5HZXRUYWJsZVJlcXVlc3QaGS50dXRlLnYxLkdldFRhYmxlUmVzcG9uc2USSwoMU3VibWl0QWN0aW9uEhwudHV0ZS52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh0udHV0ZS52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJHCgpXYXRjaFRhYmxlEhoudHV0ZS52MS5XYXRjaFRhYmxlUmVxdWVzdBobLnR1dGUudjEuV2F0Y2hUYWJsZVJlc3BvbnNlMAESUQoOR2V0TWF0Y2hSZWNvcmQSHi50dXRlLnYxLkdldE1hdGNoUmVjb3JkUmVxdWVzdBofLnR1dGUudjEuR2V0TWF0Y2hSZWNvcmRSZXNwb25zZRJCCglGaW5kTWF0Y2gSGS50dXRlLnYxLkZpbmRNYXRjaFJlcXVlc3QaGi50dXRlLnYxLkZpbmRNYXRjaFJlc3BvbnNlEkoKC1dhdGNoVGlja2V0EhsudHV0ZS52MS5XYXRjaFRpY2tldFJlcXVlc3QaHC50dXRlLnYxLldhdGNoVGlja2V0UmVzcG9uc2UwAWIGcHJvdG8z", [file_tute_v1_action, file_tute_v1_event, file_tute_v1_matchmaking, file_tute_v1_record, file_tute_v1_rules, file_tute_v1_table, file_tute_v1_view]);
 
 /**
  * Request of CreateTable.
@@ -588,6 +588,17 @@ export type WatchTableRequest = Message<"tute.v1.WatchTableRequest"> & {
    * @generated from field: optional uint64 resume_after = 2;
    */
   resumeAfter?: bigint | undefined;
+
+  /**
+   * Send events in batches: each message after the snapshot is WatchTableResponse.events,
+   * the consecutive events that are ready at once (those of one commit, for example a
+   * CardPlayed, a TrickTaken and a TurnStarted, or the events missed after resume_after),
+   * in sequence order, instead of one WatchTableResponse.event per event. Fewer messages for
+   * the same events: cheaper for the server and the client. False = one event per message.
+   *
+   * @generated from field: bool batch_events = 3;
+   */
+  batchEvents: boolean;
 };
 
 /**
@@ -719,6 +730,16 @@ export type WatchTableResponse = Message<"tute.v1.WatchTableResponse"> & {
      */
     value: Event;
     case: "event";
+  } | {
+    /**
+     * With WatchTableRequest.batch_events: the next events, redacted for the caller, in
+     * sequence order (the first one's sequence = previous + 1, each next one's its
+     * predecessor's + 1); never empty.
+     *
+     * @generated from field: tute.v1.EventBatch events = 3;
+     */
+    value: EventBatch;
+    case: "events";
   } | { case: undefined; value?: undefined };
 };
 
@@ -728,6 +749,27 @@ export type WatchTableResponse = Message<"tute.v1.WatchTableResponse"> & {
  */
 export const WatchTableResponseSchema: GenMessage<WatchTableResponse> = /*@__PURE__*/
   messageDesc(file_tute_v1_service, 18);
+
+/**
+ * Consecutive events of one table (WatchTableResponse.events).
+ *
+ * @generated from message tute.v1.EventBatch
+ */
+export type EventBatch = Message<"tute.v1.EventBatch"> & {
+  /**
+   * The events, in sequence order, at least one.
+   *
+   * @generated from field: repeated tute.v1.Event events = 1;
+   */
+  events: Event[];
+};
+
+/**
+ * Describes the message tute.v1.EventBatch.
+ * Use `create(EventBatchSchema)` to create a new message.
+ */
+export const EventBatchSchema: GenMessage<EventBatch> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 19);
 
 /**
  * Request of FindMatch.
@@ -748,7 +790,7 @@ export type FindMatchRequest = Message<"tute.v1.FindMatchRequest"> & {
  * Use `create(FindMatchRequestSchema)` to create a new message.
  */
 export const FindMatchRequestSchema: GenMessage<FindMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 19);
+  messageDesc(file_tute_v1_service, 20);
 
 /**
  * Response of FindMatch.
@@ -776,7 +818,7 @@ export type FindMatchResponse = Message<"tute.v1.FindMatchResponse"> & {
  * Use `create(FindMatchResponseSchema)` to create a new message.
  */
 export const FindMatchResponseSchema: GenMessage<FindMatchResponse> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 20);
+  messageDesc(file_tute_v1_service, 21);
 
 /**
  * Request of WatchTicket.
@@ -797,7 +839,7 @@ export type WatchTicketRequest = Message<"tute.v1.WatchTicketRequest"> & {
  * Use `create(WatchTicketRequestSchema)` to create a new message.
  */
 export const WatchTicketRequestSchema: GenMessage<WatchTicketRequest> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 21);
+  messageDesc(file_tute_v1_service, 22);
 
 /**
  * TuteService: an authoritative Tute server. The server holds the game; clients send actions
