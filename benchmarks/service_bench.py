@@ -248,13 +248,24 @@ class TuteTable:
     """One table at a time (a new one when its match ends): four seats, four seat streams."""
 
     def __init__(
-        self, stubs: list[Any], win: Window, stop: asyncio.Event, seed: int, *, batch: bool
+        self,
+        stubs: list[Any],
+        win: Window,
+        stop: asyncio.Event,
+        seed: int,
+        *,
+        batch: bool,
+        omit_view: bool,
     ) -> None:
         from tute.v1 import service_pb2
 
         self.pb = service_pb2
         self.batch = batch
         """The seat streams ask for batch_events (one message per commit)."""
+        self.omit_view = omit_view
+        """Pattern (b)'s SubmitAction asks for no view in the response (omit_view)."""
+        self.over = False
+        """The table's match ended (a stream saw MatchEnded)."""
         self.stubs = stubs
         self.win = win
         self.stop = stop
@@ -285,7 +296,11 @@ class TuteTable:
                 for ev in msg.events.events if self.batch else (msg.event,):
                     if ev.sequence >= last:
                         ready.set()
-                    if ev.WhichOneof("kind") == "turn_started":
+                    kind = ev.WhichOneof("kind")
+                    if kind == "match_ended":
+                        self.over = True
+                        self.turn_changed.set()
+                    elif kind == "turn_started":
                         ts = ev.turn_started
                         if ts.seat == seat and len(ts.legal_actions):
                             self.turn = (ev.table_version, seat, list(ts.legal_actions))
@@ -306,7 +321,7 @@ class TuteTable:
     async def _next_turn(self, version: int) -> tuple[int, list[Any]] | None:
         """The seat on turn at ``version`` and its legal actions, from that seat's stream."""
         deadline = time.monotonic() + 5.0
-        while self.turn[0] < version:
+        while self.turn[0] < version and not self.over:
             self.turn_changed.clear()
             left = deadline - time.monotonic()
             if left <= 0:
@@ -356,7 +371,8 @@ class TuteTable:
             self.arrivals.clear()
             self.pending.clear()
             version, turn_seat = view.version, view.turn_seat
-            while view.status == PLAYING and win.submits < MAX_SUBMITS:
+            self.over = False
+            while view.status == PLAYING and not self.over and win.submits < MAX_SUBMITS:
                 if not await win.wait_kind(("a", "b"), self.stop):
                     return
                 t_start = time.perf_counter()
@@ -365,9 +381,17 @@ class TuteTable:
                     got = await self._next_turn(version)
                     if got is not None:
                         turn_seat, legal = got
+                    elif self.over:
+                        break
                     else:
                         win.fallbacks += 1
                 if legal is None:
+                    if turn_seat < 0:  # after a response without a view: who is on turn
+                        turn_seat = (
+                            await self.stub(0).GetTable(
+                                pb.GetTableRequest(table_id=table_id), metadata=md[0]
+                            )
+                        ).view.turn_seat
                     view = (
                         await self.stub(turn_seat).GetTable(
                             pb.GetTableRequest(table_id=table_id), metadata=md[turn_seat]
@@ -378,12 +402,15 @@ class TuteTable:
                     version, legal = view.version, list(view.legal_actions)
                 seat = turn_seat
                 action = self.rng.choice(legal)
+                # (b) plays from its stream: the response's view is not needed
+                omit = win.kind == "b" and self.omit_view
                 t0 = time.perf_counter()
                 self.pending[version + 1] = t0
                 win.submits += 1
                 try:
                     resp = await self.stub(seat).SubmitAction(
-                        pb.SubmitActionRequest(table_id=table_id, action=action), metadata=md[seat]
+                        pb.SubmitActionRequest(table_id=table_id, action=action, omit_view=omit),
+                        metadata=md[seat],
                     )
                 except grpc.aio.AioRpcError:
                     win.rejected += 1
@@ -397,8 +424,12 @@ class TuteTable:
                     continue
                 if win.measuring:
                     win.done += 1
-                view = resp.view
-                version, turn_seat = resp.table_version, view.turn_seat
+                version = resp.table_version
+                if resp.HasField("view"):
+                    view = resp.view
+                    turn_seat = view.turn_seat
+                else:  # the next seat on turn comes from the streams (or GetTable's view)
+                    turn_seat = -1
                 if win.interval:
                     await asyncio.sleep(max(0.0, t_start + win.interval - time.perf_counter()))
         finally:
@@ -490,7 +521,15 @@ async def load_main(spec: dict[str, Any]) -> None:
     stubs = [service_pb2_grpc.TuteServiceStub(c) for c in tute_channels]
     n = spec["tables"]
     tables = [
-        TuteTable(stubs, win, stop, spec["seed"] * 1000 + i, batch=spec["batch"]) for i in range(n)
+        TuteTable(
+            stubs,
+            win,
+            stop,
+            spec["seed"] * 1000 + i,
+            batch=spec["batch"],
+            omit_view=spec["omit_view"],
+        )
+        for i in range(n)
     ]
     bases = [BaseTable(base_channel, spec["table_offset"] + i, win, stop) for i in range(n)]
     readers = [t for b in bases for t in await b.open()]
@@ -886,6 +925,7 @@ def run_phase(
             "tables": max(1, a.tables // a.clients),
             "seed": a.seed,
             "batch": not a.no_batch,
+            "omit_view": not a.with_view,
             "windows": schedule(kinds, a.rounds, a.warmup, a.window, 0.3),
             "cpu_pids": {
                 "tute": [s.proc.pid for s in servers],
@@ -946,6 +986,11 @@ def main() -> None:
         "--no-batch",
         action="store_true",
         help="the seat streams take one event per message (no WatchTableRequest.batch_events)",
+    )
+    ap.add_argument(
+        "--with-view",
+        action="store_true",
+        help="pattern (b)'s SubmitAction asks for the view too (no omit_view)",
     )
     ap.add_argument("--no-scale", action="store_true", help="skip the memory-per-stream phase")
     ap.add_argument(

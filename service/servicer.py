@@ -333,7 +333,8 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             raise InvalidArgument(
                 f"request_id is at most {MAX_REQUEST_ID} characters", field="request_id"
             )
-        rec = await tables.load(table_id)
+        with_view = not req.omit_view
+        rec = await tables.load(table_id, presence=with_view)  # presence: for the view alone
         seat = require_seat(rec, _token(context))
         key = f"{seat}:{req.request_id}" if req.request_id else ""
         expect = req.expected_version if req.HasField("expected_version") else None
@@ -344,7 +345,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         ) -> service_pb2.SubmitActionResponse:
             return service_pb2.SubmitActionResponse(
                 table_version=r.version,
-                view=wire.view_to_proto(r, seat),
+                view=wire.view_to_proto(r, seat) if with_view else None,
                 events=[v.for_seat(seat) for v in events],
             )
 

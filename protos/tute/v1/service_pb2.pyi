@@ -134,16 +134,18 @@ class GetTableResponse(_message.Message):
     def __init__(self, view: _Optional[_Union[_view_pb2.TableView, _Mapping]] = ...) -> None: ...
 
 class SubmitActionRequest(_message.Message):
-    __slots__ = ("table_id", "action", "expected_version", "request_id")
+    __slots__ = ("table_id", "action", "expected_version", "request_id", "omit_view")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_VERSION_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    OMIT_VIEW_FIELD_NUMBER: _ClassVar[int]
     table_id: str
     action: _action_pb2.Action
     expected_version: int
     request_id: str
-    def __init__(self, table_id: _Optional[str] = ..., action: _Optional[_Union[_action_pb2.Action, _Mapping]] = ..., expected_version: _Optional[int] = ..., request_id: _Optional[str] = ...) -> None: ...
+    omit_view: bool
+    def __init__(self, table_id: _Optional[str] = ..., action: _Optional[_Union[_action_pb2.Action, _Mapping]] = ..., expected_version: _Optional[int] = ..., request_id: _Optional[str] = ..., omit_view: _Optional[bool] = ...) -> None: ...
 
 class SubmitActionResponse(_message.Message):
     __slots__ = ("table_version", "events", "view")
