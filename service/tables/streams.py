@@ -221,6 +221,19 @@ class Streams:
 class _Follow:
     """One stream's reading of its table: what it has sent and whether its seat was lost."""
 
+    __slots__ = (
+        "batch",
+        "last",
+        "loaded_last",
+        "lost",
+        "occupancy",
+        "seat",
+        "since",
+        "streams",
+        "table_id",
+        "token",
+    )
+
     def __init__(
         self,
         streams: Streams,
