@@ -228,10 +228,25 @@ class Window:
 class TuteTable:
     """One table at a time (a new one when its match ends): four seats, four seat streams."""
 
-    def __init__(self, stubs: list[Any], win: Window, stop: asyncio.Event, seed: int) -> None:
+    def __init__(
+        self,
+        stubs: list[Any],
+        win: Window,
+        stop: asyncio.Event,
+        seed: int,
+        *,
+        batch: bool,
+        omit_view: bool,
+    ) -> None:
         from tute.v1 import service_pb2
 
         self.pb = service_pb2
+        self.batch = batch
+        """The seat streams ask for batch_events (one message per commit)."""
+        self.omit_view = omit_view
+        """Pattern (b)'s SubmitAction asks for no view in the response (omit_view)."""
+        self.over = False
+        """The table's match ended (a stream saw MatchEnded)."""
         self.stubs = stubs
         self.win = win
         self.stop = stop
@@ -250,39 +265,44 @@ class TuteTable:
         self, table_id: str, seat: int, md: Any, ready: asyncio.Event, last: int
     ) -> None:
         call = self.stub(seat).WatchTable(
-            self.pb.WatchTableRequest(table_id=table_id, resume_after=0), metadata=md
+            self.pb.WatchTableRequest(table_id=table_id, resume_after=0, batch_events=self.batch),
+            metadata=md,
         )
         seen = 0
         win = self.win
         try:
             async for msg in call:
-                ev = msg.event
-                if ev.sequence >= last:
-                    ready.set()
                 if win.measuring and seat == 0 and win.kind in ("a", "b"):
                     win.bytes_per_watcher += msg.ByteSize()
-                if ev.WhichOneof("kind") == "turn_started":
-                    ts = ev.turn_started
-                    if ts.seat == seat and len(ts.legal_actions):
-                        self.turn = (ev.table_version, seat, list(ts.legal_actions))
+                for ev in msg.events.events if self.batch else (msg.event,):
+                    if ev.sequence >= last:
+                        ready.set()
+                    kind = ev.WhichOneof("kind")
+                    if kind == "match_ended":
+                        self.over = True
                         self.turn_changed.set()
-                if ev.table_version <= seen:
-                    continue
-                seen = ev.table_version
-                n = self.arrivals.get(seen, 0) + 1
-                self.arrivals[seen] = n
-                if n == 4:
-                    del self.arrivals[seen]
-                    t0 = self.pending.pop(seen, None)
-                    if t0 is not None:
-                        win.record(time.perf_counter() - t0)
+                    elif kind == "turn_started":
+                        ts = ev.turn_started
+                        if ts.seat == seat and len(ts.legal_actions):
+                            self.turn = (ev.table_version, seat, list(ts.legal_actions))
+                            self.turn_changed.set()
+                    if ev.table_version <= seen:
+                        continue
+                    seen = ev.table_version
+                    n = self.arrivals.get(seen, 0) + 1
+                    self.arrivals[seen] = n
+                    if n == 4:
+                        del self.arrivals[seen]
+                        t0 = self.pending.pop(seen, None)
+                        if t0 is not None:
+                            win.record(time.perf_counter() - t0)
         except grpc.aio.AioRpcError:
             pass
 
     async def _next_turn(self, version: int) -> tuple[int, list[Any]] | None:
         """The seat on turn at ``version`` and its legal actions, from that seat's stream."""
         deadline = time.monotonic() + 5.0
-        while self.turn[0] < version:
+        while self.turn[0] < version and not self.over:
             self.turn_changed.clear()
             left = deadline - time.monotonic()
             if left <= 0:
@@ -332,7 +352,8 @@ class TuteTable:
             self.arrivals.clear()
             self.pending.clear()
             version, turn_seat = view.version, view.turn_seat
-            while view.status == PLAYING and win.submits < MAX_SUBMITS:
+            self.over = False
+            while view.status == PLAYING and not self.over and win.submits < MAX_SUBMITS:
                 if not await win.wait_kind(("a", "b"), self.stop):
                     return
                 t_start = time.perf_counter()
@@ -341,9 +362,17 @@ class TuteTable:
                     got = await self._next_turn(version)
                     if got is not None:
                         turn_seat, legal = got
+                    elif self.over:
+                        break
                     else:
                         win.fallbacks += 1
                 if legal is None:
+                    if turn_seat < 0:  # after a response without a view: who is on turn
+                        turn_seat = (
+                            await self.stub(0).GetTable(
+                                pb.GetTableRequest(table_id=table_id), metadata=md[0]
+                            )
+                        ).view.turn_seat
                     view = (
                         await self.stub(turn_seat).GetTable(
                             pb.GetTableRequest(table_id=table_id), metadata=md[turn_seat]
@@ -354,12 +383,15 @@ class TuteTable:
                     version, legal = view.version, list(view.legal_actions)
                 seat = turn_seat
                 action = self.rng.choice(legal)
+                # (b) plays from its stream: the response's view is not needed
+                omit = win.kind == "b" and self.omit_view
                 t0 = time.perf_counter()
                 self.pending[version + 1] = t0
                 win.submits += 1
                 try:
                     resp = await self.stub(seat).SubmitAction(
-                        pb.SubmitActionRequest(table_id=table_id, action=action), metadata=md[seat]
+                        pb.SubmitActionRequest(table_id=table_id, action=action, omit_view=omit),
+                        metadata=md[seat],
                     )
                 except grpc.aio.AioRpcError:
                     win.rejected += 1
@@ -373,8 +405,12 @@ class TuteTable:
                     continue
                 if win.measuring:
                     win.done += 1
-                view = resp.view
-                version, turn_seat = resp.table_version, view.turn_seat
+                version = resp.table_version
+                if resp.HasField("view"):
+                    view = resp.view
+                    turn_seat = view.turn_seat
+                else:  # the next seat on turn comes from the streams (or GetTable's view)
+                    turn_seat = -1
                 if win.interval:
                     await asyncio.sleep(max(0.0, t_start + win.interval - time.perf_counter()))
         finally:
@@ -465,7 +501,17 @@ async def load_main(spec: dict[str, Any]) -> None:
     base_channel = grpc.aio.insecure_channel(f"127.0.0.1:{spec['base_port']}")
     stubs = [service_pb2_grpc.TuteServiceStub(c) for c in tute_channels]
     n = spec["tables"]
-    tables = [TuteTable(stubs, win, stop, spec["seed"] * 1000 + i) for i in range(n)]
+    tables = [
+        TuteTable(
+            stubs,
+            win,
+            stop,
+            spec["seed"] * 1000 + i,
+            batch=spec["batch"],
+            omit_view=spec["omit_view"],
+        )
+        for i in range(n)
+    ]
     bases = [BaseTable(base_channel, spec["table_offset"] + i, win, stop) for i in range(n)]
     readers = [t for b in bases for t in await b.open()]
     size = [200]
@@ -856,6 +902,8 @@ def run_phase(
             "base_port": base.port,
             "tables": max(1, a.tables // a.clients),
             "seed": a.seed,
+            "batch": not a.no_batch,
+            "omit_view": not a.with_view,
             "windows": schedule(kinds, a.rounds, a.warmup, a.window, 0.3),
             "cpu_pids": {
                 "tute": [s.proc.pid for s in servers],
@@ -913,6 +961,17 @@ def main() -> None:
     )
     ap.add_argument("--no-redis", action="store_true", help="skip the Redis phase")
     ap.add_argument(
+        "--no-batch",
+        action="store_true",
+        help="the seat streams take one event per message (no WatchTableRequest.batch_events)",
+    )
+    ap.add_argument(
+        "--with-view",
+        action="store_true",
+        help="pattern (b)'s SubmitAction asks for the view too (no omit_view)",
+    )
+    ap.add_argument("--no-scale", action="store_true", help="skip the memory-per-stream phase")
+    ap.add_argument(
         "--python-servers",
         action="store_true",
         help="the servers import the source tree's engine even with --compiled",
@@ -956,8 +1015,13 @@ def main() -> None:
                 created = sum(o["tables_created"] for o in outs)
                 redis_kb = (redis_used_kb(rs.port) - used0) / max(1, created)
             t = lap("redis", t)
-        scale = run_scale(a, tmp)
-        t = lap("scale", t)
+        if a.no_scale:
+            keys = ("kb_per_table", "kb_per_stream", "baseline_kb_per_stream")
+            scale: dict[str, Any] = dict.fromkeys(keys, math.nan)
+            scale.update(streams_open=0, baseline_streams_open=0)
+        else:
+            scale = run_scale(a, tmp)
+            t = lap("scale", t)
     res = report(a, mem, red, scale, redis_kb)
     for key in (
         "ratio_parejas_vs_openspiel",

@@ -617,12 +617,14 @@ class TuteClient:
         metadata = self._auth(table_id, spectator=spectator)
         failures = _Failures()
         while True:
-            req = service_pb2.WatchTableRequest(table_id=table_id)
+            # batch_events: the events of one commit come in one message
+            req = service_pb2.WatchTableRequest(table_id=table_id, batch_events=True)
             if last is not None:
                 req.resume_after = last
             server = self._index
             call = self._stub().WatchTable(req, metadata=metadata)
             try:
+                gap = False
                 async for msg in call:
                     if msg.HasField("snapshot"):
                         table.reset(msg.snapshot)
@@ -630,17 +632,20 @@ class TuteClient:
                         failures = _Failures()
                         yield Update(table, snapshot=msg.snapshot)
                         continue
-                    ev = msg.event
-                    if last is not None and ev.sequence <= last:
-                        continue  # already delivered
-                    if last is not None and ev.sequence != last + 1:
-                        break  # a gap: resume after the last one delivered
-                    table.apply(ev)
-                    last = ev.sequence
-                    failures = _Failures()
-                    if table.needs_legal_actions():
-                        table.set_legal_actions(await self.get_table(table_id=table_id))
-                    yield Update(table, event=ev)
+                    for ev in msg.events.events if msg.HasField("events") else (msg.event,):
+                        if last is not None and ev.sequence <= last:
+                            continue  # already delivered
+                        if last is not None and ev.sequence != last + 1:
+                            gap = True  # resume after the last one delivered
+                            break
+                        table.apply(ev)
+                        last = ev.sequence
+                        failures = _Failures()
+                        if table.needs_legal_actions():
+                            table.set_legal_actions(await self.get_table(table_id=table_id))
+                        yield Update(table, event=ev)
+                    if gap:
+                        break
                 else:
                     if table.finished:
                         return  # the server closed the stream after the match

@@ -380,7 +380,8 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             raise InvalidArgument(
                 f"request_id is at most {MAX_REQUEST_ID} characters", field="request_id"
             )
-        rec = await tables.load(table_id)
+        with_view = not req.omit_view
+        rec = await tables.load(table_id, presence=with_view)  # presence: for the view alone
         seat, _ = await self._open(require_seat, rec, _token(context))
         key = f"{seat}:{req.request_id}" if req.request_id else ""
         expect = req.expected_version if req.HasField("expected_version") else None
@@ -391,7 +392,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         ) -> service_pb2.SubmitActionResponse:
             return service_pb2.SubmitActionResponse(
                 table_version=r.version,
-                view=wire.view_to_proto(r, seat),
+                view=wire.view_to_proto(r, seat) if with_view else None,
                 events=[v.for_seat(seat) for v in events],
             )
 
@@ -432,17 +433,25 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     ) -> AsyncGenerator[service_pb2.WatchTableResponse, None]:
         self._caller(context)
         resume_after = request.resume_after if request.HasField("resume_after") else None
+        batch = request.batch_events
         items = self.tables.streams.watch(
-            request.table_id, _token(context), resume_after, self.identity.seat_player
+            request.table_id, _token(context), resume_after, self.identity.seat_player, batch=batch
         )
         async with contextlib.aclosing(items):
             # No name holds an item while the stream waits for the next one: a snapshot's
             # record is not kept alive for the stream's life (memory per open stream).
             while True:
                 try:
-                    yield _watch_response(await anext(items))
+                    item = await anext(items)
                 except StopAsyncIteration:
                     return
+                if isinstance(item, Snapshot):
+                    yield _snapshot(item)
+                elif batch:
+                    yield service_pb2.WatchTableResponse(events=service_pb2.EventBatch(events=item))
+                else:  # one event per list
+                    yield service_pb2.WatchTableResponse(event=item[0])
+                del item
 
     async def FindMatch(
         self, request: service_pb2.FindMatchRequest, context: Any
@@ -654,10 +663,8 @@ def _board_row(rank: int, row: LeaderboardEntry, mode: str) -> player_pb2.Leader
     )
 
 
-def _watch_response(item: Snapshot | wire.Event) -> service_pb2.WatchTableResponse:
-    if isinstance(item, Snapshot):
-        return service_pb2.WatchTableResponse(snapshot=wire.view_to_proto(item.record, item.seat))
-    return service_pb2.WatchTableResponse(event=item)
+def _snapshot(item: Snapshot) -> service_pb2.WatchTableResponse:
+    return service_pb2.WatchTableResponse(snapshot=wire.view_to_proto(item.record, item.seat))
 
 
 def _waiting_to_proto(w: Waiting) -> matchmaking_pb2.TicketWaiting:

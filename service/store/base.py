@@ -153,6 +153,8 @@ class Subscription(abc.ABC):
     """Live events of one table for one watcher, in sequence order, from subscription on;
     :data:`REWOUND` when the table's history went back or changed under it."""
 
+    __slots__ = ()
+
     @abc.abstractmethod
     def __aiter__(self) -> AsyncIterator[StoredEvent]: ...
 
@@ -162,6 +164,12 @@ class Subscription(abc.ABC):
     @abc.abstractmethod
     def interrupt(self) -> None:
         """Make the iteration stop with :class:`SubscriptionEnded` (server shutting down)."""
+
+    def ready(self, limit: int) -> list[StoredEvent]:
+        """Up to ``limit`` of the next events (or :data:`REWOUND`) that are here already,
+        taken without waiting, in order (what the iteration would yield next); an ending
+        that follows them is kept for the iteration to raise."""
+        return []
 
 
 class SubscriptionEnded(Exception):
@@ -177,10 +185,18 @@ class SubscriptionEnded(Exception):
 class QueueSubscription(Subscription):
     """A watcher's bounded queue of events, shared by the stores: the store pushes, the
     watcher iterates; a watcher ``limit`` events behind, or interrupted, is ended with the
-    reason (its queue holds the reason last, after the events it did receive)."""
+    reason (its queue holds the reason last, after the events it did receive).
+
+    The queue is a list and one future the waiting watcher sleeps on (an ``asyncio.Queue``
+    costs several kB per open stream)."""
+
+    __slots__ = ("_ended", "_items", "_limit", "_waiter")
 
     def __init__(self, limit: int) -> None:
-        self._queue: asyncio.Queue[StoredEvent | str] = asyncio.Queue(limit + 1)
+        self._items: list[StoredEvent | str] = []
+        """The events not yet taken, then (once ended) the reason."""
+        self._waiter: asyncio.Future[None] | None = None
+        """What the watcher waits on while its queue is empty."""
         self._limit = limit
         self._ended = False
 
@@ -188,38 +204,63 @@ class QueueSubscription(Subscription):
     def _detach(self) -> None:
         """Stop delivering to this subscription (the store's side)."""
 
+    def _put(self, item: StoredEvent | str) -> None:
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
     def push(self, event: StoredEvent) -> None:
         if self._ended:
             return  # the rest of a batch after it ended
-        if self._queue.qsize() >= self._limit:
+        if len(self._items) >= self._limit:
             self.end("behind")
         else:
-            self._queue.put_nowait(event)
+            self._put(event)
 
     def rewound(self) -> None:
         """The table's history changed under this subscription: queue :data:`REWOUND` (a
         watcher that cannot take it any more is ended with ``behind``)."""
         if self._ended:
             return
-        if self._queue.qsize() >= self._limit:
+        if len(self._items) >= self._limit:
             self.end("behind")
         else:
-            self._queue.put_nowait(REWOUND)
+            self._put(REWOUND)
 
     def end(self, reason: str) -> None:
         """Detach, and make the iteration stop with SubscriptionEnded(reason)."""
         if not self._ended:
             self._ended = True
             self._detach()
-            self._queue.put_nowait(reason)
+            self._put(reason)
 
     def interrupt(self) -> None:
         self.end("shutdown")
 
+    def ready(self, limit: int) -> list[StoredEvent]:
+        items = self._items
+        out: list[StoredEvent] = []
+        while len(out) < limit and items:
+            item = items[0]
+            if isinstance(item, str):
+                break  # the reason stays: the iteration raises it next
+            out.append(item)
+            del items[0]
+        return out
+
     async def __aiter__(self) -> AsyncIterator[StoredEvent]:
+        items = self._items
         while True:
-            event = await self._queue.get()
+            while not items:
+                self._waiter = asyncio.get_running_loop().create_future()
+                try:
+                    await self._waiter
+                finally:
+                    self._waiter = None
+            event = items.pop(0)
             if isinstance(event, str):
+                items.insert(0, event)  # an ended subscription stays ended
                 raise SubscriptionEnded(event)
             yield event
 

@@ -64,6 +64,8 @@ class _Table:
 
 
 class _MemorySubscription(QueueSubscription):
+    __slots__ = ("_table",)
+
     def __init__(self, table: _Table) -> None:
         super().__init__(QUEUE_LIMIT)
         self._table = table

@@ -44,6 +44,7 @@ from .model import (
     TableRecord,
     TableStatus,
     connected,
+    copy_record,
     decode_record,
     encode_record,
 )
@@ -51,6 +52,8 @@ from .model import (
 log = structlog.get_logger("tute.tables")
 
 MAX_RETRIES = 16
+DECODED_MAX = 4096
+"""The most tables whose last committed record this replica keeps decoded (:class:`Committer`)."""
 DUE_NOW_S = 0.001
 """A table due within this much of a commit is due now: the scheduler is woken for it."""
 
@@ -111,6 +114,10 @@ class Committer:
         self.ctx = ctx
         self._wake = wake
         """Wakes the scheduler (a committed table is due now)."""
+        self._decoded: dict[str, tuple[bytes, TableRecord]] = {}
+        """By table: the record bytes this replica committed last and the record they
+        encode. A load that finds those very bytes in the store (the table has not changed
+        since, on any replica) takes a copy instead of decoding them again."""
 
     async def load(self, table_id: str, *, presence: bool = True) -> TableRecord:
         """The table's record; with ``presence``, also which seats are connected (on any
@@ -121,7 +128,11 @@ class Committer:
         if found is None:
             raise NotFound("no such table", reason=Reason.TABLE_NOT_FOUND)
         version, data = found
-        rec = decode_record(data)
+        kept = self._decoded.get(table_id)
+        if kept is not None and (kept[0] is data or kept[0] == data):
+            rec = copy_record(kept[1])
+        else:
+            rec = decode_record(data)
         rec.version = version
         if presence:
             rec.connected = connected(rec, await store.present_watchers(table_id, self.ctx.clock()))
@@ -251,11 +262,13 @@ class Committer:
         stored = self.number(rec, changed.events, now)
         response = respond(rec, changed.events) if respond is not None else None
         due = self.due_at(rec, now)
+        data = encode_record(rec)
+        kept = copy_record(rec)  # before the commit's await: as encoded
         outcome = await self.ctx.store.commit(
             table_id,
             Commit(
                 rec.version - 1,
-                encode_record(rec),
+                data,
                 stored,
                 status=rec.status,
                 lobby=self.lobby_entry(rec),
@@ -269,6 +282,7 @@ class Committer:
             return Repeated(outcome.duplicate_response), outcome.version
         if not outcome.applied:
             return None, outcome.version
+        self._keep_decoded(table_id, data, kept)
         if rec.status == PLAYING and due <= now + DUE_NOW_S:
             self._wake()
         if rec.status != status_before:
@@ -276,6 +290,17 @@ class Committer:
             if rec.status == FINISHED:
                 await records.keep(self.ctx.history, rec)
         return Committed(rec, changed.result, stored, response), rec.version
+
+    def _keep_decoded(self, table_id: str, data: bytes, rec: TableRecord) -> None:
+        """Keep a playing table's committed record decoded (the newest :data:`DECODED_MAX`
+        of them): the tables whose next load is near."""
+        decoded = self._decoded
+        decoded.pop(table_id, None)  # the newest last: the oldest go first
+        if rec.status != PLAYING:
+            return
+        if len(decoded) >= DECODED_MAX:
+            del decoded[next(iter(decoded))]
+        decoded[table_id] = (data, rec)
 
     @staticmethod
     def number(rec: TableRecord, events: list[EventVariants], now: float) -> list[StoredEvent]:

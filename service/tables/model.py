@@ -248,6 +248,30 @@ def encode_record(rec: TableRecord) -> bytes:
     return head if rec.state is None else head + b"\n" + encode_state(rec.state)
 
 
+def copy_record(rec: TableRecord) -> TableRecord:
+    """A copy of a record that a change may edit without touching ``rec``: what
+    :func:`decode_record` of its bytes gives (``connected`` empty), without decoding. The
+    engine state and the rules are immutable values and shared."""
+    fair = rec.fair
+    return dataclasses.replace(
+        rec,
+        seats=[dataclasses.replace(s) for s in rec.seats],
+        games=list(rec.games),
+        away=dict(rec.away),
+        connected=frozenset(),
+        fair=None
+        if fair is None
+        else FairLog(
+            fair.started_at,
+            fair.first_dealer,
+            list(fair.client_seeds),
+            list(fair.seeds),
+            list(fair.actions),
+            list(fair.outcomes),
+        ),
+    )
+
+
 def decode_record(data: bytes) -> TableRecord:
     """The record :func:`encode_record` made these bytes from (``ValueError``: not a record of
     this format)."""

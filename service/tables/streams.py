@@ -49,6 +49,9 @@ PRESENCE_TTL_S = 30.0
 """A seated watcher counts as connected this long after its replica last refreshed it (every
 third of this), so a crashed replica's watchers fade out by themselves."""
 
+MAX_BATCH = 256
+"""The most events one list of a batching stream holds (:meth:`Streams.watch`)."""
+
 ends_occupancy = wire.ends_occupancy
 """Does an event end a seat's occupancy (module level: a test may replace it)."""
 
@@ -98,8 +101,12 @@ class Streams:
         token: str | None,
         resume_after: int | None,
         seat_player: SeatPlayer | None = None,
-    ) -> AsyncGenerator[Snapshot | wire.Event, None]:
-        """A snapshot (or the missed events after ``resume_after``), then live events.
+        *,
+        batch: bool = False,
+    ) -> AsyncGenerator[Snapshot | list[wire.Event], None]:
+        """A snapshot (or the missed events after ``resume_after``), then live events, in
+        lists of consecutive events: with ``batch`` the events that are ready at once (those
+        of one commit, or more when the stream is behind), else one event each.
         ``seat_player``: the player id by which the token may open a player's seat
         (:meth:`service.identity.Identity.seat_player`)."""
         check_table_id(table_id)
@@ -145,6 +152,7 @@ class Streams:
             occupancy,
             since=rec.seats[seat].since_seq if seat is not None else 0,
             player_id=player_id,
+            batch=batch,
         )
         del rec  # neither the record nor an item is held while the stream waits
         try:
@@ -231,6 +239,20 @@ class Streams:
 class _Follow:
     """One stream's reading of its table: what it has sent and whether its seat was lost."""
 
+    __slots__ = (
+        "batch",
+        "last",
+        "loaded_last",
+        "lost",
+        "occupancy",
+        "player_id",
+        "seat",
+        "since",
+        "streams",
+        "table_id",
+        "token",
+    )
+
     def __init__(
         self,
         streams: Streams,
@@ -241,6 +263,7 @@ class _Follow:
         *,
         since: int,
         player_id: str = "",
+        batch: bool,
     ) -> None:
         self.streams = streams
         self.table_id = table_id
@@ -253,6 +276,14 @@ class _Follow:
         """The stream ended because its seat is no longer its player's."""
         self.player_id = player_id
         """The player whose bound seat the token opens ('' when it opens one by hash)."""
+        self.batch = batch
+        """Send the events that are ready at once together (else one by one)."""
+        self.last = 0
+        """The sequence number of the last event the stream sent (or its snapshot's)."""
+        self.loaded_last = 0
+        """The last sequence number of the record the stream's snapshot (or its resume)
+        was checked against: a live event at or below it that is not the next one means
+        the table's history changed under the stream."""
 
     def _event(self, ev: StoredEvent) -> wire.Event:
         seat = self.seat
@@ -274,14 +305,17 @@ class _Follow:
 
     async def items(
         self, sub: Subscription, resume_after: int | None
-    ) -> AsyncGenerator[Snapshot | wire.Event, None]:
+    ) -> AsyncGenerator[Snapshot | list[wire.Event], None]:
+        """A snapshot (or the missed events after ``resume_after``), then the live events;
+        events come in lists of consecutive ones: with ``batch``, as many as are ready at
+        once (up to :data:`MAX_BATCH`), else one each."""
         commits, seat, table_id = self.streams.commits, self.seat, self.table_id
         rec = await commits.load(table_id)  # after subscribing: nothing falls in between
-        loaded_last = rec.last_seq
+        self.loaded_last = rec.last_seq
         if seat is not None:
             seat_of(rec, self.token, self.player_id)  # NOT_SEATED if lost in between
         if resume_after is None:
-            last = rec.last_seq
+            self.last = rec.last_seq
             yield Snapshot(rec, seat)
         else:
             if resume_after > rec.last_seq:
@@ -291,36 +325,56 @@ class _Follow:
                 )
             missed = await self.streams.ctx.store.events_after(table_id, resume_after)
             if missed is None:
-                last = rec.last_seq
+                self.last = rec.last_seq
                 yield Snapshot(rec, seat)
             else:
-                last = resume_after
-                for ev in missed:
-                    if ev.seq > rec.last_seq:
-                        break
-                    yield self._event(ev)
-                    last = ev.seq
-        clock, publish = self.streams.ctx.clock, self.streams.ctx.metrics.publish
+                self.last = resume_after
+                kept = [ev for ev in missed if ev.seq <= rec.last_seq]
+                step = MAX_BATCH if self.batch else 1
+                for i in range(0, len(kept), step):
+                    yield [self._event(ev) for ev in kept[i : i + step]]
+                if kept:
+                    self.last = kept[-1].seq
         del rec  # not kept for the stream's life (memory per open stream)
-        async for ev in sub:
-            if ev is REWOUND or loaded_last < ev.seq <= last or ev.seq > last + 1:
-                # The table's history went back or changed under the stream (a store restored
-                # from an older snapshot), or does not continue what it sent: a fresh snapshot
-                # replaces what the client holds, as at the start.
-                rec = await self._resync(last)
-                last = loaded_last = rec.last_seq
-                yield Snapshot(rec, seat)
+        async for first in sub:
+            out = await self._live([first, *sub.ready(MAX_BATCH - 1)] if self.batch else [first])
+            while out:  # nothing of it is held while the stream waits for the next events
+                yield out.pop(0)
+            if self.lost:
+                assert seat is not None
+                raise seat_lost(seat)
+
+    async def _live(self, got: list[StoredEvent]) -> list[Snapshot | list[wire.Event]]:
+        """What the stream sends for live events ``got``: lists of the events that continue
+        what it sent; a fresh snapshot where the table's history went back or changed under
+        the stream (a store restored from an older snapshot) or does not continue it. Stops
+        after an event that ends the stream's occupancy (``lost``: the stream then ends)."""
+        out: list[Snapshot | list[wire.Event]] = []
+        events: list[wire.Event] = []
+        seat = self.seat
+        clock, publish = self.streams.ctx.clock, self.streams.ctx.metrics.publish
+        for ev in got:
+            if ev is REWOUND or self.loaded_last < ev.seq <= self.last or ev.seq > self.last + 1:
+                if events:
+                    out.append(events)
+                    events = []
+                rec = await self._resync(self.last)
+                self.last = self.loaded_last = rec.last_seq
+                out.append(Snapshot(rec, seat))
                 del rec
                 continue
-            if ev.seq <= last:
+            if ev.seq <= self.last:
                 continue
-            out = self._event(ev)
-            publish.observe(max(0.0, clock() - wire.event_time(out)))
-            yield out
-            last = ev.seq
-            if seat is not None and out.sequence > loaded_last and ends_occupancy(out, seat):
+            msg = self._event(ev)
+            publish.observe(max(0.0, clock() - wire.event_time(msg)))
+            events.append(msg)
+            self.last = ev.seq
+            if seat is not None and msg.sequence > self.loaded_last and ends_occupancy(msg, seat):
                 self.lost = True
-                raise seat_lost(seat)
+                break
+        if events:
+            out.append(events)
+        return out
 
 
 def _ended(exc: SubscriptionEnded, ctx: Context) -> Unavailable:

@@ -32,6 +32,7 @@ from tests.support.wait import eventually
 from tute.v1 import (
     action_pb2,
     card_pb2,
+    event_pb2,
     rules_pb2,
     service_pb2,
     table_pb2,
@@ -128,7 +129,8 @@ def rigged_first_hands(monkeypatch: pytest.MonkeyPatch, rng: random.Random) -> I
 
 
 class Watcher:
-    """A WatchTable stream read into a list in the background."""
+    """A WatchTable stream read into a list in the background; with ``batch``, one that asks
+    for its events in batches (``batch_events``)."""
 
     def __init__(
         self,
@@ -137,15 +139,18 @@ class Watcher:
         audience: int | None,
         token: str | None,
         resume_after: int | None = None,
+        *,
+        batch: bool = False,
     ) -> None:
         self.table_id = table_id
         self.audience = audience
         self.resume_after = resume_after
+        self.batch = batch
         self.messages: list[service_pb2.WatchTableResponse] = []
         self.last_seq = -1
         self._received = asyncio.Event()
         self.ended = False
-        req = service_pb2.WatchTableRequest(table_id=table_id)
+        req = service_pb2.WatchTableRequest(table_id=table_id, batch_events=batch)
         if resume_after is not None:
             req.resume_after = resume_after
             self.last_seq = resume_after
@@ -158,6 +163,8 @@ class Watcher:
                 self.messages.append(msg)
                 if msg.HasField("snapshot"):
                     self.last_seq = msg.snapshot.last_event_sequence
+                elif msg.HasField("events"):
+                    self.last_seq = msg.events.events[-1].sequence
                 else:
                     self.last_seq = msg.event.sequence
                 self._received.set()
@@ -188,6 +195,16 @@ class Watcher:
             await self.task
         assert self.last_seq == final_seq
 
+    def events(self) -> list[event_pb2.Event]:
+        """The events received (of every batch), in order."""
+        out: list[event_pb2.Event] = []
+        for m in self.messages:
+            if m.HasField("events"):
+                out += m.events.events
+            elif m.HasField("event"):
+                out.append(m.event)
+        return out
+
     def check(self, oracle: Oracle) -> None:
         msgs = self.messages
         where = f"WatchTable({'resume' if self.resume_after is not None else 'snapshot'})"
@@ -199,11 +216,15 @@ class Watcher:
         else:
             seq = self.resume_after
         events = []
+        kind = "events" if self.batch else "event"
         for m in msgs:
-            assert m.HasField("event"), "only the first message is a snapshot"
-            assert m.event.sequence == seq + 1, "gap-free sequence"
-            seq = m.event.sequence
-            events.append(m.event)
+            assert m.WhichOneof("kind") == kind, f"only the first message is a snapshot: {kind}"
+            batch = list(m.events.events) if self.batch else [m.event]
+            assert batch, "a batch holds at least one event"
+            for ev in batch:
+                assert ev.sequence == seq + 1, "gap-free sequence"
+                seq = ev.sequence
+            events += batch
         oracle.check_events(self.table_id, events, self.audience, where)
 
 
@@ -291,7 +312,10 @@ class MatchRunner:
         self.table_id = created.table_id
         self.tokens[created.seat] = created.seat_token
         self.watchers.append(Watcher(self.stub, self.table_id, None, None))
-        self.watchers.append(Watcher(self.stub, self.table_id, first, created.seat_token))
+        self.watchers.append(Watcher(self.stub, self.table_id, None, None, batch=True))
+        self.watchers.append(
+            Watcher(self.stub, self.table_id, first, created.seat_token, batch=True)
+        )
         for _ in range(n - 1):
             req = service_pb2.JoinTableRequest(display_name="q")
             if private:
@@ -303,7 +327,13 @@ class MatchRunner:
             self.oracle.check_view(joined.view, joined.seat, "JoinTable")
             if rng.random() < 0.7:
                 self.watchers.append(
-                    Watcher(self.stub, self.table_id, joined.seat, joined.seat_token)
+                    Watcher(
+                        self.stub,
+                        self.table_id,
+                        joined.seat,
+                        joined.seat_token,
+                        batch=joined.seat % 2 == 1,
+                    )
                 )
         return n
 
@@ -431,7 +461,7 @@ class MatchRunner:
             if step == mid_watcher_at:
                 audience = rng.choice([None, *range(n)])
                 token = self.tokens[audience] if audience is not None else None
-                self.watchers.append(Watcher(stub, self.table_id, audience, token))
+                self.watchers.append(Watcher(stub, self.table_id, audience, token, batch=True))
             if rng.random() < 0.03:
                 for audience in [None, *range(n)]:
                     await self.get(audience, "GetTable(all)")
@@ -747,7 +777,7 @@ class StaleRunner:
             )
             mine = [Watcher(stub, tid, seat, joined.seat_token)]
             if rng.random() < 0.5:
-                mine.append(Watcher(stub, tid, seat, joined.seat_token, resume_after=0))
+                mine.append(Watcher(stub, tid, seat, joined.seat_token, resume_after=0, batch=True))
             for w in mine:
                 await w.wait_seq(joined.view.last_event_sequence)
             await stub.LeaveTable(
@@ -802,10 +832,8 @@ class StaleRunner:
             if w.audience is not None:
                 self.stats.next_hands += sum(
                     1
-                    for m in w.messages
-                    if m.HasField("event")
-                    and m.event.WhichOneof("kind") == "hand_dealt"
-                    and len(m.event.hand_dealt.hand)
+                    for e in w.events()
+                    if e.WhichOneof("kind") == "hand_dealt" and len(e.hand_dealt.hand)
                 )
         for w in stale:
             if expect_lost:
@@ -817,7 +845,7 @@ class StaleRunner:
             if isinstance(err, grpc.aio.AioRpcError) and reason_of(err) == "SEAT_LOST":
                 assert err.code() == grpc.StatusCode.PERMISSION_DENIED
                 self.stats.seat_lost += 1
-            events = [m.event for m in w.messages if m.HasField("event")]
+            events = w.events()
             ends = [
                 i
                 for i, e in enumerate(events)

@@ -4,6 +4,8 @@ once. No GetTable, no retry, no second try: every action sent is accepted, the m
 the stream said everything (a cante or an exchange brings a fresh TurnStarted with the new
 actions). Other seats' and the spectator's copies of TurnStarted list no action; the hand_*
 fields of the end-of-hand and end-of-match scores are the hand's tally as the events tell it.
+The even seats play lean: their streams batch the events (``batch_events``) and their
+SubmitActions ask for no view (``omit_view``).
 """
 
 from __future__ import annotations
@@ -59,7 +61,9 @@ class StreamPlayer:
         self.tally = HandTally(players)
         self.events: list[event_pb2.Event] = []
         md = auth(token) if token else None
-        req = service_pb2.WatchTableRequest(table_id=table_id)
+        self.lean = seat is not None and seat % 2 == 0
+        """Even seats ask for batched events and for responses without a view."""
+        req = service_pb2.WatchTableRequest(table_id=table_id, batch_events=self.lean)
         if seat is not None:
             req.resume_after = 0  # every event from the first: the table's whole story
         self.call = stub.WatchTable(req, metadata=md)
@@ -69,22 +73,31 @@ class StreamPlayer:
             if msg.HasField("snapshot"):
                 assert self.seat is None and not msg.snapshot.legal_actions
                 continue
-            ev = msg.event
-            self.events.append(ev)
-            self.tally.see(ev)
-            k = kind(ev)
-            if k == "match_ended":
-                return
-            if k != "turn_started":
-                continue
-            turn = ev.turn_started
-            if turn.seat != self.seat:
-                assert not turn.legal_actions, f"{self.seat} sees seat {turn.seat}'s actions"
-                continue
-            assert turn.legal_actions, "the seat on turn receives its legal actions"
-            if len(self.events) >= 2 and kind(self.events[-2]) in ("cante_sung", "trump_exchanged"):
-                self.stats.refreshes += 1
-            await self.act(list(turn.legal_actions))
+            assert msg.WhichOneof("kind") == ("events" if self.lean else "event")
+            batch = list(msg.events.events) if self.lean else [msg.event]
+            assert batch, "a batch holds at least one event"
+            for ev in batch:
+                if await self.see(ev):
+                    return
+
+    async def see(self, ev: event_pb2.Event) -> bool:
+        """Take one event (act on its own TurnStarted); True at the match's end."""
+        self.events.append(ev)
+        self.tally.see(ev)
+        k = kind(ev)
+        if k == "match_ended":
+            return True
+        if k != "turn_started":
+            return False
+        turn = ev.turn_started
+        if turn.seat != self.seat:
+            assert not turn.legal_actions, f"{self.seat} sees seat {turn.seat}'s actions"
+            return False
+        assert turn.legal_actions, "the seat on turn receives its legal actions"
+        if len(self.events) >= 2 and kind(self.events[-2]) in ("cante_sung", "trump_exchanged"):
+            self.stats.refreshes += 1
+        await self.act(list(turn.legal_actions))
+        return False
 
     async def act(self, legal: list[Any]) -> None:
         """A declaration mostly when there is one; else a random card, keeping the 12 and 11
@@ -106,10 +119,14 @@ class StreamPlayer:
             ]
             action = self.rng.choice(keep or legal)
         self.stats.sent += 1
-        await self.stub.SubmitAction(
-            service_pb2.SubmitActionRequest(table_id=self.table_id, action=action),
+        resp = await self.stub.SubmitAction(
+            service_pb2.SubmitActionRequest(
+                table_id=self.table_id, action=action, omit_view=self.lean
+            ),
             metadata=auth(self.token or ""),
         )
+        assert resp.HasField("view") != self.lean, "omit_view leaves the view out"
+        assert resp.events and resp.events[-1].table_version == resp.table_version
 
 
 @pytest.fixture

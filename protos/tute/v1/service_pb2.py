@@ -32,7 +32,7 @@ from tute.v1 import table_pb2 as tute_dot_v1_dot_table__pb2
 from tute.v1 import view_pb2 as tute_dot_v1_dot_view__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15tute/v1/service.proto\x12\x07tute.v1\x1a\x14tute/v1/action.proto\x1a\x13tute/v1/event.proto\x1a\x19tute/v1/matchmaking.proto\x1a\x14tute/v1/player.proto\x1a\x14tute/v1/record.proto\x1a\x13tute/v1/rules.proto\x1a\x13tute/v1/table.proto\x1a\x12tute/v1/view.proto\"\xb6\x01\n\x12\x43reateTableRequest\x12\x1d\n\x05rules\x18\x01 \x01(\x0b\x32\x0e.tute.v1.Rules\x12\'\n\nvisibility\x18\x02 \x01(\x0e\x32\x13.tute.v1.Visibility\x12\x11\n\ttake_seat\x18\x03 \x01(\x08\x12\x11\n\x04seat\x18\x04 \x01(\rH\x00\x88\x01\x01\x12\x14\n\x0c\x64isplay_name\x18\x05 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x06 \x01(\tB\x07\n\x05_seat\"\xa0\x01\n\x13\x43reateTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1d\n\x05table\x18\x02 \x01(\x0b\x32\x0e.tute.v1.Table\x12\x13\n\x0binvite_code\x18\x03 \x01(\t\x12\x11\n\x04seat\x18\x04 \x01(\rH\x00\x88\x01\x01\x12\x12\n\nseat_token\x18\x05 \x01(\t\x12\x13\n\x0bowner_token\x18\x06 \x01(\tB\x07\n\x05_seat\"[\n\x11ListTablesRequest\x12\x0e\n\x06preset\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\r\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"M\n\x12ListTablesResponse\x12\x1e\n\x06tables\x18\x01 \x03(\x0b\x32\x0e.tute.v1.Table\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x8e\x01\n\x10JoinTableRequest\x12\x12\n\x08table_id\x18\x01 \x01(\tH\x00\x12\x15\n\x0binvite_code\x18\x02 \x01(\tH\x00\x12\x11\n\x04seat\x18\x03 \x01(\rH\x01\x88\x01\x01\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x05 \x01(\tB\x08\n\x06targetB\x07\n\x05_seat\"i\n\x11JoinTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x12\n\nseat_token\x18\x03 \x01(\t\x12 \n\x04view\x18\x04 \x01(\x0b\x32\x12.tute.v1.TableView\"L\n\rAddBotRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\r\n\x05level\x18\x03 \x01(\tB\x07\n\x05_seat\"=\n\x0e\x41\x64\x64\x42otResponse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x1d\n\x05table\x18\x02 \x01(\x0b\x32\x0e.tute.v1.Table\"%\n\x11LeaveTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"\'\n\x12LeaveTableResponse\x12\x11\n\tforfeited\x18\x01 \x01(\x08\"#\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"4\n\x10GetTableResponse\x12 \n\x04view\x18\x01 \x01(\x0b\x32\x12.tute.v1.TableView\"\x90\x01\n\x13SubmitActionRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1f\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x0f.tute.v1.Action\x12\x1d\n\x10\x65xpected_version\x18\x03 \x01(\x03H\x00\x88\x01\x01\x12\x12\n\nrequest_id\x18\x04 \x01(\tB\x13\n\x11_expected_version\"o\n\x14SubmitActionResponse\x12\x15\n\rtable_version\x18\x01 \x01(\x03\x12\x1e\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x0e.tute.v1.Event\x12 \n\x04view\x18\x03 \x01(\x0b\x32\x12.tute.v1.TableView\"Q\n\x11WatchTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x19\n\x0cresume_after\x18\x02 \x01(\x04H\x00\x88\x01\x01\x42\x0f\n\r_resume_after\"A\n\x15GetMatchRecordRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x16\n\x0einclude_replay\x18\x02 \x01(\x08\"c\n\x16GetMatchRecordResponse\x12$\n\x06record\x18\x01 \x01(\x0b\x32\x14.tute.v1.MatchRecord\x12#\n\x06replay\x18\x02 \x03(\x0b\x32\x13.tute.v1.ReplayStep\"B\n\nReplayStep\x12\x14\n\x0c\x61\x63tion_index\x18\x01 \x01(\x05\x12\x1e\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x0e.tute.v1.Event\"e\n\x12WatchTableResponse\x12&\n\x08snapshot\x18\x01 \x01(\x0b\x32\x12.tute.v1.TableViewH\x00\x12\x1f\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x0e.tute.v1.EventH\x00\x42\x06\n\x04kind\" \n\x10\x46indMatchRequest\x12\x0c\n\x04mode\x18\x01 \x01(\t\"O\n\x11\x46indMatchResponse\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\'\n\x07waiting\x18\x02 \x01(\x0b\x32\x16.tute.v1.TicketWaiting\"\'\n\x12WatchTicketRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\"+\n\x13\x43reatePlayerRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\"M\n\x14\x43reatePlayerResponse\x12\x1f\n\x06player\x18\x01 \x01(\x0b\x32\x0f.tute.v1.Player\x12\x14\n\x0cplayer_token\x18\x02 \x01(\t\"%\n\x10GetPlayerRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"4\n\x11GetPlayerResponse\x12\x1f\n\x06player\x18\x01 \x01(\x0b\x32\x0f.tute.v1.Player\"M\n\x16ListLeaderboardRequest\x12\x0c\n\x04mode\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"^\n\x17ListLeaderboardResponse\x12*\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x19.tute.v1.LeaderboardEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"N\n\x12ListMatchesRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"V\n\x13ListMatchesResponse\x12&\n\x07matches\x18\x01 \x03(\x0b\x32\x15.tute.v1.MatchSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xcf\x08\n\x0bTuteService\x12H\n\x0b\x43reateTable\x12\x1b.tute.v1.CreateTableRequest\x1a\x1c.tute.v1.CreateTableResponse\x12\x45\n\nListTables\x12\x1a.tute.v1.ListTablesRequest\x1a\x1b.tute.v1.ListTablesResponse\x12\x42\n\tJoinTable\x12\x19.tute.v1.JoinTableRequest\x1a\x1a.tute.v1.JoinTableResponse\x12\x39\n\x06\x41\x64\x64\x42ot\x12\x16.tute.v1.AddBotRequest\x1a\x17.tute.v1.AddBotResponse\x12\x45\n\nLeaveTable\x12\x1a.tute.v1.LeaveTableRequest\x1a\x1b.tute.v1.LeaveTableResponse\x12?\n\x08GetTable\x12\x18.tute.v1.GetTableRequest\x1a\x19.tute.v1.GetTableResponse\x12K\n\x0cSubmitAction\x12\x1c.tute.v1.SubmitActionRequest\x1a\x1d.tute.v1.SubmitActionResponse\x12G\n\nWatchTable\x12\x1a.tute.v1.WatchTableRequest\x1a\x1b.tute.v1.WatchTableResponse0\x01\x12Q\n\x0eGetMatchRecord\x12\x1e.tute.v1.GetMatchRecordRequest\x1a\x1f.tute.v1.GetMatchRecordResponse\x12\x42\n\tFindMatch\x12\x19.tute.v1.FindMatchRequest\x1a\x1a.tute.v1.FindMatchResponse\x12J\n\x0bWatchTicket\x12\x1b.tute.v1.WatchTicketRequest\x1a\x1c.tute.v1.WatchTicketResponse0\x01\x12K\n\x0c\x43reatePlayer\x12\x1c.tute.v1.CreatePlayerRequest\x1a\x1d.tute.v1.CreatePlayerResponse\x12\x42\n\tGetPlayer\x12\x19.tute.v1.GetPlayerRequest\x1a\x1a.tute.v1.GetPlayerResponse\x12T\n\x0fListLeaderboard\x12\x1f.tute.v1.ListLeaderboardRequest\x1a .tute.v1.ListLeaderboardResponse\x12H\n\x0bListMatches\x12\x1b.tute.v1.ListMatchesRequest\x1a\x1c.tute.v1.ListMatchesResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15tute/v1/service.proto\x12\x07tute.v1\x1a\x14tute/v1/action.proto\x1a\x13tute/v1/event.proto\x1a\x19tute/v1/matchmaking.proto\x1a\x14tute/v1/player.proto\x1a\x14tute/v1/record.proto\x1a\x13tute/v1/rules.proto\x1a\x13tute/v1/table.proto\x1a\x12tute/v1/view.proto\"\xb6\x01\n\x12\x43reateTableRequest\x12\x1d\n\x05rules\x18\x01 \x01(\x0b\x32\x0e.tute.v1.Rules\x12\'\n\nvisibility\x18\x02 \x01(\x0e\x32\x13.tute.v1.Visibility\x12\x11\n\ttake_seat\x18\x03 \x01(\x08\x12\x11\n\x04seat\x18\x04 \x01(\rH\x00\x88\x01\x01\x12\x14\n\x0c\x64isplay_name\x18\x05 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x06 \x01(\tB\x07\n\x05_seat\"\xa0\x01\n\x13\x43reateTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1d\n\x05table\x18\x02 \x01(\x0b\x32\x0e.tute.v1.Table\x12\x13\n\x0binvite_code\x18\x03 \x01(\t\x12\x11\n\x04seat\x18\x04 \x01(\rH\x00\x88\x01\x01\x12\x12\n\nseat_token\x18\x05 \x01(\t\x12\x13\n\x0bowner_token\x18\x06 \x01(\tB\x07\n\x05_seat\"[\n\x11ListTablesRequest\x12\x0e\n\x06preset\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\r\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"M\n\x12ListTablesResponse\x12\x1e\n\x06tables\x18\x01 \x03(\x0b\x32\x0e.tute.v1.Table\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"\x8e\x01\n\x10JoinTableRequest\x12\x12\n\x08table_id\x18\x01 \x01(\tH\x00\x12\x15\n\x0binvite_code\x18\x02 \x01(\tH\x00\x12\x11\n\x04seat\x18\x03 \x01(\rH\x01\x88\x01\x01\x12\x14\n\x0c\x64isplay_name\x18\x04 \x01(\t\x12\x13\n\x0b\x63lient_seed\x18\x05 \x01(\tB\x08\n\x06targetB\x07\n\x05_seat\"i\n\x11JoinTableResponse\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x12\n\nseat_token\x18\x03 \x01(\t\x12 \n\x04view\x18\x04 \x01(\x0b\x32\x12.tute.v1.TableView\"L\n\rAddBotRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x11\n\x04seat\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\r\n\x05level\x18\x03 \x01(\tB\x07\n\x05_seat\"=\n\x0e\x41\x64\x64\x42otResponse\x12\x0c\n\x04seat\x18\x01 \x01(\r\x12\x1d\n\x05table\x18\x02 \x01(\x0b\x32\x0e.tute.v1.Table\"%\n\x11LeaveTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"\'\n\x12LeaveTableResponse\x12\x11\n\tforfeited\x18\x01 \x01(\x08\"#\n\x0fGetTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\"4\n\x10GetTableResponse\x12 \n\x04view\x18\x01 \x01(\x0b\x32\x12.tute.v1.TableView\"\xa3\x01\n\x13SubmitActionRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x1f\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x0f.tute.v1.Action\x12\x1d\n\x10\x65xpected_version\x18\x03 \x01(\x03H\x00\x88\x01\x01\x12\x12\n\nrequest_id\x18\x04 \x01(\t\x12\x11\n\tomit_view\x18\x05 \x01(\x08\x42\x13\n\x11_expected_version\"o\n\x14SubmitActionResponse\x12\x15\n\rtable_version\x18\x01 \x01(\x03\x12\x1e\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x0e.tute.v1.Event\x12 \n\x04view\x18\x03 \x01(\x0b\x32\x12.tute.v1.TableView\"g\n\x11WatchTableRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x19\n\x0cresume_after\x18\x02 \x01(\x04H\x00\x88\x01\x01\x12\x14\n\x0c\x62\x61tch_events\x18\x03 \x01(\x08\x42\x0f\n\r_resume_after\"A\n\x15GetMatchRecordRequest\x12\x10\n\x08table_id\x18\x01 \x01(\t\x12\x16\n\x0einclude_replay\x18\x02 \x01(\x08\"c\n\x16GetMatchRecordResponse\x12$\n\x06record\x18\x01 \x01(\x0b\x32\x14.tute.v1.MatchRecord\x12#\n\x06replay\x18\x02 \x03(\x0b\x32\x13.tute.v1.ReplayStep\"B\n\nReplayStep\x12\x14\n\x0c\x61\x63tion_index\x18\x01 \x01(\x05\x12\x1e\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x0e.tute.v1.Event\"\x8c\x01\n\x12WatchTableResponse\x12&\n\x08snapshot\x18\x01 \x01(\x0b\x32\x12.tute.v1.TableViewH\x00\x12\x1f\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x0e.tute.v1.EventH\x00\x12%\n\x06\x65vents\x18\x03 \x01(\x0b\x32\x13.tute.v1.EventBatchH\x00\x42\x06\n\x04kind\",\n\nEventBatch\x12\x1e\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x0e.tute.v1.Event\" \n\x10\x46indMatchRequest\x12\x0c\n\x04mode\x18\x01 \x01(\t\"O\n\x11\x46indMatchResponse\x12\x11\n\tticket_id\x18\x01 \x01(\t\x12\'\n\x07waiting\x18\x02 \x01(\x0b\x32\x16.tute.v1.TicketWaiting\"\'\n\x12WatchTicketRequest\x12\x11\n\tticket_id\x18\x01 \x01(\t\"+\n\x13\x43reatePlayerRequest\x12\x14\n\x0c\x64isplay_name\x18\x01 \x01(\t\"M\n\x14\x43reatePlayerResponse\x12\x1f\n\x06player\x18\x01 \x01(\x0b\x32\x0f.tute.v1.Player\x12\x14\n\x0cplayer_token\x18\x02 \x01(\t\"%\n\x10GetPlayerRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\"4\n\x11GetPlayerResponse\x12\x1f\n\x06player\x18\x01 \x01(\x0b\x32\x0f.tute.v1.Player\"M\n\x16ListLeaderboardRequest\x12\x0c\n\x04mode\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"^\n\x17ListLeaderboardResponse\x12*\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x19.tute.v1.LeaderboardEntry\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"N\n\x12ListMatchesRequest\x12\x11\n\tplayer_id\x18\x01 \x01(\t\x12\x11\n\tpage_size\x18\x02 \x01(\x05\x12\x12\n\npage_token\x18\x03 \x01(\t\"V\n\x13ListMatchesResponse\x12&\n\x07matches\x18\x01 \x03(\x0b\x32\x15.tute.v1.MatchSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xcf\x08\n\x0bTuteService\x12H\n\x0b\x43reateTable\x12\x1b.tute.v1.CreateTableRequest\x1a\x1c.tute.v1.CreateTableResponse\x12\x45\n\nListTables\x12\x1a.tute.v1.ListTablesRequest\x1a\x1b.tute.v1.ListTablesResponse\x12\x42\n\tJoinTable\x12\x19.tute.v1.JoinTableRequest\x1a\x1a.tute.v1.JoinTableResponse\x12\x39\n\x06\x41\x64\x64\x42ot\x12\x16.tute.v1.AddBotRequest\x1a\x17.tute.v1.AddBotResponse\x12\x45\n\nLeaveTable\x12\x1a.tute.v1.LeaveTableRequest\x1a\x1b.tute.v1.LeaveTableResponse\x12?\n\x08GetTable\x12\x18.tute.v1.GetTableRequest\x1a\x19.tute.v1.GetTableResponse\x12K\n\x0cSubmitAction\x12\x1c.tute.v1.SubmitActionRequest\x1a\x1d.tute.v1.SubmitActionResponse\x12G\n\nWatchTable\x12\x1a.tute.v1.WatchTableRequest\x1a\x1b.tute.v1.WatchTableResponse0\x01\x12Q\n\x0eGetMatchRecord\x12\x1e.tute.v1.GetMatchRecordRequest\x1a\x1f.tute.v1.GetMatchRecordResponse\x12\x42\n\tFindMatch\x12\x19.tute.v1.FindMatchRequest\x1a\x1a.tute.v1.FindMatchResponse\x12J\n\x0bWatchTicket\x12\x1b.tute.v1.WatchTicketRequest\x1a\x1c.tute.v1.WatchTicketResponse0\x01\x12K\n\x0c\x43reatePlayer\x12\x1c.tute.v1.CreatePlayerRequest\x1a\x1d.tute.v1.CreatePlayerResponse\x12\x42\n\tGetPlayer\x12\x19.tute.v1.GetPlayerRequest\x1a\x1a.tute.v1.GetPlayerResponse\x12T\n\x0fListLeaderboard\x12\x1f.tute.v1.ListLeaderboardRequest\x1a .tute.v1.ListLeaderboardResponse\x12H\n\x0bListMatches\x12\x1b.tute.v1.ListMatchesRequest\x1a\x1c.tute.v1.ListMatchesResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -64,41 +64,43 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GETTABLERESPONSE']._serialized_start=1240
   _globals['_GETTABLERESPONSE']._serialized_end=1292
   _globals['_SUBMITACTIONREQUEST']._serialized_start=1295
-  _globals['_SUBMITACTIONREQUEST']._serialized_end=1439
-  _globals['_SUBMITACTIONRESPONSE']._serialized_start=1441
-  _globals['_SUBMITACTIONRESPONSE']._serialized_end=1552
-  _globals['_WATCHTABLEREQUEST']._serialized_start=1554
-  _globals['_WATCHTABLEREQUEST']._serialized_end=1635
-  _globals['_GETMATCHRECORDREQUEST']._serialized_start=1637
-  _globals['_GETMATCHRECORDREQUEST']._serialized_end=1702
-  _globals['_GETMATCHRECORDRESPONSE']._serialized_start=1704
-  _globals['_GETMATCHRECORDRESPONSE']._serialized_end=1803
-  _globals['_REPLAYSTEP']._serialized_start=1805
-  _globals['_REPLAYSTEP']._serialized_end=1871
-  _globals['_WATCHTABLERESPONSE']._serialized_start=1873
-  _globals['_WATCHTABLERESPONSE']._serialized_end=1974
-  _globals['_FINDMATCHREQUEST']._serialized_start=1976
-  _globals['_FINDMATCHREQUEST']._serialized_end=2008
-  _globals['_FINDMATCHRESPONSE']._serialized_start=2010
-  _globals['_FINDMATCHRESPONSE']._serialized_end=2089
-  _globals['_WATCHTICKETREQUEST']._serialized_start=2091
-  _globals['_WATCHTICKETREQUEST']._serialized_end=2130
-  _globals['_CREATEPLAYERREQUEST']._serialized_start=2132
-  _globals['_CREATEPLAYERREQUEST']._serialized_end=2175
-  _globals['_CREATEPLAYERRESPONSE']._serialized_start=2177
-  _globals['_CREATEPLAYERRESPONSE']._serialized_end=2254
-  _globals['_GETPLAYERREQUEST']._serialized_start=2256
-  _globals['_GETPLAYERREQUEST']._serialized_end=2293
-  _globals['_GETPLAYERRESPONSE']._serialized_start=2295
-  _globals['_GETPLAYERRESPONSE']._serialized_end=2347
-  _globals['_LISTLEADERBOARDREQUEST']._serialized_start=2349
-  _globals['_LISTLEADERBOARDREQUEST']._serialized_end=2426
-  _globals['_LISTLEADERBOARDRESPONSE']._serialized_start=2428
-  _globals['_LISTLEADERBOARDRESPONSE']._serialized_end=2522
-  _globals['_LISTMATCHESREQUEST']._serialized_start=2524
-  _globals['_LISTMATCHESREQUEST']._serialized_end=2602
-  _globals['_LISTMATCHESRESPONSE']._serialized_start=2604
-  _globals['_LISTMATCHESRESPONSE']._serialized_end=2690
-  _globals['_TUTESERVICE']._serialized_start=2693
-  _globals['_TUTESERVICE']._serialized_end=3796
+  _globals['_SUBMITACTIONREQUEST']._serialized_end=1458
+  _globals['_SUBMITACTIONRESPONSE']._serialized_start=1460
+  _globals['_SUBMITACTIONRESPONSE']._serialized_end=1571
+  _globals['_WATCHTABLEREQUEST']._serialized_start=1573
+  _globals['_WATCHTABLEREQUEST']._serialized_end=1676
+  _globals['_GETMATCHRECORDREQUEST']._serialized_start=1678
+  _globals['_GETMATCHRECORDREQUEST']._serialized_end=1743
+  _globals['_GETMATCHRECORDRESPONSE']._serialized_start=1745
+  _globals['_GETMATCHRECORDRESPONSE']._serialized_end=1844
+  _globals['_REPLAYSTEP']._serialized_start=1846
+  _globals['_REPLAYSTEP']._serialized_end=1912
+  _globals['_WATCHTABLERESPONSE']._serialized_start=1915
+  _globals['_WATCHTABLERESPONSE']._serialized_end=2055
+  _globals['_EVENTBATCH']._serialized_start=2057
+  _globals['_EVENTBATCH']._serialized_end=2101
+  _globals['_FINDMATCHREQUEST']._serialized_start=2103
+  _globals['_FINDMATCHREQUEST']._serialized_end=2135
+  _globals['_FINDMATCHRESPONSE']._serialized_start=2137
+  _globals['_FINDMATCHRESPONSE']._serialized_end=2216
+  _globals['_WATCHTICKETREQUEST']._serialized_start=2218
+  _globals['_WATCHTICKETREQUEST']._serialized_end=2257
+  _globals['_CREATEPLAYERREQUEST']._serialized_start=2259
+  _globals['_CREATEPLAYERREQUEST']._serialized_end=2302
+  _globals['_CREATEPLAYERRESPONSE']._serialized_start=2304
+  _globals['_CREATEPLAYERRESPONSE']._serialized_end=2381
+  _globals['_GETPLAYERREQUEST']._serialized_start=2383
+  _globals['_GETPLAYERREQUEST']._serialized_end=2420
+  _globals['_GETPLAYERRESPONSE']._serialized_start=2422
+  _globals['_GETPLAYERRESPONSE']._serialized_end=2474
+  _globals['_LISTLEADERBOARDREQUEST']._serialized_start=2476
+  _globals['_LISTLEADERBOARDREQUEST']._serialized_end=2553
+  _globals['_LISTLEADERBOARDRESPONSE']._serialized_start=2555
+  _globals['_LISTLEADERBOARDRESPONSE']._serialized_end=2649
+  _globals['_LISTMATCHESREQUEST']._serialized_start=2651
+  _globals['_LISTMATCHESREQUEST']._serialized_end=2729
+  _globals['_LISTMATCHESRESPONSE']._serialized_start=2731
+  _globals['_LISTMATCHESRESPONSE']._serialized_end=2817
+  _globals['_TUTESERVICE']._serialized_start=2820
+  _globals['_TUTESERVICE']._serialized_end=3923
 # @@protoc_insertion_point(module_scope)

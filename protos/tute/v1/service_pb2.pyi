@@ -135,16 +135,18 @@ class GetTableResponse(_message.Message):
     def __init__(self, view: _Optional[_Union[_view_pb2.TableView, _Mapping]] = ...) -> None: ...
 
 class SubmitActionRequest(_message.Message):
-    __slots__ = ("table_id", "action", "expected_version", "request_id")
+    __slots__ = ("table_id", "action", "expected_version", "request_id", "omit_view")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     EXPECTED_VERSION_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    OMIT_VIEW_FIELD_NUMBER: _ClassVar[int]
     table_id: str
     action: _action_pb2.Action
     expected_version: int
     request_id: str
-    def __init__(self, table_id: _Optional[str] = ..., action: _Optional[_Union[_action_pb2.Action, _Mapping]] = ..., expected_version: _Optional[int] = ..., request_id: _Optional[str] = ...) -> None: ...
+    omit_view: bool
+    def __init__(self, table_id: _Optional[str] = ..., action: _Optional[_Union[_action_pb2.Action, _Mapping]] = ..., expected_version: _Optional[int] = ..., request_id: _Optional[str] = ..., omit_view: _Optional[bool] = ...) -> None: ...
 
 class SubmitActionResponse(_message.Message):
     __slots__ = ("table_version", "events", "view")
@@ -157,12 +159,14 @@ class SubmitActionResponse(_message.Message):
     def __init__(self, table_version: _Optional[int] = ..., events: _Optional[_Iterable[_Union[_event_pb2.Event, _Mapping]]] = ..., view: _Optional[_Union[_view_pb2.TableView, _Mapping]] = ...) -> None: ...
 
 class WatchTableRequest(_message.Message):
-    __slots__ = ("table_id", "resume_after")
+    __slots__ = ("table_id", "resume_after", "batch_events")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     RESUME_AFTER_FIELD_NUMBER: _ClassVar[int]
+    BATCH_EVENTS_FIELD_NUMBER: _ClassVar[int]
     table_id: str
     resume_after: int
-    def __init__(self, table_id: _Optional[str] = ..., resume_after: _Optional[int] = ...) -> None: ...
+    batch_events: bool
+    def __init__(self, table_id: _Optional[str] = ..., resume_after: _Optional[int] = ..., batch_events: _Optional[bool] = ...) -> None: ...
 
 class GetMatchRecordRequest(_message.Message):
     __slots__ = ("table_id", "include_replay")
@@ -189,12 +193,20 @@ class ReplayStep(_message.Message):
     def __init__(self, action_index: _Optional[int] = ..., events: _Optional[_Iterable[_Union[_event_pb2.Event, _Mapping]]] = ...) -> None: ...
 
 class WatchTableResponse(_message.Message):
-    __slots__ = ("snapshot", "event")
+    __slots__ = ("snapshot", "event", "events")
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
     EVENT_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     snapshot: _view_pb2.TableView
     event: _event_pb2.Event
-    def __init__(self, snapshot: _Optional[_Union[_view_pb2.TableView, _Mapping]] = ..., event: _Optional[_Union[_event_pb2.Event, _Mapping]] = ...) -> None: ...
+    events: EventBatch
+    def __init__(self, snapshot: _Optional[_Union[_view_pb2.TableView, _Mapping]] = ..., event: _Optional[_Union[_event_pb2.Event, _Mapping]] = ..., events: _Optional[_Union[EventBatch, _Mapping]] = ...) -> None: ...
+
+class EventBatch(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_event_pb2.Event]
+    def __init__(self, events: _Optional[_Iterable[_Union[_event_pb2.Event, _Mapping]]] = ...) -> None: ...
 
 class FindMatchRequest(_message.Message):
     __slots__ = ("mode",)

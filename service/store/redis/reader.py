@@ -117,6 +117,8 @@ class Readers:
 
 
 class RedisSubscription(QueueSubscription):
+    __slots__ = ("_reader",)
+
     def __init__(self, reader: TableReader) -> None:
         super().__init__(QUEUE_LIMIT)
         self._reader = reader

@@ -28,7 +28,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tute/v1/service.proto.
  */
 export const file_tute_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChV0dXRlL3YxL3NlcnZpY2UucHJvdG8SB3R1dGUudjEitgEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIdCgVydWxlcxgBIAEoCzIOLnR1dGUudjEuUnVsZXMSJwoKdmlzaWJpbGl0eRgCIAEoDjITLnR1dGUudjEuVmlzaWJpbGl0eRIRCgl0YWtlX3NlYXQYAyABKAgSEQoEc2VhdBgEIAEoDUgAiAEBEhQKDGRpc3BsYXlfbmFtZRgFIAEoCRITCgtjbGllbnRfc2VlZBgGIAEoCUIHCgVfc2VhdCKgAQoTQ3JlYXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIdCgV0YWJsZRgCIAEoCzIOLnR1dGUudjEuVGFibGUSEwoLaW52aXRlX2NvZGUYAyABKAkSEQoEc2VhdBgEIAEoDUgAiAEBEhIKCnNlYXRfdG9rZW4YBSABKAkSEwoLb3duZXJfdG9rZW4YBiABKAlCBwoFX3NlYXQiWwoRTGlzdFRhYmxlc1JlcXVlc3QSDgoGcHJlc2V0GAEgASgJEg8KB3BsYXllcnMYAiABKA0SEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiTQoSTGlzdFRhYmxlc1Jlc3BvbnNlEh4KBnRhYmxlcxgBIAMoCzIOLnR1dGUudjEuVGFibGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIo4BChBKb2luVGFibGVSZXF1ZXN0EhIKCHRhYmxlX2lkGAEgASgJSAASFQoLaW52aXRlX2NvZGUYAiABKAlIABIRCgRzZWF0GAMgASgNSAGIAQESFAoMZGlzcGxheV9uYW1lGAQgASgJEhMKC2NsaWVudF9zZWVkGAUgASgJQggKBnRhcmdldEIHCgVfc2VhdCJpChFKb2luVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgNEhIKCnNlYXRfdG9rZW4YAyABKAkSIAoEdmlldxgEIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IkwKDUFkZEJvdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEg0KBWxldmVsGAMgASgJQgcKBV9zZWF0Ij0KDkFkZEJvdFJlc3BvbnNlEgwKBHNlYXQYASABKA0SHQoFdGFibGUYAiABKAsyDi50dXRlLnYxLlRhYmxlIiUKEUxlYXZlVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIicKEkxlYXZlVGFibGVSZXNwb25zZRIRCglmb3JmZWl0ZWQYASABKAgiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjQKEEdldFRhYmxlUmVzcG9uc2USIAoEdmlldxgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IpABChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEh8KBmFjdGlvbhgCIAEoCzIPLnR1dGUudjEuQWN0aW9uEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARISCgpyZXF1ZXN0X2lkGAQgASgJQhMKEV9leHBlY3RlZF92ZXJzaW9uIm8KFFN1Ym1pdEFjdGlvblJlc3BvbnNlEhUKDXRhYmxlX3ZlcnNpb24YASABKAMSHgoGZXZlbnRzGAIgAygLMg4udHV0ZS52MS5FdmVudBIgCgR2aWV3GAMgASgLMhIudHV0ZS52MS5UYWJsZVZpZXciUQoRV2F0Y2hUYWJsZVJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSGQoMcmVzdW1lX2FmdGVyGAIgASgESACIAQFCDwoNX3Jlc3VtZV9hZnRlciJBChVHZXRNYXRjaFJlY29yZFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSFgoOaW5jbHVkZV9yZXBsYXkYAiABKAgiYwoWR2V0TWF0Y2hSZWNvcmRSZXNwb25zZRIkCgZyZWNvcmQYASABKAsyFC50dXRlLnYxLk1hdGNoUmVjb3JkEiMKBnJlcGxheRgCIAMoCzITLnR1dGUudjEuUmVwbGF5U3RlcCJCCgpSZXBsYXlTdGVwEhQKDGFjdGlvbl9pbmRleBgBIAEoBRIeCgZldmVudHMYAiADKAsyDi50dXRlLnYxLkV2ZW50ImUKEldhdGNoVGFibGVSZXNwb25zZRImCghzbmFwc2hvdBgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3SAASHwoFZXZlbnQYAiABKAsyDi50dXRlLnYxLkV2ZW50SABCBgoEa2luZCIgChBGaW5kTWF0Y2hSZXF1ZXN0EgwKBG1vZGUYASABKAkiTwoRRmluZE1hdGNoUmVzcG9uc2USEQoJdGlja2V0X2lkGAEgASgJEicKB3dhaXRpbmcYAiABKAsyFi50dXRlLnYxLlRpY2tldFdhaXRpbmciJwoSV2F0Y2hUaWNrZXRSZXF1ZXN0EhEKCXRpY2tldF9pZBgBIAEoCSIrChNDcmVhdGVQbGF5ZXJSZXF1ZXN0EhQKDGRpc3BsYXlfbmFtZRgBIAEoCSJNChRDcmVhdGVQbGF5ZXJSZXNwb25zZRIfCgZwbGF5ZXIYASABKAsyDy50dXRlLnYxLlBsYXllchIUCgxwbGF5ZXJfdG9rZW4YAiABKAkiJQoQR2V0UGxheWVyUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkiNAoRR2V0UGxheWVyUmVzcG9uc2USHwoGcGxheWVyGAEgASgLMg8udHV0ZS52MS5QbGF5ZXIiTQoWTGlzdExlYWRlcmJvYXJkUmVxdWVzdBIMCgRtb2RlGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIl4KF0xpc3RMZWFkZXJib2FyZFJlc3BvbnNlEioKB2VudHJpZXMYASADKAsyGS50dXRlLnYxLkxlYWRlcmJvYXJkRW50cnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIk4KEkxpc3RNYXRjaGVzUmVxdWVzdBIRCglwbGF5ZXJfaWQYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiVgoTTGlzdE1hdGNoZXNSZXNwb25zZRImCgdtYXRjaGVzGAEgAygLMhUudHV0ZS52MS5NYXRjaFN1bW1hcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJMs8ICgtUdXRlU2VydmljZRJICgtDcmVhdGVUYWJsZRIbLnR1dGUudjEuQ3JlYXRlVGFibGVSZXF1ZXN0GhwudHV0ZS52MS5DcmVhdGVUYWJsZVJlc3BvbnNlEkUKCkxpc3RUYWJsZXMSGi50dXRlLnYxLkxpc3RUYWJsZXNSZXF1ZXN0GhsudHV0ZS52MS5MaXN0VGFibGVzUmVzcG9uc2USQgoJSm9pblRhYmxlEhkudHV0ZS52MS5Kb2luVGFibGVSZXF1ZXN0GhoudHV0ZS52MS5Kb2luVGFibGVSZXNwb25zZRI5CgZBZGRCb3QSFi50dXRlLnYxLkFkZEJvdFJlcXVlc3QaFy50dXRlLnYxLkFkZEJvdFJlc3BvbnNlEkUKCkxlYXZlVGFibGUSGi50dXRlLnYxLkxlYXZlVGFibGVSZXF1ZXN0GhsudHV0ZS52MS5MZWF2ZVRhYmxlUmVzcG9uc2USPwoIR2V0VGFibGUSGC50dXRlLnYxLkdldFRhYmxlUmVxdWVzdBoZLnR1dGUudjEuR2V0VGFibGVSZXNwb25zZRJLCgxTdWJtaXRBY3Rpb24SHC50dXRlLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3QaHS50dXRlLnYxLlN1Ym1pdEFjdGlvblJlc3BvbnNlEkcKCldhdGNoVGFibGUSGi50dXRlLnYxLldhdGNoVGFibGVSZXF1ZXN0GhsudHV0ZS52MS5XYXRjaFRhYmxlUmVzcG9uc2UwARJRCg5HZXRNYXRjaFJlY29yZBIeLnR1dGUudjEuR2V0TWF0Y2hSZWNvcmRSZXF1ZXN0Gh8udHV0ZS52MS5HZXRNYXRjaFJlY29yZFJlc3BvbnNlEkIKCUZpbmRNYXRjaBIZLnR1dGUudjEuRmluZE1hdGNoUmVxdWVzdBoaLnR1dGUudjEuRmluZE1hdGNoUmVzcG9uc2USSgoLV2F0Y2hUaWNrZXQSGy50dXRlLnYxLldhdGNoVGlja2V0UmVxdWVzdBocLnR1dGUudjEuV2F0Y2hUaWNrZXRSZXNwb25zZTABEksKDENyZWF0ZVBsYXllchIcLnR1dGUudjEuQ3JlYXRlUGxheWVyUmVxdWVzdBodLnR1dGUudjEuQ3JlYXRlUGxheWVyUmVzcG9uc2USQgoJR2V0UGxheWVyEhkudHV0ZS52MS5HZXRQbGF5ZXJSZXF1ZXN0GhoudHV0ZS52MS5HZXRQbGF5ZXJSZXNwb25zZRJUCg9MaXN0TGVhZGVyYm9hcmQSHy50dXRlLnYxLkxpc3RMZWFkZXJib2FyZFJlcXVlc3QaIC50dXRlLnYxLkxpc3RMZWFkZXJib2FyZFJlc3BvbnNlEkgKC0xpc3RNYXRjaGVzEhsudHV0ZS52MS5MaXN0TWF0Y2hlc1JlcXVlc3QaHC50dXRlLnYxLkxpc3RNYXRjaGVzUmVzcG9uc2ViBnByb3RvMw", [file_tute_v1_action, file_tute_v1_event, file_tute_v1_matchmaking, file_tute_v1_player, file_tute_v1_record, file_tute_v1_rules, file_tute_v1_table, file_tute_v1_view]);
+  fileDesc("ChV0dXRlL3YxL3NlcnZpY2UucHJvdG8SB3R1dGUudjEitgEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIdCgVydWxlcxgBIAEoCzIOLnR1dGUudjEuUnVsZXMSJwoKdmlzaWJpbGl0eRgCIAEoDjITLnR1dGUudjEuVmlzaWJpbGl0eRIRCgl0YWtlX3NlYXQYAyABKAgSEQoEc2VhdBgEIAEoDUgAiAEBEhQKDGRpc3BsYXlfbmFtZRgFIAEoCRITCgtjbGllbnRfc2VlZBgGIAEoCUIHCgVfc2VhdCKgAQoTQ3JlYXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIdCgV0YWJsZRgCIAEoCzIOLnR1dGUudjEuVGFibGUSEwoLaW52aXRlX2NvZGUYAyABKAkSEQoEc2VhdBgEIAEoDUgAiAEBEhIKCnNlYXRfdG9rZW4YBSABKAkSEwoLb3duZXJfdG9rZW4YBiABKAlCBwoFX3NlYXQiWwoRTGlzdFRhYmxlc1JlcXVlc3QSDgoGcHJlc2V0GAEgASgJEg8KB3BsYXllcnMYAiABKA0SEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiTQoSTGlzdFRhYmxlc1Jlc3BvbnNlEh4KBnRhYmxlcxgBIAMoCzIOLnR1dGUudjEuVGFibGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIo4BChBKb2luVGFibGVSZXF1ZXN0EhIKCHRhYmxlX2lkGAEgASgJSAASFQoLaW52aXRlX2NvZGUYAiABKAlIABIRCgRzZWF0GAMgASgNSAGIAQESFAoMZGlzcGxheV9uYW1lGAQgASgJEhMKC2NsaWVudF9zZWVkGAUgASgJQggKBnRhcmdldEIHCgVfc2VhdCJpChFKb2luVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgNEhIKCnNlYXRfdG9rZW4YAyABKAkSIAoEdmlldxgEIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IkwKDUFkZEJvdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEg0KBWxldmVsGAMgASgJQgcKBV9zZWF0Ij0KDkFkZEJvdFJlc3BvbnNlEgwKBHNlYXQYASABKA0SHQoFdGFibGUYAiABKAsyDi50dXRlLnYxLlRhYmxlIiUKEUxlYXZlVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIicKEkxlYXZlVGFibGVSZXNwb25zZRIRCglmb3JmZWl0ZWQYASABKAgiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjQKEEdldFRhYmxlUmVzcG9uc2USIAoEdmlldxgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IqMBChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEh8KBmFjdGlvbhgCIAEoCzIPLnR1dGUudjEuQWN0aW9uEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARISCgpyZXF1ZXN0X2lkGAQgASgJEhEKCW9taXRfdmlldxgFIAEoCEITChFfZXhwZWN0ZWRfdmVyc2lvbiJvChRTdWJtaXRBY3Rpb25SZXNwb25zZRIVCg10YWJsZV92ZXJzaW9uGAEgASgDEh4KBmV2ZW50cxgCIAMoCzIOLnR1dGUudjEuRXZlbnQSIAoEdmlldxgDIAEoCzISLnR1dGUudjEuVGFibGVWaWV3ImcKEVdhdGNoVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhkKDHJlc3VtZV9hZnRlchgCIAEoBEgAiAEBEhQKDGJhdGNoX2V2ZW50cxgDIAEoCEIPCg1fcmVzdW1lX2FmdGVyIkEKFUdldE1hdGNoUmVjb3JkUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIWCg5pbmNsdWRlX3JlcGxheRgCIAEoCCJjChZHZXRNYXRjaFJlY29yZFJlc3BvbnNlEiQKBnJlY29yZBgBIAEoCzIULnR1dGUudjEuTWF0Y2hSZWNvcmQSIwoGcmVwbGF5GAIgAygLMhMudHV0ZS52MS5SZXBsYXlTdGVwIkIKClJlcGxheVN0ZXASFAoMYWN0aW9uX2luZGV4GAEgASgFEh4KBmV2ZW50cxgCIAMoCzIOLnR1dGUudjEuRXZlbnQijAEKEldhdGNoVGFibGVSZXNwb25zZRImCghzbmFwc2hvdBgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3SAASHwoFZXZlbnQYAiABKAsyDi50dXRlLnYxLkV2ZW50SAASJQoGZXZlbnRzGAMgASgLMhMudHV0ZS52MS5FdmVudEJhdGNoSABCBgoEa2luZCIsCgpFdmVudEJhdGNoEh4KBmV2ZW50cxgBIAMoCzIOLnR1dGUudjEuRXZlbnQiIAoQRmluZE1hdGNoUmVxdWVzdBIMCgRtb2RlGAEgASgJIk8KEUZpbmRNYXRjaFJlc3BvbnNlEhEKCXRpY2tldF9pZBgBIAEoCRInCgd3YWl0aW5nGAIgASgLMhYudHV0ZS52MS5UaWNrZXRXYWl0aW5nIicKEldhdGNoVGlja2V0UmVxdWVzdBIRCgl0aWNrZXRfaWQYASABKAkiKwoTQ3JlYXRlUGxheWVyUmVxdWVzdBIUCgxkaXNwbGF5X25hbWUYASABKAkiTQoUQ3JlYXRlUGxheWVyUmVzcG9uc2USHwoGcGxheWVyGAEgASgLMg8udHV0ZS52MS5QbGF5ZXISFAoMcGxheWVyX3Rva2VuGAIgASgJIiUKEEdldFBsYXllclJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJIjQKEUdldFBsYXllclJlc3BvbnNlEh8KBnBsYXllchgBIAEoCzIPLnR1dGUudjEuUGxheWVyIk0KFkxpc3RMZWFkZXJib2FyZFJlcXVlc3QSDAoEbW9kZRgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJeChdMaXN0TGVhZGVyYm9hcmRSZXNwb25zZRIqCgdlbnRyaWVzGAEgAygLMhkudHV0ZS52MS5MZWFkZXJib2FyZEVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJOChJMaXN0TWF0Y2hlc1JlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlYKE0xpc3RNYXRjaGVzUmVzcG9uc2USJgoHbWF0Y2hlcxgBIAMoCzIVLnR1dGUudjEuTWF0Y2hTdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCTLPCAoLVHV0ZVNlcnZpY2USSAoLQ3JlYXRlVGFibGUSGy50dXRlLnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBocLnR1dGUudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJFCgpMaXN0VGFibGVzEhoudHV0ZS52MS5MaXN0VGFibGVzUmVxdWVzdBobLnR1dGUudjEuTGlzdFRhYmxlc1Jlc3BvbnNlEkIKCUpvaW5UYWJsZRIZLnR1dGUudjEuSm9pblRhYmxlUmVxdWVzdBoaLnR1dGUudjEuSm9pblRhYmxlUmVzcG9uc2USOQoGQWRkQm90EhYudHV0ZS52MS5BZGRCb3RSZXF1ZXN0GhcudHV0ZS52MS5BZGRCb3RSZXNwb25zZRJFCgpMZWF2ZVRhYmxlEhoudHV0ZS52MS5MZWF2ZVRhYmxlUmVxdWVzdBobLnR1dGUudjEuTGVhdmVUYWJsZVJlc3BvbnNlEj8KCEdldFRhYmxlEhgudHV0ZS52MS5HZXRUYWJsZVJlcXVlc3QaGS50dXRlLnYxLkdldFRhYmxlUmVzcG9uc2USSwoMU3VibWl0QWN0aW9uEhwudHV0ZS52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh0udHV0ZS52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJHCgpXYXRjaFRhYmxlEhoudHV0ZS52MS5XYXRjaFRhYmxlUmVxdWVzdBobLnR1dGUudjEuV2F0Y2hUYWJsZVJlc3BvbnNlMAESUQoOR2V0TWF0Y2hSZWNvcmQSHi50dXRlLnYxLkdldE1hdGNoUmVjb3JkUmVxdWVzdBofLnR1dGUudjEuR2V0TWF0Y2hSZWNvcmRSZXNwb25zZRJCCglGaW5kTWF0Y2gSGS50dXRlLnYxLkZpbmRNYXRjaFJlcXVlc3QaGi50dXRlLnYxLkZpbmRNYXRjaFJlc3BvbnNlEkoKC1dhdGNoVGlja2V0EhsudHV0ZS52MS5XYXRjaFRpY2tldFJlcXVlc3QaHC50dXRlLnYxLldhdGNoVGlja2V0UmVzcG9uc2UwARJLCgxDcmVhdGVQbGF5ZXISHC50dXRlLnYxLkNyZWF0ZVBsYXllclJlcXVlc3QaHS50dXRlLnYxLkNyZWF0ZVBsYXllclJlc3BvbnNlEkIKCUdldFBsYXllchIZLnR1dGUudjEuR2V0UGxheWVyUmVxdWVzdBoaLnR1dGUudjEuR2V0UGxheWVyUmVzcG9uc2USVAoPTGlzdExlYWRlcmJvYXJkEh8udHV0ZS52MS5MaXN0TGVhZGVyYm9hcmRSZXF1ZXN0GiAudHV0ZS52MS5MaXN0TGVhZGVyYm9hcmRSZXNwb25zZRJICgtMaXN0TWF0Y2hlcxIbLnR1dGUudjEuTGlzdE1hdGNoZXNSZXF1ZXN0GhwudHV0ZS52MS5MaXN0TWF0Y2hlc1Jlc3BvbnNlYgZwcm90bzM", [file_tute_v1_action, file_tute_v1_event, file_tute_v1_matchmaking, file_tute_v1_player, file_tute_v1_record, file_tute_v1_rules, file_tute_v1_table, file_tute_v1_view]);
 
 /**
  * Request of CreateTable.
@@ -525,6 +525,16 @@ export type SubmitActionRequest = Message<"tute.v1.SubmitActionRequest"> & {
    * @generated from field: string request_id = 4;
    */
   requestId: string;
+
+  /**
+   * Leave SubmitActionResponse.view unset: for a client that plays from its WatchTable stream,
+   * whose events bring the same state (and the legal actions of its next turn), the answer is
+   * then cheaper for the server to build and smaller. A repeated request_id gets the first
+   * call's response, with or without its view as that call asked. False = the view is filled.
+   *
+   * @generated from field: bool omit_view = 5;
+   */
+  omitView: boolean;
 };
 
 /**
@@ -556,7 +566,7 @@ export type SubmitActionResponse = Message<"tute.v1.SubmitActionResponse"> & {
   events: Event[];
 
   /**
-   * The caller's view right after the action.
+   * The caller's view right after the action (unset when the request set omit_view).
    *
    * @generated from field: tute.v1.TableView view = 3;
    */
@@ -590,6 +600,17 @@ export type WatchTableRequest = Message<"tute.v1.WatchTableRequest"> & {
    * @generated from field: optional uint64 resume_after = 2;
    */
   resumeAfter?: bigint | undefined;
+
+  /**
+   * Send events in batches: each message after the snapshot is WatchTableResponse.events,
+   * the consecutive events that are ready at once (those of one commit, for example a
+   * CardPlayed, a TrickTaken and a TurnStarted, or the events missed after resume_after),
+   * in sequence order, instead of one WatchTableResponse.event per event. Fewer messages for
+   * the same events: cheaper for the server and the client. False = one event per message.
+   *
+   * @generated from field: bool batch_events = 3;
+   */
+  batchEvents: boolean;
 };
 
 /**
@@ -721,6 +742,16 @@ export type WatchTableResponse = Message<"tute.v1.WatchTableResponse"> & {
      */
     value: Event;
     case: "event";
+  } | {
+    /**
+     * With WatchTableRequest.batch_events: the next events, redacted for the caller, in
+     * sequence order (the first one's sequence = previous + 1, each next one's its
+     * predecessor's + 1); never empty.
+     *
+     * @generated from field: tute.v1.EventBatch events = 3;
+     */
+    value: EventBatch;
+    case: "events";
   } | { case: undefined; value?: undefined };
 };
 
@@ -730,6 +761,27 @@ export type WatchTableResponse = Message<"tute.v1.WatchTableResponse"> & {
  */
 export const WatchTableResponseSchema: GenMessage<WatchTableResponse> = /*@__PURE__*/
   messageDesc(file_tute_v1_service, 18);
+
+/**
+ * Consecutive events of one table (WatchTableResponse.events).
+ *
+ * @generated from message tute.v1.EventBatch
+ */
+export type EventBatch = Message<"tute.v1.EventBatch"> & {
+  /**
+   * The events, in sequence order, at least one.
+   *
+   * @generated from field: repeated tute.v1.Event events = 1;
+   */
+  events: Event[];
+};
+
+/**
+ * Describes the message tute.v1.EventBatch.
+ * Use `create(EventBatchSchema)` to create a new message.
+ */
+export const EventBatchSchema: GenMessage<EventBatch> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 19);
 
 /**
  * Request of FindMatch.
@@ -750,7 +802,7 @@ export type FindMatchRequest = Message<"tute.v1.FindMatchRequest"> & {
  * Use `create(FindMatchRequestSchema)` to create a new message.
  */
 export const FindMatchRequestSchema: GenMessage<FindMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 19);
+  messageDesc(file_tute_v1_service, 20);
 
 /**
  * Response of FindMatch.
@@ -778,7 +830,7 @@ export type FindMatchResponse = Message<"tute.v1.FindMatchResponse"> & {
  * Use `create(FindMatchResponseSchema)` to create a new message.
  */
 export const FindMatchResponseSchema: GenMessage<FindMatchResponse> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 20);
+  messageDesc(file_tute_v1_service, 21);
 
 /**
  * Request of WatchTicket.
@@ -799,7 +851,7 @@ export type WatchTicketRequest = Message<"tute.v1.WatchTicketRequest"> & {
  * Use `create(WatchTicketRequestSchema)` to create a new message.
  */
 export const WatchTicketRequestSchema: GenMessage<WatchTicketRequest> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 21);
+  messageDesc(file_tute_v1_service, 22);
 
 /**
  * Request of CreatePlayer.
@@ -822,7 +874,7 @@ export type CreatePlayerRequest = Message<"tute.v1.CreatePlayerRequest"> & {
  * Use `create(CreatePlayerRequestSchema)` to create a new message.
  */
 export const CreatePlayerRequestSchema: GenMessage<CreatePlayerRequest> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 22);
+  messageDesc(file_tute_v1_service, 23);
 
 /**
  * Response of CreatePlayer.
@@ -851,7 +903,7 @@ export type CreatePlayerResponse = Message<"tute.v1.CreatePlayerResponse"> & {
  * Use `create(CreatePlayerResponseSchema)` to create a new message.
  */
 export const CreatePlayerResponseSchema: GenMessage<CreatePlayerResponse> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 23);
+  messageDesc(file_tute_v1_service, 24);
 
 /**
  * Request of GetPlayer.
@@ -873,7 +925,7 @@ export type GetPlayerRequest = Message<"tute.v1.GetPlayerRequest"> & {
  * Use `create(GetPlayerRequestSchema)` to create a new message.
  */
 export const GetPlayerRequestSchema: GenMessage<GetPlayerRequest> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 24);
+  messageDesc(file_tute_v1_service, 25);
 
 /**
  * Response of GetPlayer.
@@ -894,7 +946,7 @@ export type GetPlayerResponse = Message<"tute.v1.GetPlayerResponse"> & {
  * Use `create(GetPlayerResponseSchema)` to create a new message.
  */
 export const GetPlayerResponseSchema: GenMessage<GetPlayerResponse> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 25);
+  messageDesc(file_tute_v1_service, 26);
 
 /**
  * Request of ListLeaderboard.
@@ -931,7 +983,7 @@ export type ListLeaderboardRequest = Message<"tute.v1.ListLeaderboardRequest"> &
  * Use `create(ListLeaderboardRequestSchema)` to create a new message.
  */
 export const ListLeaderboardRequestSchema: GenMessage<ListLeaderboardRequest> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 26);
+  messageDesc(file_tute_v1_service, 27);
 
 /**
  * Response of ListLeaderboard.
@@ -959,7 +1011,7 @@ export type ListLeaderboardResponse = Message<"tute.v1.ListLeaderboardResponse">
  * Use `create(ListLeaderboardResponseSchema)` to create a new message.
  */
 export const ListLeaderboardResponseSchema: GenMessage<ListLeaderboardResponse> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 27);
+  messageDesc(file_tute_v1_service, 28);
 
 /**
  * Request of ListMatches.
@@ -997,7 +1049,7 @@ export type ListMatchesRequest = Message<"tute.v1.ListMatchesRequest"> & {
  * Use `create(ListMatchesRequestSchema)` to create a new message.
  */
 export const ListMatchesRequestSchema: GenMessage<ListMatchesRequest> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 28);
+  messageDesc(file_tute_v1_service, 29);
 
 /**
  * Response of ListMatches.
@@ -1025,7 +1077,7 @@ export type ListMatchesResponse = Message<"tute.v1.ListMatchesResponse"> & {
  * Use `create(ListMatchesResponseSchema)` to create a new message.
  */
 export const ListMatchesResponseSchema: GenMessage<ListMatchesResponse> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 29);
+  messageDesc(file_tute_v1_service, 30);
 
 /**
  * TuteService: an authoritative Tute server. The server holds the game; clients send actions
