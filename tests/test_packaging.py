@@ -59,7 +59,8 @@ def _source_copy(tmp: Path) -> Path:
     for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
         if (ROOT / name).exists():
             shutil.copy2(ROOT / name, src / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.so", "*.pyc")
+    # the web client's npm packages are no part of the wheel (nor its Python packages)
+    ignore = shutil.ignore_patterns("__pycache__", "*.so", "*.pyc", "node_modules")
     for name in ("engine", "service", "clients", "protos"):
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, src / name, ignore=ignore)
