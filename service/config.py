@@ -130,6 +130,9 @@ class Settings:
     FindMatch or the stream's last look (so a crashed replica's tickets fade out)."""
     ranked_turn_time_s: int = 30
     """The turn clock of ranked tables (seconds per turn)."""
+    ranked_leave_cooldown_s: float = 300.0
+    """A player who left a ranked match (LeaveTable, or forfeited away) may not FindMatch
+    for this long after the match's rating is written (0: no cooldown)."""
     waiting_ttl_s: float = 600.0
     """A waiting table where no human sits (nobody took a seat, only bots did, or every human
     left) is deleted this long after its creation or after its last human left, and so stops
@@ -197,6 +200,8 @@ _HELP = {
     "matchmaking_poll_s": "how often the matcher passes over the queues (seconds)",
     "ticket_ttl_s": "seconds a matchmaking ticket lives without an open WatchTicket stream",
     "ranked_turn_time_s": "seconds per turn at ranked tables",
+    "ranked_leave_cooldown_s": "seconds a player who left a ranked match may not queue for "
+    "ranked play (0: no cooldown)",
     "waiting_ttl_s": "seconds a waiting table where no human sits is kept before it is deleted "
     "(0: kept like any table)",
 }

@@ -59,9 +59,9 @@ class TuteServiceStub:
     google.rpc.BadRequest detail names the field, for example "rules.options.players" or
     "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-    MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
-    MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
-    EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
+    MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, RANKED_COOLDOWN, NOT_YOUR_TURN, CARD_NOT_HELD,
+    MUST_FOLLOW_SUIT, MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED,
+    TUTE_NOT_ALLOWED, EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
     the seat or table state, or an illegal move (the rule it breaks).
     - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
     code or matchmaking ticket.
@@ -181,9 +181,9 @@ class TuteServiceServicer:
     google.rpc.BadRequest detail names the field, for example "rules.options.players" or
     "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-    MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
-    MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
-    EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
+    MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, RANKED_COOLDOWN, NOT_YOUR_TURN, CARD_NOT_HELD,
+    MUST_FOLLOW_SUIT, MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED,
+    TUTE_NOT_ALLOWED, EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
     the seat or table state, or an illegal move (the rule it breaks).
     - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
     code or matchmaking ticket.
@@ -363,7 +363,8 @@ class TuteServiceServicer:
         points), with the turn clock on; they are private (never listed in the lobby).
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
         UNAUTHENTICATED (TOKEN_REQUIRED: no player token), FAILED_PRECONDITION (ALREADY_QUEUED:
-        the player's ticket waits in another mode).
+        the player's ticket waits in another mode; RANKED_COOLDOWN: the player left a ranked
+        match and its cooldown has not passed, ErrorInfo metadata "cooldown_s" the seconds left).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -485,9 +486,9 @@ class TuteService:
     google.rpc.BadRequest detail names the field, for example "rules.options.players" or
     "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-    MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
-    MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
-    EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
+    MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, RANKED_COOLDOWN, NOT_YOUR_TURN, CARD_NOT_HELD,
+    MUST_FOLLOW_SUIT, MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED,
+    TUTE_NOT_ALLOWED, EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
     the seat or table state, or an illegal move (the rule it breaks).
     - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
     code or matchmaking ticket.

@@ -111,7 +111,8 @@ export type RecordSeat = Message<"tute.v1.RecordSeat"> & {
   botLevel: string;
 
   /**
-   * The player's id where the server has player accounts; empty otherwise (today: always).
+   * The id of the player account the seat was bound to (the matchmaker binds every ranked
+   * seat to its player); empty for a seat token's anonymous player and for a bot.
    *
    * @generated from field: string player_id = 5;
    */

@@ -832,9 +832,9 @@ export const WatchTicketRequestSchema: GenMessage<WatchTicketRequest> = /*@__PUR
  *   google.rpc.BadRequest detail names the field, for example "rules.options.players" or
  *   "action.play_card.rank".
  * - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
- *   MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
- *   MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
- *   EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
+ *   MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, RANKED_COOLDOWN, NOT_YOUR_TURN, CARD_NOT_HELD,
+ *   MUST_FOLLOW_SUIT, MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED,
+ *   TUTE_NOT_ALLOWED, EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
  *   the seat or table state, or an illegal move (the rule it breaks).
  * - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, TICKET_NOT_FOUND): unknown table id, invite
  *   code or matchmaking ticket.
@@ -1043,7 +1043,8 @@ export const TuteService: GenService<{
    * points), with the turn clock on; they are private (never listed in the lobby).
    * Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
    * UNAUTHENTICATED (TOKEN_REQUIRED: no player token), FAILED_PRECONDITION (ALREADY_QUEUED:
-   * the player's ticket waits in another mode).
+   * the player's ticket waits in another mode; RANKED_COOLDOWN: the player left a ranked
+   * match and its cooldown has not passed, ErrorInfo metadata "cooldown_s" the seconds left).
    *
    * @generated from rpc tute.v1.TuteService.FindMatch
    */
