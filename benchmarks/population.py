@@ -18,11 +18,19 @@ Two phases, the figures printed at the end and as one JSON line:
 2. **waits**: 50 players queueing per minute (a Poisson stream from the rated population):
    the median and p90 wait from FindMatch to the claim, and the share of bot-filled seats;
 
-and the matcher's cost per claim (µs of CPU time in the pass that plans and claims, divided
-by the claims). The full run (``make bench-population``) rates 20,000 matches in well under
-a minute; ``--short`` rates 4,000; ``--mode 2p`` or ``3p`` runs another ladder, ``--spread``
-sets the true strengths' spread, ``--beta`` rates with another OpenSkill ``beta`` than
-OpenSkill's default (25/6), ``--oracle`` also prints the ceiling (:meth:`Ladder.oracle`)::
+What bounds the correlation is what the results tell: 20,000 matches give each of 2,000
+players about 40 results in 4p (20 in 2p, 30 in 3p), near even ones (the windows and the
+fairest split make them so), and in 4p a result is the pair's, so one player's strength moves
+its odds half as much as in 2p. ``--oracle`` fits the simulation's own outcome model, its
+true prior included, to every result at once: the best estimate these results allow, which
+OpenSkill comes close to; more results per player (``--matches``) raise both.
+
+It also prints the matcher's cost per claim (µs of CPU time in the pass that plans and
+claims, divided by the claims). The full run (``make bench-population``) rates 20,000
+matches in about a minute (``--oracle`` adds as much again); ``--short`` rates 4,000;
+``--mode 2p`` or ``3p`` runs another ladder, ``--spread`` sets the true strengths' spread,
+``--beta`` rates with another OpenSkill ``beta`` than OpenSkill's default (25/6), and
+``--oracle`` also prints the ceiling (:meth:`Ladder.oracle`)::
 
     python -m benchmarks.population
     python -m benchmarks.population --mode 3p --spread 300
