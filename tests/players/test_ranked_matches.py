@@ -68,11 +68,11 @@ async def matched(stub: Stub, token: str, ticket_id: str) -> matchmaking_pb2.Tic
 
 
 async def queue_together(
-    stub: Stub, tokens: list[str], clock: FakeClock | None = None
+    stub: Stub, tokens: list[str], clock: FakeClock | None = None, mode: str = "4p"
 ) -> list[matchmaking_pb2.TicketMatched]:
-    """Every token queues in 4p and watches its ticket until matched; with ``clock``, the
-    deadline passes once all are queued (bots fill the seats still missing)."""
-    ids = [await find(stub, t) for t in tokens]
+    """Every token queues in ``mode`` and watches its ticket until matched; with ``clock``,
+    the deadline passes once all are queued (bots fill the seats still missing)."""
+    ids = [await find(stub, t, mode) for t in tokens]
     watches = [asyncio.ensure_future(matched(stub, t, i)) for t, i in zip(tokens, ids, strict=True)]
     if clock is not None:
         clock.advance(30.0)
@@ -198,6 +198,42 @@ async def test_a_leaver_loses_alone_and_waits_out_the_cooldown() -> None:
         await refused(1)
         clock.advance(0.5)
         assert await find(stub, leaver_token)
+
+
+async def test_a_disconnect_forfeit_is_rated_as_a_leave() -> None:
+    """A 2p ranked match whose players never open their streams: past the grace period the
+    scheduler forfeits the seat away longest; that player loses and takes the cooldown."""
+    clock = FakeClock()
+    async with inprocess_replicas(
+        1, clock=clock, ticket_ttl_s=3600.0, disconnect_forfeit_s=60.0
+    ) as replicas:
+        players = directory_of(replicas)
+        srv, stub = replicas.servers[0], replicas.stubs[0]
+        tokens = [secrets.token_urlsafe(16) for _ in range(2)]
+        humans = await guests(players, tokens)
+        seats = await queue_together(stub, tokens, mode="2p")
+        table_id = seats[0].table_id
+        clock.advance(61.0)
+
+        async def forfeited() -> bool:
+            return (await srv.app.load(table_id, presence=False)).forfeited_seat >= 0
+
+        await eventually(forfeited, what="the away seat forfeited")
+        rec = await srv.app.load(table_id, presence=False)
+        by_seat = {m.seat: h for m, h in zip(seats, humans, strict=True)}
+        leaver, other = by_seat[rec.forfeited_seat], by_seat[1 - rec.forfeited_seat]
+
+        async def rated_2p(pid: str) -> Standing:
+            async def counted() -> bool:
+                return (await players.standings(pid))["2p"].games == 1
+
+            await eventually(counted, what="the 2p rating written")
+            return (await players.standings(pid))["2p"]
+
+        lost, won = await rated_2p(leaver.player_id), await rated_2p(other.player_id)
+        assert (lost.wins, won.wins) == (0, 1) and lost.mu < Standing().mu < won.mu
+        assert await players.cooldown_until(leaver.player_id) == clock() + 300
+        assert await players.cooldown_until(other.player_id) == 0.0
 
 
 async def test_a_private_casual_table_changes_no_rating() -> None:
