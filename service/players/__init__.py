@@ -1,7 +1,14 @@
 """Players of ranked play: who they are (:mod:`.store`) and how they are rated (:mod:`.ratings`)."""
 
 from .ratings import MODES, Rated, RatingChange, bot_rated, display, provisional, rate_match
-from .store import LeaderboardEntry, MemoryPlayerStore, Player, PlayerStore, Standing
+from .store import (
+    LeaderboardEntry,
+    MemoryPlayerStore,
+    Player,
+    PlayerStore,
+    StaleRating,
+    Standing,
+)
 
 
 def open_players(url: str) -> PlayerStore:
@@ -34,6 +41,7 @@ __all__ = [
     "PlayerStore",
     "Rated",
     "RatingChange",
+    "StaleRating",
     "Standing",
     "bot_rated",
     "display",

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from ..durable.sqlite import BUSY_TIMEOUT_S, _migrate
-from .ratings import MODES, RatingChange, display
-from .store import LeaderboardEntry, Player, Standing
+from .ratings import MODES, MU, SIGMA, RatingChange, display
+from .store import LeaderboardEntry, Player, Standing, check_before
 
 T = TypeVar("T")
 
@@ -163,6 +163,11 @@ class SqlitePlayerStore:
                         is None
                     ):
                         raise ValueError(f"{c.player_id}: not a player of this store")
+                    row = db.execute(
+                        "SELECT mu, sigma FROM player_ratings WHERE player_id = ? AND mode = ?",
+                        (c.player_id, c.mode),
+                    ).fetchone()
+                    check_before(c, *((float(row[0]), float(row[1])) if row else (MU, SIGMA)))
                     db.execute(
                         "INSERT INTO player_ratings"
                         " (player_id, mode, mu, sigma, display, games, wins)"

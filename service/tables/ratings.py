@@ -8,7 +8,8 @@ runs :func:`settle`: the changes are computed from the seats' players and bots, 
 the result, written with ``PlayerStore.record_ranked`` (idempotent by table id), and only then
 is the table committed ``rated``. A replica that dies anywhere in between leaves the table
 due: its claim lapses and another replica (or the same one restarted) writes it; a write done
-twice applies once.
+twice applies once. Changes computed from a rating that another match of the same player
+changed meanwhile are refused by the store and computed again, so no change is lost.
 
 Who left (the match's forfeited seat) takes the loss and a cooldown of
 ``ranked_leave_cooldown_s`` from the match's end; the partner it abandoned gets no change; bots
@@ -18,18 +19,24 @@ gets no change either. A casual table is never rated.
 
 from __future__ import annotations
 
+import contextlib
+
 import structlog
 
 import engine
 
 from ..matchmaking.entrants import MODES
-from ..players import PlayerStore, Rated, RatingChange, bot_rated, rate_match
+from ..players import PlayerStore, Rated, RatingChange, StaleRating, bot_rated, rate_match
 from ..players.ratings import MU, SIGMA
 from . import changes
 from .commit import Committer, Context, rating_due
 from .model import BOT, HUMAN, TableRecord
 
 log = structlog.get_logger("tute.ratings")
+
+STALE_RETRIES = 8
+"""Times the changes are computed again when a player's rating moved under the write (another
+match of the player rated at that moment); past them the rating stays due."""
 
 
 def mode_of(rec: TableRecord) -> str:
@@ -93,15 +100,23 @@ async def settle(ctx: Context, commits: Committer, rec: TableRecord) -> bool:
         return False
     mode = mode_of(rec)
     try:
-        found, leaver = await changes_of(ctx.players, rec, mode)
-        cooldowns = {}
-        cooldown_s = ctx.settings.ranked_leave_cooldown_s
-        if leaver and cooldown_s > 0 and any(c.player_id == leaver for c in found):
-            cooldowns[leaver] = ended_at(rec, ctx.clock()) + cooldown_s
-        applied = await ctx.players.record_ranked(rec.table_id, found, cooldowns=cooldowns)
+        for _ in range(STALE_RETRIES - 1):
+            with contextlib.suppress(StaleRating):  # a player's rating moved: read it again
+                return await _record(ctx, commits, rec, mode)
+        return await _record(ctx, commits, rec, mode)
     except Exception as exc:  # the player store's own errors: the rating stays due
         log.warning("rating_not_written", table_id=rec.table_id, error=type(exc).__name__)
         return False
+
+
+async def _record(ctx: Context, commits: Committer, rec: TableRecord, mode: str) -> bool:
+    """Compute the changes from the ratings as they are now, record them, mark the table."""
+    found, leaver = await changes_of(ctx.players, rec, mode)
+    cooldowns = {}
+    cooldown_s = ctx.settings.ranked_leave_cooldown_s
+    if leaver and cooldown_s > 0 and any(c.player_id == leaver for c in found):
+        cooldowns[leaver] = ended_at(rec, ctx.clock()) + cooldown_s
+    applied = await ctx.players.record_ranked(rec.table_id, found, cooldowns=cooldowns)
     await commits.mutate(rec.table_id, _mark_rated)
     if applied:
         log.info(

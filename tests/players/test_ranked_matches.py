@@ -15,13 +15,14 @@ import random
 import secrets
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
 
 import engine
 from service.auth import hash_token
-from service.players import PlayerStore, Standing
+from service.players import PlayerStore, Rated, Standing, bot_rated, rate_match
 from service.players.sqlite import SqlitePlayerStore
 from service.server import Server
 from service.store.redis import RedisStore
@@ -234,6 +235,66 @@ async def test_a_disconnect_forfeit_is_rated_as_a_leave() -> None:
         assert (lost.wins, won.wins) == (0, 1) and lost.mu < Standing().mu < won.mu
         assert await players.cooldown_until(leaver.player_id) == clock() + 300
         assert await players.cooldown_until(other.player_id) == 0.0
+
+
+class RacingStore:
+    """A player store where, just before the first ranked write, another match of the
+    player ``racer`` is rated (as another replica would at that moment)."""
+
+    def __init__(self, inner: PlayerStore, racer: str) -> None:
+        self.inner = inner
+        self.racer = racer
+        self.raced = False
+        self.after_race = Standing()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def record_ranked(self, table_id: str, changes: Any, **kw: Any) -> bool:
+        if not self.raced:
+            self.raced = True
+            now = (await self.inner.standings(self.racer))["2p"]
+            other = rate_match(
+                "2p", [[Rated(self.racer, now.mu, now.sigma)], [bot_rated("easy")]], 0
+            )
+            assert await self.inner.record_ranked("0therta6le000000", other)
+            self.after_race = (await self.inner.standings(self.racer))["2p"]
+        return await self.inner.record_ranked(table_id, changes, **kw)
+
+
+async def test_a_rating_moved_under_the_write_is_read_again_and_kept() -> None:
+    clock = FakeClock()
+    async with inprocess_replicas(1, clock=clock, ticket_ttl_s=3600.0) as replicas:
+        players = directory_of(replicas)
+        srv, stub = replicas.servers[0], replicas.stubs[0]
+        tokens = [secrets.token_urlsafe(16) for _ in range(2)]
+        humans = await guests(players, tokens)
+        racing = RacingStore(players, humans[1].player_id)
+        srv.app.ctx.players = racing
+        seats = await queue_together(stub, tokens, mode="2p")
+        await stub.LeaveTable(
+            service_pb2.LeaveTableRequest(table_id=seats[0].table_id), metadata=auth(tokens[0])
+        )
+
+        async def both() -> bool:
+            return (await players.standings(humans[1].player_id))["2p"].games == 2
+
+        await eventually(both, what="both matches of the player rated")
+        assert racing.raced
+        winner = (await players.standings(humans[1].player_id))["2p"]
+        assert winner.wins == 2  # the race's win, then this match's: neither change lost
+        loser = (await players.standings(humans[0].player_id))["2p"]
+        assert (loser.games, loser.wins) == (1, 0)
+        # this match's change was computed from the rating the race left
+        raced = racing.after_race
+        by_seat = {m.seat: Rated(h.player_id) for m, h in zip(seats, humans, strict=True)}
+        by_seat[seats[1].seat] = Rated(humans[1].player_id, raced.mu, raced.sigma)
+        expected = rate_match(
+            "2p", [[by_seat[0]], [by_seat[1]]], seats[1].seat, [humans[0].player_id]
+        )
+        mine = next(c for c in expected if c.player_id == humans[1].player_id)
+        assert (winner.mu, winner.sigma) == pytest.approx((mine.mu_after, mine.sigma_after))
+        assert winner.sigma < raced.sigma
 
 
 async def test_a_private_casual_table_changes_no_rating() -> None:
