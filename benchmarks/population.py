@@ -6,9 +6,9 @@ made by the real queue (:class:`service.store.queue.MemoryQueue`: enqueue, the a
 and the real matcher (:func:`service.matchmaking.matcher.plan`: windows, the fairest split,
 bot fill after the deadline), on a simulated clock with one matcher pass per second; each
 match's result is drawn from the true strengths (the side whose mean true strength is higher
-wins with Elo odds: 400 points = 10 to 1), not by playing cards, and rated with OpenSkill
-(Weng-Lin PlackettLuce, margins off) as the server rates a ranked match: bots keep their
-fixed rating.
+wins with Elo odds: 400 points = 10 to 1), not by playing cards, and rated by the server's
+own :func:`service.players.ratings.rate_match` (OpenSkill's Weng-Lin PlackettLuce, margins
+off): bots keep their fixed rating.
 
 Two phases, the figures printed at the end and as one JSON line:
 
@@ -18,10 +18,19 @@ Two phases, the figures printed at the end and as one JSON line:
 2. **waits**: 50 players queueing per minute (a Poisson stream from the rated population):
    the median and p90 wait from FindMatch to the claim, and the share of bot-filled seats;
 
-and the matcher's cost per claim (µs of CPU time in the pass that plans and claims, divided
-by the claims). The full run (``make bench-population``) rates 20,000 matches in well under
-a minute; ``--short`` rates 4,000; ``--mode 2p`` or ``3p`` runs another ladder, ``--spread``
-sets the true strengths' spread::
+What bounds the correlation is what the results tell: 20,000 matches give each of 2,000
+players about 40 results in 4p (20 in 2p, 30 in 3p), near even ones (the windows and the
+fairest split make them so), and in 4p a result is the pair's, so one player's strength moves
+its odds half as much as in 2p. ``--oracle`` fits the simulation's own outcome model, its
+true prior included, to every result at once: the best estimate these results allow, which
+OpenSkill comes close to; more results per player (``--matches``) raise both.
+
+It also prints the matcher's cost per claim (µs of CPU time in the pass that plans and
+claims, divided by the claims). The full run (``make bench-population``) rates 20,000
+matches in about a minute (``--oracle`` adds as much again); ``--short`` rates 4,000;
+``--mode 2p`` or ``3p`` runs another ladder, ``--spread`` sets the true strengths' spread,
+``--beta`` rates with another OpenSkill ``beta`` than OpenSkill's default (25/6), and
+``--oracle`` also prints the ceiling (:meth:`Ladder.oracle`)::
 
     python -m benchmarks.population
     python -m benchmarks.population --mode 3p --spread 300
@@ -42,6 +51,8 @@ from openskill.models import PlackettLuce
 
 from service.matchmaking import matcher
 from service.matchmaking.entrants import MODES, SIGMA, Entrant, bot_display
+from service.players import ratings
+from service.players.ratings import Rated, rate_match
 from service.store.queue import MemoryQueue, Ticket
 
 DEADLINE_S = 30.0
@@ -82,7 +93,6 @@ class Ladder:
     def __init__(self, players: int, seed: int, mode: str, spread: float) -> None:
         self.mode = MODES[mode]
         self.rng = random.Random(seed)
-        self.model = PlackettLuce()
         self.people = {
             f"p{i:05d}": Person(f"p{i:05d}", self.rng.gauss(1500.0, spread), 25.0, SIGMA)
             for i in range(players)
@@ -97,6 +107,9 @@ class Ladder:
         self.seats = 0
         self.bot_seats = 0
         self.waits: list[float] = []
+        self.results: list[tuple[list[list[str | float]], int]] = []
+        """Each rated match: its sides (a player id, or a bot's fixed true strength) and the
+        winning side, for :meth:`oracle`."""
 
     async def join(self, pid: str) -> None:
         p = self.people[pid]
@@ -142,16 +155,23 @@ class Ladder:
         # the winner: each side with Elo odds on its mean true strength (400 = 10 to 1)
         weights = [10 ** (statistics.fmean(truth[i::n]) / 400) for i in range(n)]
         winner = self.rng.choices(range(n), weights)[0]
-        teams = [[self.model.rating(mu=e.mu, sigma=e.sigma) for e in side] for side in sides]
-        rated = self.model.rate(teams, ranks=[0 if i == winner else 1 for i in range(n)])
-        for side, members in enumerate(sides):
-            for k, e in enumerate(members):
-                if e.bot_level:
-                    continue  # a bot's rating never changes
-                p = self.people[e.player_id]
-                p.mu, p.sigma = rated[side][k].mu, rated[side][k].sigma
-                self.waits.append(self.now - self.enqueued.pop(p.player_id))
-                self.idle.add(p.player_id)
+        self.results.append(
+            (
+                [
+                    [bot_display(e.bot_level) if e.bot_level else e.player_id for e in side]
+                    for side in sides
+                ],
+                winner,
+            )
+        )
+        teams = [
+            [Rated(e.player_id, e.mu, e.sigma, e.bot_level or None) for e in side] for side in sides
+        ]
+        for change in rate_match(self.mode.name, teams, winner):  # bots get no change
+            p = self.people[change.player_id]
+            p.mu, p.sigma = change.mu_after, change.sigma_after
+            self.waits.append(self.now - self.enqueued.pop(p.player_id))
+            self.idle.add(p.player_id)
         self.matches += 1
         self.seats += len(seats)
         self.bot_seats += group.bot_seats
@@ -159,6 +179,37 @@ class Ladder:
     def reset_counts(self) -> None:
         self.seats = self.bot_seats = 0
         self.waits = []
+
+    def oracle(self, spread: float, rounds: int = 60) -> float:
+        """The best any rating can do from these results: the Spearman of the maximum a
+        posteriori fit of the simulation's own outcome model (the winner by Elo odds on the
+        sides' mean true strengths) under the true strengths' own prior (normal, mean 1500,
+        sd ``spread``), fitted to every result at once (diagonal Newton steps)."""
+        k = math.log(10) / 400
+        est = dict.fromkeys(self.people, 1500.0)
+        for _ in range(rounds):
+            grad = {pid: -(s - 1500.0) / spread**2 for pid, s in est.items()}
+            hess = dict.fromkeys(est, 1 / spread**2)
+            for sides, winner in self.results:
+                means = [
+                    statistics.fmean(est[m] if isinstance(m, str) else m for m in side)
+                    for side in sides
+                ]
+                top = max(means)
+                w = [math.exp(k * (m - top)) for m in means]
+                total = sum(w)
+                for i, side in enumerate(sides):
+                    p = w[i] / total
+                    g = k * ((i == winner) - p) / len(side)
+                    h = k * k * p * (1 - p) / len(side) ** 2
+                    for m in side:
+                        if isinstance(m, str):
+                            grad[m] += g
+                            hess[m] += h
+            for pid in est:
+                est[pid] += grad[pid] / hess[pid]
+        ps = list(self.people.values())
+        return spearman([est[p.player_id] for p in ps], [p.truth for p in ps])
 
     def correlation(self, *, by_mu: bool = False) -> float:
         """Spearman of the display ratings (or of ``mu``) with the true strengths."""
@@ -180,7 +231,17 @@ async def main() -> None:
     parser.add_argument(
         "--spread", type=float, default=200.0, help="sd of the true strengths (display points)"
     )
+    parser.add_argument(
+        "--beta", type=float, default=0.0, help="OpenSkill beta to rate with (0: the server's)"
+    )
+    parser.add_argument(
+        "--oracle",
+        action="store_true",
+        help="also fit the true outcome model to every result at once (the ceiling)",
+    )
     args = parser.parse_args()
+    if args.beta:
+        ratings._MODEL = PlackettLuce(beta=args.beta)  # a knob of this benchmark
     if args.short:
         args.matches = min(args.matches, 4000)
         args.wait_minutes = min(args.wait_minutes, 60.0)
@@ -196,6 +257,7 @@ async def main() -> None:
         ladder.now += 1.0
     rho = ladder.correlation()
     rho_mu = ladder.correlation(by_mu=True)
+    rho_oracle = ladder.oracle(args.spread) if args.oracle else float("nan")
     ratings_bots = ladder.bot_seats / max(1, ladder.seats)
     ratings_claims, ratings_cpu = ladder.claims, ladder.claim_cpu_s
 
@@ -226,6 +288,8 @@ async def main() -> None:
     print(
         f"  rank correlation (Spearman) of rating order vs true strength: {rho:.3f} (target >= 0.9)"
     )
+    if args.oracle:
+        print(f"  the same of a fit of the true outcome model to every result: {rho_oracle:.3f}")
     print(
         f"  bot-filled seats while rating (busy ladder, {args.arrivals:g} joins/s): "
         f"{ratings_bots:.1%}"
@@ -246,8 +310,10 @@ async def main() -> None:
                 "matches": args.matches,
                 "mode": args.mode,
                 "spread": args.spread,
+                "beta": round(ratings._MODEL.beta, 3),
                 "spearman": round(rho, 4),
                 "spearman_mu": round(rho_mu, 4),
+                "spearman_oracle": round(rho_oracle, 4),
                 "median_wait_s": median,
                 "p90_wait_s": p90,
                 "per_minute": args.per_minute,

@@ -148,6 +148,9 @@ class Settings:
     jwt_name_claim: str = "name"
     """The JWT claim that names a player seen for the first time (without one, or with a
     name that is no valid display name: "Player" and 4 hex digits)."""
+    ranked_leave_cooldown_s: float = 300.0
+    """A player who left a ranked match (LeaveTable, or forfeited away) may not FindMatch
+    for this long after the match's rating is written (0: no cooldown)."""
     waiting_ttl_s: float = 600.0
     """A waiting table where no human sits (nobody took a seat, only bots did, or every human
     left) is deleted this long after its creation or after its last human left, and so stops
@@ -222,6 +225,8 @@ _HELP = {
     "jwt_audience": "the audience every JWT's 'aud' must name (required with a JWT key)",
     "jwt_leeway_s": "clock skew allowed on a JWT's exp, nbf and iat (seconds, 0 to 300)",
     "jwt_name_claim": "JWT claim naming a player seen for the first time",
+    "ranked_leave_cooldown_s": "seconds a player who left a ranked match may not queue for "
+    "ranked play (0: no cooldown)",
     "waiting_ttl_s": "seconds a waiting table where no human sits is kept before it is deleted "
     "(0: kept like any table)",
 }

@@ -102,6 +102,9 @@ class Reason(StrEnum):
     """GetMatchRecord before the table's match ended."""
     ALREADY_QUEUED = "ALREADY_QUEUED"
     """FindMatch while the player's ticket waits in another mode."""
+    RANKED_COOLDOWN = "RANKED_COOLDOWN"
+    """FindMatch by a player who left a ranked match, within its cooldown; metadata
+    ``cooldown_s`` (and RetryInfo) says how long is left."""
 
     # -- FAILED_PRECONDITION: the engine's rules -------------------------------------------
     NOT_YOUR_TURN = "NOT_YOUR_TURN"
@@ -185,6 +188,7 @@ _BY_CODE: Final[dict[grpc.StatusCode, tuple[Reason, ...]]] = {
         Reason.MATCH_OVER,
         Reason.MATCH_NOT_OVER,
         Reason.ALREADY_QUEUED,
+        Reason.RANKED_COOLDOWN,
         Reason.NOT_YOUR_TURN,
         Reason.CARD_NOT_HELD,
         Reason.MUST_FOLLOW_SUIT,

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import dataclasses
 import json
+import math
 import re
 import secrets
 from collections.abc import AsyncGenerator, Sequence
@@ -137,10 +138,12 @@ class Matchmaker:
 
     async def find_match(self, token: str | None, mode_name: str) -> tuple[Ticket, Waiting]:
         """Queue the caller in ``mode_name``; its ticket (a waiting one it had in the same
-        mode, or a new one) and its progress."""
+        mode, or a new one) and its progress. A player in its ranked cooldown (it left a
+        ranked match) is refused: FAILED_PRECONDITION RANKED_COOLDOWN."""
         mode = check_mode(mode_name)
         entrant = await self.directory.entrant(token, mode.name)
         now = self._now()
+        await self._check_cooldown(entrant.player_id, now)
         fresh = Ticket(
             ticket_id=secrets.token_hex(8),
             mode=mode.name,
@@ -160,6 +163,28 @@ class Matchmaker:
         if ticket.ticket_id == fresh.ticket_id:
             log.info("ticket_queued", mode=mode.name, ticket_id=ticket.ticket_id)
         return ticket, await self._progress(ticket, now)
+
+    async def _check_cooldown(self, player_id: str, now: float) -> None:
+        """FAILED_PRECONDITION RANKED_COOLDOWN while the player's ranked cooldown lasts
+        (UNAVAILABLE STORE_UNAVAILABLE when the player store cannot tell)."""
+        try:
+            until = await self.tables.players.cooldown_until(player_id)
+        except Exception as exc:  # the player store's own errors
+            log.warning("players_unavailable", error=type(exc).__name__)
+            raise Unavailable(
+                "the player store cannot be reached; retry later",
+                reason=Reason.STORE_UNAVAILABLE,
+            ) from None
+        if until <= now:
+            return
+        left = math.ceil(until - now)
+        error = FailedPrecondition(
+            f"this player left a ranked match: it may queue for ranked play again in {left} s",
+            reason=Reason.RANKED_COOLDOWN,
+            metadata={"cooldown_s": str(left)},
+        )
+        error.retry_after_s = until - now
+        raise error
 
     async def _own_ticket(self, ticket_id: str, token: str | None) -> Entrant:
         """The entrant of the caller's live ticket (INVALID_ARGUMENT, NOT_FOUND

@@ -2,7 +2,14 @@
 
 from ..durable import sqlite_path
 from .ratings import MODES, Rated, RatingChange, bot_rated, display, provisional, rate_match
-from .store import LeaderboardEntry, MemoryPlayerStore, Player, PlayerStore, Standing
+from .store import (
+    LeaderboardEntry,
+    MemoryPlayerStore,
+    Player,
+    PlayerStore,
+    StaleRating,
+    Standing,
+)
 
 
 def open_players(url: str) -> PlayerStore:
@@ -27,6 +34,7 @@ __all__ = [
     "PlayerStore",
     "Rated",
     "RatingChange",
+    "StaleRating",
     "Standing",
     "bot_rated",
     "display",

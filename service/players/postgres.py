@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import asyncpg
 
 from ..durable.postgres import PostgresHistory
-from .ratings import MODES, RatingChange, display
-from .store import LeaderboardEntry, Player, Standing
+from .ratings import MODES, MU, SIGMA, RatingChange, display
+from .store import LeaderboardEntry, Player, Standing, check_before
 
 
 class PostgresPlayerStore:
@@ -121,6 +121,13 @@ class PostgresPlayerStore:
                     is None
                 ):
                     raise ValueError(f"{c.player_id}: not a player of this store")
+                row = await conn.fetchrow(
+                    "SELECT mu, sigma FROM player_ratings WHERE player_id = $1 AND mode = $2"
+                    " FOR UPDATE",
+                    c.player_id,
+                    c.mode,
+                )
+                check_before(c, *((float(row[0]), float(row[1])) if row else (MU, SIGMA)))
                 await conn.execute(
                     "INSERT INTO player_ratings (player_id, mode, mu, sigma, display, games, wins)"
                     " VALUES ($1, $2, $3, $4, $5, 1, $6)"

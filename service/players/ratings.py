@@ -100,31 +100,35 @@ _MODEL = PlackettLuce()  # margin 0: the default, margins off
 def rate_match(
     mode: str,
     sides: Sequence[Sequence[Rated]],
-    winner_side: int,
+    winner_side: int | Collection[int],
     leavers: Collection[str] = (),
 ) -> list[RatingChange]:
     """The rating changes of one finished ranked match, in side then seat order.
 
-    ``sides`` are the match's sides (4p: two pairs; 2p and 3p: one participant each), the
-    winning side ranks first and every other side shares second place. Bots are rated with
-    the others but get no change. ``leavers`` are the player ids who left the match: a
-    leaver's side lost (RULES.md §11), so ``winner_side`` may not hold one; the leaver takes
-    the loss, and the partners a leaver abandoned get no change at all.
+    ``sides`` are the match's sides (4p: two pairs; 2p and 3p: one participant each);
+    ``winner_side`` is the winning side, or the winning sides (a 3p match a player left is
+    won by both others): the winners share first place and every other side shares the next.
+    Bots are rated with the others but get no change. ``leavers`` are the player ids who left
+    the match: a leaver's side lost (RULES.md §11), so no winning side may hold one; the
+    leaver takes the loss, and the partners a leaver abandoned get no change at all.
     """
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
     if len(sides) < 2 or any(not side for side in sides):
         raise ValueError("a match has at least two sides, none empty")
-    if not 0 <= winner_side < len(sides):
+    winners = {winner_side} if isinstance(winner_side, int) else set(winner_side)
+    if not winners or not all(0 <= w < len(sides) for w in winners):
         raise ValueError("winner_side is not one of the sides")
+    if len(winners) == len(sides):
+        raise ValueError("a match has a losing side")
     left = set(leavers)
-    if any(r.player_id in left for r in sides[winner_side]):
+    if any(r.player_id in left for w in winners for r in sides[w]):
         raise ValueError("a leaver's side cannot win")
     for r in (r for side in sides for r in side):
         if not (math.isfinite(r.mu) and math.isfinite(r.sigma) and r.sigma > 0):
             raise ValueError(f"{r.player_id}: a rating is a finite mu and a positive sigma")
     teams = [[_MODEL.rating(mu=r.mu, sigma=r.sigma) for r in side] for side in sides]
-    ranks = [0.0 if i == winner_side else 1.0 for i in range(len(sides))]
+    ranks = [0.0 if i in winners else 1.0 for i in range(len(sides))]
     rated = _MODEL.rate(teams, ranks=ranks)
     changes: list[RatingChange] = []
     for i, (side, after) in enumerate(zip(sides, rated, strict=True)):
@@ -138,7 +142,7 @@ def rate_match(
                 RatingChange(
                     r.player_id,
                     mode,
-                    i == winner_side,
+                    i in winners,
                     r.mu,
                     r.sigma,
                     float(new.mu),

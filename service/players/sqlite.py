@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from ..durable.sqlite import _migrate, connect
-from .ratings import MODES, RatingChange, display
-from .store import LeaderboardEntry, Player, Standing
+from .ratings import MODES, MU, SIGMA, RatingChange, display
+from .store import LeaderboardEntry, Player, Standing, check_before
 
 T = TypeVar("T")
 
@@ -157,6 +157,11 @@ class SqlitePlayerStore:
                         is None
                     ):
                         raise ValueError(f"{c.player_id}: not a player of this store")
+                    row = db.execute(
+                        "SELECT mu, sigma FROM player_ratings WHERE player_id = ? AND mode = ?",
+                        (c.player_id, c.mode),
+                    ).fetchone()
+                    check_before(c, *((float(row[0]), float(row[1])) if row else (MU, SIGMA)))
                     db.execute(
                         "INSERT INTO player_ratings"
                         " (player_id, mode, mu, sigma, display, games, wins)"

@@ -4,7 +4,9 @@
 a display name and, for a bot, its level. Guests are found by the hash of their player token
 (the token itself is never kept); players of an outside login by their JWT's (issuer,
 subject). Ranked results are recorded once per table id: a replica that retries the write
-of a match's end changes nothing the second time.
+of a match's end changes nothing the second time. A result computed from ratings that are not
+the players' ratings any more (another match of theirs was recorded meanwhile) is refused
+(:class:`StaleRating`), so that no match's change is overwritten by another's.
 """
 
 from __future__ import annotations
@@ -15,6 +17,17 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from .ratings import MODES, MU, SIGMA, RatingChange, display, provisional
+
+
+class StaleRating(Exception):
+    """A ranked result's rating before is not the player's rating now: nothing was recorded;
+    compute the changes again from the ratings as they are."""
+
+
+def check_before(c: RatingChange, mu: float, sigma: float) -> None:
+    """StaleRating unless the change starts from the rating (mu, sigma) the store has."""
+    if (c.mu_before, c.sigma_before) != (mu, sigma):
+        raise StaleRating(f"{c.player_id}: the {c.mode} rating changed since it was read")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -90,7 +103,8 @@ class PlayerStore(Protocol):
     ) -> bool:
         """Apply one ranked match's rating changes and set its leavers' cooldowns (player
         id -> until, seconds on the server clock): True when applied now, False when this
-        table's result was recorded before (nothing is applied twice)."""
+        table's result was recorded before (nothing is applied twice). :class:`StaleRating`
+        (nothing applied) when a change's rating before is not the player's rating now."""
         ...
 
     async def leaderboard(
@@ -167,6 +181,8 @@ class MemoryPlayerStore:
         for c in changes:
             if c.player_id not in self._players or self._players[c.player_id].bot_level:
                 raise ValueError(f"{c.player_id}: not a player of this store")
+            now = self._standings.get((c.player_id, c.mode), Standing())
+            check_before(c, now.mu, now.sigma)
         self._recorded.add(table_id)
         for c in changes:
             old = self._standings.get((c.player_id, c.mode), Standing())

@@ -72,7 +72,9 @@ class Commit:
     after the table's last) are appended. ``status`` is ``waiting``, ``playing`` or
     ``finished`` ('': unchanged; a finished table gets its retention TTL). ``lobby`` is the
     table's lobby entry (None: not listed), ``due_at`` when the scheduler must look at it (0:
-    nothing due), ``bot_seats`` its bot seats (:meth:`Store.count_bot_seats`). Under a
+    nothing due), ``bot_seats`` its bot seats (:meth:`Store.count_bot_seats`), ``hold``: a
+    finished table that still has work due (its ratings) is kept as long as an active one,
+    not only for the finished tables' retention. Under a
     non-empty ``idempotency_key`` the store remembers ``response``, the first answer, which a
     repeat of the key gets instead of a change; a response without a key is refused (nothing
     would ever read it).
@@ -87,6 +89,7 @@ class Commit:
     idempotency_key: str = ""
     response: bytes = b""
     bot_seats: int = 0
+    hold: bool = False
 
     def __post_init__(self) -> None:
         if self.response and not self.idempotency_key:

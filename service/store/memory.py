@@ -5,8 +5,9 @@ each method is atomic). Subscribers get events through bounded queues; a watcher
 too far behind is cut off and resumes from its last sequence number. Retention and TTLs are
 the Redis store's: each table keeps at least its last ``retention`` events (a resume from a
 trimmed position gets None from :meth:`MemoryStore.events_after`, so the app sends a
-snapshot), a finished table stays ``finished_ttl_s`` after its last commit, a waiting or
-playing one ``abandoned_ttl_s``; ``clock`` tells the time for those TTLs.
+snapshot), a finished table stays ``finished_ttl_s`` after its last commit (a held one,
+:attr:`~service.store.base.Commit.hold`, as long as the others), a waiting or playing one
+``abandoned_ttl_s``; ``clock`` tells the time for those TTLs.
 """
 
 from __future__ import annotations
@@ -193,7 +194,7 @@ class MemoryStore(Store):
             self._due.pop(table_id, None)
         if status:
             t.status = status
-        if t.status == "finished":
+        if t.status == "finished" and not commit.hold:
             t.expires_at = self._clock() + self._finished_ttl_s
         else:
             t.expires_at = self._clock() + self._abandoned_ttl_s

@@ -276,6 +276,7 @@ class Committer:
                 idempotency_key=key,
                 response=response.SerializeToString() if key and response is not None else b"",
                 bot_seats=rec.bot_seats(),
+                hold=rating_due(rec),
             ),
         )
         if outcome.duplicate_response is not None:
@@ -283,7 +284,7 @@ class Committer:
         if not outcome.applied:
             return None, outcome.version
         self._keep_decoded(table_id, data, kept)
-        if rec.status == PLAYING and due <= now + DUE_NOW_S:
+        if rec.status != WAITING and due and due <= now + DUE_NOW_S:
             self._wake()
         if rec.status != status_before:
             _log_match(rec, status_before)
@@ -331,9 +332,12 @@ class Committer:
             rec.expires_at = 0.0
 
     def due_at(self, rec: TableRecord, now: float) -> float:
-        """When the scheduler must look at this table next (0: nothing due)."""
+        """When the scheduler must look at this table next (0: nothing due). A finished
+        ranked match is due until its rating is written (:mod:`.ratings`)."""
         if rec.status == WAITING:
             return rec.expires_at
+        if rating_due(rec):
+            return now
         if rec.status != PLAYING or rec.state is None:
             return 0.0
         settings = self.ctx.settings
@@ -346,6 +350,12 @@ class Committer:
             away_due = min(rec.away.values()) + grace
             due = min(due, away_due) if due else away_due
         return due
+
+
+def rating_due(rec: TableRecord) -> bool:
+    """Whether the table is a finished ranked match whose rating is not written yet (see
+    :mod:`.ratings`)."""
+    return rec.ranked and rec.status == FINISHED and not rec.rated and rec.state is not None
 
 
 def _log_match(rec: TableRecord, status_before: TableStatus) -> None:

@@ -144,6 +144,9 @@ class TableRecord:
     ranked: bool = False
     """A ranked table (made by the matchmaker): its finished match counts for the ratings
     and is kept in the history as ranked."""
+    rated: bool = False
+    """A finished ranked table whose rating changes are in the player store
+    (:mod:`.ratings`); until then its rating is due."""
     fair: FairLog | None = None
     """Once the match started: its server seeds (secrets until their hands end), client
     seeds and action log, for the commitments, the reveals and the match record."""
@@ -243,6 +246,7 @@ def encode_record(rec: TableRecord) -> bytes:
         "pids": [s.player_id for s in rec.seats],
         "fair": rec.fair.to_json() if rec.fair is not None else None,
         "ranked": rec.ranked,
+        "rated": rec.rated,
     }
     head = json.dumps(d, separators=(",", ":")).encode()
     return head if rec.state is None else head + b"\n" + encode_state(rec.state)
@@ -311,4 +315,5 @@ def decode_record(data: bytes) -> TableRecord:
         expires_at=d.get("expires", 0.0),
         fair=FairLog.from_json(fair) if (fair := d.get("fair")) is not None else None,
         ranked=d.get("ranked", False),
+        rated=d.get("rated", False),
     )

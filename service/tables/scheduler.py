@@ -1,5 +1,5 @@
 """The scheduler: what falls due at a table without a request (bots, timeouts, away forfeits,
-expiries), done exactly once across replicas.
+expiries, a ranked match's rating), done exactly once across replicas.
 
 Every commit stores the table's next due time (:meth:`Committer.due_at`). The loop
 (:meth:`Scheduler.run`) claims due tables with a lease (:meth:`Store.claim_due`), works on each
@@ -24,9 +24,9 @@ import engine
 from ..bots import BotPool
 from ..errors import Aborted, ServiceError
 from ..store.base import StoreUnavailable
-from . import changes
+from . import changes, ratings
 from .commit import Committer, Context
-from .model import BOT, PLAYING, WAITING, TableRecord
+from .model import BOT, FINISHED, PLAYING, WAITING, TableRecord
 from .streams import Streams
 
 log = structlog.get_logger("tute.scheduler")
@@ -142,12 +142,16 @@ class Scheduler:
 
     async def run_due(self, table_id: str) -> None:
         """Play a bot's turn or a timed-out turn at one table, or forfeit a player away beyond
-        the grace period, or expire a waiting table, exactly once (CAS)."""
+        the grace period, or expire a waiting table, or write a finished ranked match's
+        rating, exactly once (CAS; the rating: by table id)."""
         grace = self.ctx.settings.disconnect_forfeit_s
         rec = await self.commits.load(table_id, presence=grace > 0)
         state = rec.state
         if rec.status == WAITING:
             await self._expire_waiting(rec)
+            return
+        if rec.status == FINISHED:
+            await ratings.settle(self.ctx, self.commits, rec)
             return
         if rec.status != PLAYING or state is None:
             return

@@ -23,6 +23,7 @@ def test_the_population_benchmark_prints_its_figures() -> None:
             "40",
             "--wait-minutes",
             "3",
+            "--oracle",
         ],
         cwd=ROOT,
         capture_output=True,
@@ -33,5 +34,6 @@ def test_the_population_benchmark_prints_its_figures() -> None:
     figures = json.loads(out.strip().splitlines()[-1])
     assert figures["bench"] == "population" and figures["matches"] == 40
     assert -1.0 <= figures["spearman"] <= 1.0
+    assert -1.0 <= figures["spearman_oracle"] <= 1.0
     assert 0.0 <= figures["bot_seat_share"] <= 1.0 and figures["claim_us"] > 0
     assert "median wait" in out

@@ -64,6 +64,20 @@ def test_3p_losers_share_second_place() -> None:
     assert by_id["a"].mu_after == pytest.approx(by_id["b"].mu_after)
 
 
+def test_a_3p_leaver_loses_to_both_others_who_share_first_place() -> None:
+    sides = [[Rated("a")], [Rated("b")], [Rated("c")]]
+    changes = rate_match("3p", sides, winner_side=(0, 2), leavers=["b"])
+    by_id = {ch.player_id: ch for ch in changes}
+    assert by_id["b"].mu_after < by_id["b"].mu_before and not by_id["b"].won
+    assert by_id["a"].won and by_id["c"].won
+    assert by_id["a"].mu_after == pytest.approx(by_id["c"].mu_after)
+    assert by_id["a"].mu_after > by_id["a"].mu_before
+    with pytest.raises(ValueError):  # a leaver's side cannot be among the winners
+        rate_match("3p", sides, winner_side=(0, 1), leavers=["b"])
+    with pytest.raises(ValueError):  # somebody loses
+        rate_match("3p", sides, winner_side=(0, 1, 2))
+
+
 @pytest.mark.parametrize(
     "mode,sides,winner",
     [

@@ -8,7 +8,15 @@ from collections.abc import AsyncIterator
 import pytest
 
 from service.auth import hash_token
-from service.players import MemoryPlayerStore, PlayerStore, Rated, Standing, bot_rated, rate_match
+from service.players import (
+    MemoryPlayerStore,
+    PlayerStore,
+    Rated,
+    StaleRating,
+    Standing,
+    bot_rated,
+    rate_match,
+)
 from service.players.postgres import PostgresPlayerStore
 from service.players.sqlite import SqlitePlayerStore
 
@@ -65,6 +73,26 @@ async def test_a_ranked_result_is_recorded_once_per_table(store: PlayerStore) ->
     assert (await store.standings(a.player_id))["2p"].games == 0
     assert await store.cooldown_until(b.player_id) == 99.0
     assert await store.cooldown_until(a.player_id) == 0.0
+
+
+async def test_a_result_from_a_rating_that_moved_since_is_refused(store: PlayerStore) -> None:
+    """Two matches of one player rated from the same rating: the second is refused (nothing
+    of it applied, its table not marked) and goes through once computed again."""
+    a = await store.create_guest("A", hash_token("a"))
+    side = [[Rated(a.player_id)], [bot_rated("easy")]]
+    first, second = rate_match("2p", side, 0), rate_match("2p", side, 1)
+    assert await store.record_ranked("t1", first)
+    after_first = await store.standings(a.player_id)
+    with pytest.raises(StaleRating):
+        await store.record_ranked("t2", second, cooldowns={a.player_id: 99.0})
+    assert await store.standings(a.player_id) == after_first
+    assert await store.cooldown_until(a.player_id) == 0.0
+    again = rate_match("2p", [[Rated(a.player_id, *_mu_sigma(after_first))], side[1]], 1)
+    assert await store.record_ranked("t2", again)
+    assert not await store.record_ranked("t1", first)  # a repeat is still just a repeat
+    now = (await store.standings(a.player_id))["2p"]
+    assert (now.games, now.wins) == (2, 1)
+    assert (now.mu, now.sigma) == (again[0].mu_after, again[0].sigma_after)
 
 
 async def test_the_leaderboard_pages_best_first_and_lists_no_bot_or_newcomer(

@@ -431,6 +431,26 @@ async def test_finished_tables_expire_after_their_ttl(stores: Stores) -> None:
         await finished_tables_expire(s, p, stores.clock)
 
 
+async def test_a_held_finished_table_outlives_the_finished_ttl(stores: Stores) -> None:
+    """A finished table committed with ``hold`` (its rating still due) is kept as long as an
+    active table; the commit that lets it go gives it the finished TTL."""
+    async with stores.other(finished_ttl_s=FINISHED_TTL_S) as (s, p):
+        clock = stores.clock
+        await s.create("h", b"r", "", None)
+        await s.commit("h", Commit(1, b"r", [ev(1)], status="playing"))
+        held = Commit(2, b"r", [ev(2)], status="finished", due_at=clock.now(), hold=True)
+        assert (await s.commit("h", held)).applied
+        left = await ttl_left_ms(p, "h")
+        assert left is None or left > FINISHED_TTL_S * 1000
+        clock.advance(FINISHED_TTL_S + 0.3)
+        await p.claim_due(clock.now(), 5.0, 10)  # the memory store drops what expired here
+        assert await p.load("h") == (3, b"r")
+        assert await p.count_tables() == {"waiting": 0, "playing": 0, "finished": 1}
+        assert (await s.commit("h", Commit(3, b"r", [], status="finished"))).applied
+        left = await ttl_left_ms(p, "h")
+        assert left is None or 0 < left <= FINISHED_TTL_S * 1000
+
+
 async def ttl_left_ms(store: Store, table_id: str) -> int | None:
     """The TTL Redis holds for a table's hash (ms; -2: gone); None for the memory store."""
     if not isinstance(store, RedisStore):

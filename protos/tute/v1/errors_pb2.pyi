@@ -43,6 +43,7 @@ class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_REASON_MATCH_OVER: _ClassVar[ErrorReason]
     ERROR_REASON_MATCH_NOT_OVER: _ClassVar[ErrorReason]
     ERROR_REASON_ALREADY_QUEUED: _ClassVar[ErrorReason]
+    ERROR_REASON_RANKED_COOLDOWN: _ClassVar[ErrorReason]
     ERROR_REASON_NOT_YOUR_TURN: _ClassVar[ErrorReason]
     ERROR_REASON_CARD_NOT_HELD: _ClassVar[ErrorReason]
     ERROR_REASON_MUST_FOLLOW_SUIT: _ClassVar[ErrorReason]
@@ -99,6 +100,7 @@ ERROR_REASON_MATCH_ALREADY_STARTED: ErrorReason
 ERROR_REASON_MATCH_OVER: ErrorReason
 ERROR_REASON_MATCH_NOT_OVER: ErrorReason
 ERROR_REASON_ALREADY_QUEUED: ErrorReason
+ERROR_REASON_RANKED_COOLDOWN: ErrorReason
 ERROR_REASON_NOT_YOUR_TURN: ErrorReason
 ERROR_REASON_CARD_NOT_HELD: ErrorReason
 ERROR_REASON_MUST_FOLLOW_SUIT: ErrorReason

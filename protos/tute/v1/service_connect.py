@@ -87,10 +87,11 @@ class TuteService(Protocol):
       google.rpc.BadRequest detail names the field, for example "rules.options.players" or
       "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-      MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
-      MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
-      EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
-      the seat or table state, or an illegal move (the rule it breaks).
+      MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, RANKED_COOLDOWN, NOT_YOUR_TURN, CARD_NOT_HELD,
+      MUST_FOLLOW_SUIT, MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED,
+      TUTE_NOT_ALLOWED, EXCHANGE_NOT_ALLOWED): the request is well formed but the table (or the
+      queue) does not allow it now: the seat or table state, a player's cooldown, or an illegal
+      move (the rule it breaks).
     - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, PLAYER_NOT_FOUND, TICKET_NOT_FOUND): unknown
       table id, invite code, player id or matchmaking ticket.
     - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION, UNKNOWN_PLAYER, TOKEN_EXPIRED,
@@ -272,7 +273,8 @@ class TuteService(Protocol):
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
         UNAUTHENTICATED (TOKEN_REQUIRED: no player credential; UNKNOWN_PLAYER: the token is not a
         player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
-        waits in another mode).
+        waits in another mode; RANKED_COOLDOWN: the player left a ranked match and its cooldown
+        has not passed, ErrorInfo metadata "cooldown_s" the seconds left).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -580,10 +582,11 @@ class TuteServiceClient(ConnectClient):
       google.rpc.BadRequest detail names the field, for example "rules.options.players" or
       "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-      MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
-      MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
-      EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
-      the seat or table state, or an illegal move (the rule it breaks).
+      MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, RANKED_COOLDOWN, NOT_YOUR_TURN, CARD_NOT_HELD,
+      MUST_FOLLOW_SUIT, MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED,
+      TUTE_NOT_ALLOWED, EXCHANGE_NOT_ALLOWED): the request is well formed but the table (or the
+      queue) does not allow it now: the seat or table state, a player's cooldown, or an illegal
+      move (the rule it breaks).
     - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, PLAYER_NOT_FOUND, TICKET_NOT_FOUND): unknown
       table id, invite code, player id or matchmaking ticket.
     - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION, UNKNOWN_PLAYER, TOKEN_EXPIRED,
@@ -948,7 +951,8 @@ class TuteServiceClient(ConnectClient):
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
         UNAUTHENTICATED (TOKEN_REQUIRED: no player credential; UNKNOWN_PLAYER: the token is not a
         player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
-        waits in another mode).
+        waits in another mode; RANKED_COOLDOWN: the player left a ranked match and its cooldown
+        has not passed, ErrorInfo metadata "cooldown_s" the seconds left).
         """
         return await self.execute_unary(
             request=request,
@@ -1161,10 +1165,11 @@ class TuteServiceSync(Protocol):
       google.rpc.BadRequest detail names the field, for example "rules.options.players" or
       "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-      MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
-      MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
-      EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
-      the seat or table state, or an illegal move (the rule it breaks).
+      MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, RANKED_COOLDOWN, NOT_YOUR_TURN, CARD_NOT_HELD,
+      MUST_FOLLOW_SUIT, MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED,
+      TUTE_NOT_ALLOWED, EXCHANGE_NOT_ALLOWED): the request is well formed but the table (or the
+      queue) does not allow it now: the seat or table state, a player's cooldown, or an illegal
+      move (the rule it breaks).
     - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, PLAYER_NOT_FOUND, TICKET_NOT_FOUND): unknown
       table id, invite code, player id or matchmaking ticket.
     - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION, UNKNOWN_PLAYER, TOKEN_EXPIRED,
@@ -1346,7 +1351,8 @@ class TuteServiceSync(Protocol):
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
         UNAUTHENTICATED (TOKEN_REQUIRED: no player credential; UNKNOWN_PLAYER: the token is not a
         player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
-        waits in another mode).
+        waits in another mode; RANKED_COOLDOWN: the player left a ranked match and its cooldown
+        has not passed, ErrorInfo metadata "cooldown_s" the seconds left).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1652,10 +1658,11 @@ class TuteServiceClientSync(ConnectClientSync):
       google.rpc.BadRequest detail names the field, for example "rules.options.players" or
       "action.play_card.rank".
     - FAILED_PRECONDITION (ALREADY_SEATED, SEAT_TAKEN, MATCH_NOT_STARTED, MATCH_ALREADY_STARTED,
-      MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, NOT_YOUR_TURN, CARD_NOT_HELD, MUST_FOLLOW_SUIT,
-      MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED, TUTE_NOT_ALLOWED,
-      EXCHANGE_NOT_ALLOWED): the request is well formed but the table does not allow it now:
-      the seat or table state, or an illegal move (the rule it breaks).
+      MATCH_OVER, MATCH_NOT_OVER, ALREADY_QUEUED, RANKED_COOLDOWN, NOT_YOUR_TURN, CARD_NOT_HELD,
+      MUST_FOLLOW_SUIT, MUST_BEAT, MUST_TRUMP, MUST_OVERTRUMP, CANTE_NOT_ALLOWED,
+      TUTE_NOT_ALLOWED, EXCHANGE_NOT_ALLOWED): the request is well formed but the table (or the
+      queue) does not allow it now: the seat or table state, a player's cooldown, or an illegal
+      move (the rule it breaks).
     - NOT_FOUND (TABLE_NOT_FOUND, INVITE_NOT_FOUND, PLAYER_NOT_FOUND, TICKET_NOT_FOUND): unknown
       table id, invite code, player id or matchmaking ticket.
     - UNAUTHENTICATED (TOKEN_REQUIRED, MALFORMED_AUTHORIZATION, UNKNOWN_PLAYER, TOKEN_EXPIRED,
@@ -2020,7 +2027,8 @@ class TuteServiceClientSync(ConnectClientSync):
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: mode is not "2p", "3p" or "4p"),
         UNAUTHENTICATED (TOKEN_REQUIRED: no player credential; UNKNOWN_PLAYER: the token is not a
         player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
-        waits in another mode).
+        waits in another mode; RANKED_COOLDOWN: the player left a ranked match and its cooldown
+        has not passed, ErrorInfo metadata "cooldown_s" the seconds left).
         """
         return self.execute_unary(
             request=request,

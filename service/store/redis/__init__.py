@@ -213,7 +213,8 @@ class RedisStore(Store):
             score,
             due,
             commit.status,
-            ms(options.finished_ttl_s),
+            # a held finished table is kept as long as an active one
+            ms(options.abandoned_ttl_s if commit.hold else options.finished_ttl_s),
             ms(options.abandoned_ttl_s),
             options.retention,
             secrets.token_hex(8),

@@ -1,0 +1,94 @@
+"""Ranked players for tests: a matchmaking directory over the player store, and a scripted
+client that plays a ranked match's human seats to the end through gRPC.
+
+:class:`StoreDirectory` maps a bearer token to the store's guest whose token hashes to it
+(``players.create_guest(name, hash_token(token))``), rated at its standing in the mode: so
+the player ids the matchmaker binds seats to are the store's, and the ratings written at a
+match's end are read back by the next FindMatch.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from service.auth import hash_token
+from service.errors import Unauthenticated
+from service.matchmaking.entrants import Entrant
+from service.players import Player, PlayerStore
+from service.reasons import Reason
+from tute.v1 import service_pb2, service_pb2_grpc, view_pb2
+
+from .wait import eventually
+
+Stub = service_pb2_grpc.TuteServiceStub
+FINISHED = 3  # TABLE_STATUS_FINISHED
+
+
+def auth(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+class StoreDirectory:
+    """A :class:`~service.matchmaking.entrants.PlayerDirectory` over a player store: a token
+    is the guest whose token hashes to it (UNAUTHENTICATED TOKEN_REQUIRED for an unknown one)."""
+
+    def __init__(self, players: PlayerStore) -> None:
+        self.players = players
+
+    async def entrant(self, token: str | None, mode: str) -> Entrant:
+        player = None if token is None else await self.players.by_token_hash(hash_token(token))
+        if token is None or player is None:
+            raise Unauthenticated("a guest player's token is needed", reason=Reason.TOKEN_REQUIRED)
+        standing = (await self.players.standings(player.player_id))[mode]
+        return Entrant(
+            player.player_id,
+            player.name,
+            standing.mu,
+            standing.sigma,
+            token_hash=hash_token(token),
+        )
+
+
+async def guests(players: PlayerStore, tokens: Sequence[str]) -> list[Player]:
+    """A guest in the store for each token."""
+    return [await players.create_guest(f"P{i}", hash_token(t)) for i, t in enumerate(tokens)]
+
+
+async def view(stub: Stub, table_id: str, token: str) -> view_pb2.TableView:
+    req = service_pb2.GetTableRequest(table_id=table_id)
+    found: view_pb2.TableView = (await stub.GetTable(req, metadata=auth(token))).view
+    return found
+
+
+async def play_to_the_end(
+    stub: Stub, table_id: str, tokens: Sequence[str], rng: random.Random, *, timeout: float = 60
+) -> int:
+    """The human seats of ``tokens`` play random legal actions until the match is over (the
+    bots, if any, play on the server meanwhile); returns the actions sent."""
+    sent = 0
+    while True:
+        acted = False
+        for token in tokens:
+            v = await view(stub, table_id, token)
+            if v.status == FINISHED:
+                return sent
+            if v.legal_actions:
+                await stub.SubmitAction(
+                    service_pb2.SubmitActionRequest(
+                        table_id=table_id, action=rng.choice(list(v.legal_actions))
+                    ),
+                    metadata=auth(token),
+                )
+                sent += 1
+                acted = True
+        if not acted:  # a bot's turn: wait until a human seat may act (bounded)
+
+            async def humans_turn() -> bool:
+                for token in tokens:
+                    v = await view(stub, table_id, token)
+                    if v.status == FINISHED or v.legal_actions:
+                        return True
+                return False
+
+            await eventually(humans_turn, timeout=timeout, what="a bot's move")
