@@ -15,6 +15,7 @@ import grpc
 import pytest
 
 from service.players import RatingChange
+from service.players.ratings import MU, SIGMA
 from service.server import Server, create_server
 from tests.service.conftest import FAST
 from tests.service.helpers import auth, registered_reason
@@ -47,7 +48,12 @@ class Running:
 async def running(db_url: str) -> AsyncIterator[Running]:
     clock = FakeClock()
     settings = dataclasses.replace(
-        FAST, history=db_url, matchmaking_deadline_s=30.0, ticket_ttl_s=3600.0
+        FAST,
+        history=db_url,
+        matchmaking_deadline_s=30.0,
+        ticket_ttl_s=3600.0,
+        # the matches here end by a leave: the leaver may queue again at once
+        ranked_leave_cooldown_s=0.0,
     )
     srv = await create_server(settings, clock=clock)
     try:
@@ -192,7 +198,7 @@ async def test_the_leaderboard_pages_best_first_with_ranks(running: Running) -> 
     shown = {}
     for i, mu in enumerate((30.0, 20.0, 35.0, 25.0, 28.0)):
         _, pid = await guest(r.stub, f"P{i}")
-        change = RatingChange(pid, "2p", mu > 25.0, 25.0, 8.333, mu, 2.0)
+        change = RatingChange(pid, "2p", mu > MU, MU, SIGMA, mu, 2.0)  # from a new rating
         assert await store.record_ranked(f"t{i:015d}", [change])
         shown[pid] = mu
     await guest(r.stub, "Never played")  # not on any board

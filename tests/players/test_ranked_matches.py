@@ -5,7 +5,7 @@ its rating write (real subprocesses on a real Redis, one player store file): the
 happens exactly once.
 
 The players are the store's guests (:func:`tests.support.players.guests`), found by their
-token's hash (:class:`tests.support.players.StoreDirectory` is the matchmaker's directory).
+token's hash by the matchmaker's directory over the player store.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from tests.service.helpers import error_info, registered_reason
 from tests.support.clock import FakeClock
 from tests.support.players import (
     FINISHED,
-    StoreDirectory,
     Stub,
     auth,
     guests,
@@ -46,11 +45,8 @@ Code = grpc.StatusCode
 
 
 def directory_of(replicas: InProcessReplicas) -> PlayerStore:
-    """The (only) replica's player store, made its matchmaker's directory."""
-    srv = replicas.servers[0]
-    assert srv.matchmaker is not None
-    srv.matchmaker.directory = StoreDirectory(srv.app.players)
-    return srv.app.players
+    """The (only) replica's player store, whose players its matchmaker seats."""
+    return replicas.servers[0].app.players
 
 
 async def find(stub: Stub, token: str, mode: str = "4p") -> str:

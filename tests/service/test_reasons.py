@@ -34,7 +34,6 @@ from service.store.memory import MemoryStore
 from tests.engine.positions import deck_for
 from tests.support import jwts
 from tests.support.jwts import jwt_settings
-from tests.support.players import StoreDirectory
 from tute.v1 import action_pb2, card_pb2, rules_pb2, service_pb2, service_pb2_grpc, table_pb2
 
 from .conftest import FAST
@@ -303,13 +302,11 @@ async def test_every_reason_a_request_can_cause_is_sent_over_grpc(
         await players.record_ranked(
             "00cooldown000000", [], cooldowns={leaver.player_id: srv.app.clock() + 300}
         )
-        guests, srv.matchmaker.directory = srv.matchmaker.directory, StoreDirectory(players)
         await c.fails(
             stub.FindMatch(S.FindMatchRequest(mode="4p"), metadata=auth("a-leaver")),
             Code.FAILED_PRECONDITION,
             Reason.RANKED_COOLDOWN,
         )
-        srv.matchmaker.directory = guests
         for ticket_id, token, code, reason in (
             ("0123456789abcdef", player, Code.NOT_FOUND, Reason.TICKET_NOT_FOUND),
             (queued, other, Code.PERMISSION_DENIED, Reason.NOT_YOUR_TICKET),

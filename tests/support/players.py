@@ -1,10 +1,10 @@
 """Ranked players for tests: a matchmaking directory over the player store, and a scripted
 client that plays a ranked match's human seats to the end through gRPC.
 
-:class:`StoreDirectory` maps a bearer token to the store's guest whose token hashes to it
-(``players.create_guest(name, hash_token(token))``), rated at its standing in the mode: so
-the player ids the matchmaker binds seats to are the store's, and the ratings written at a
-match's end are read back by the next FindMatch.
+:func:`guests` makes the store's guest of each token
+(``players.create_guest(name, hash_token(token))``): the server's matchmaking directory finds
+them by their token's hash, so the player ids it binds seats to are the store's, and the
+ratings written at a match's end are read back by the next FindMatch.
 """
 
 from __future__ import annotations
@@ -13,10 +13,7 @@ import random
 from collections.abc import Sequence
 
 from service.auth import hash_token
-from service.errors import Unauthenticated
-from service.matchmaking.entrants import Entrant
 from service.players import Player, PlayerStore
-from service.reasons import Reason
 from tute.v1 import service_pb2, service_pb2_grpc, view_pb2
 
 from .wait import eventually
@@ -27,27 +24,6 @@ FINISHED = 3  # TABLE_STATUS_FINISHED
 
 def auth(token: str) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),)
-
-
-class StoreDirectory:
-    """A :class:`~service.matchmaking.entrants.PlayerDirectory` over a player store: a token
-    is the guest whose token hashes to it (UNAUTHENTICATED TOKEN_REQUIRED for an unknown one)."""
-
-    def __init__(self, players: PlayerStore) -> None:
-        self.players = players
-
-    async def entrant(self, token: str | None, mode: str) -> Entrant:
-        player = None if token is None else await self.players.by_token_hash(hash_token(token))
-        if token is None or player is None:
-            raise Unauthenticated("a guest player's token is needed", reason=Reason.TOKEN_REQUIRED)
-        standing = (await self.players.standings(player.player_id))[mode]
-        return Entrant(
-            player.player_id,
-            player.name,
-            standing.mu,
-            standing.sigma,
-            token_hash=hash_token(token),
-        )
 
 
 async def guests(players: PlayerStore, tokens: Sequence[str]) -> list[Player]:
