@@ -109,8 +109,16 @@ async def test_the_table_looks_as_reviewed(
             style="bold red",
         )
         app.show(Table.from_view(view))
-        await pilot.pause()
-        svg = app.export_screenshot(title=f"tute: {name}")
+        # the screen once it has settled: two pictures in a row alike (a busy machine may
+        # need more than one pause to lay it out), bounded
+        svg = ""
+        for _ in range(50):
+            await pilot.pause()
+            await pilot.wait_for_scheduled_animations()
+            shot = app.export_screenshot(title=f"tute: {name}")
+            if shot == svg:
+                break
+            svg = shot
     reference = SNAPSHOTS / f"{name}.svg"
     if os.environ.get("TUTE_UPDATE_SNAPSHOTS"):
         reference.write_text(svg)
