@@ -413,9 +413,7 @@ def _solved_utility(rules: Rules, margin: int) -> float:
 
 
 MEDIUM: Final = Budget(samples=40, solve_tricks=0, node_limit=0, time_s=0.04)
-HARD: Final = Budget(
-    samples=120, solve_tricks=6, node_limit=100_000, time_s=0.6, tail_tricks=5
-)
+HARD: Final = Budget(samples=120, solve_tricks=6, node_limit=100_000, time_s=0.6, tail_tricks=5)
 
 BOTS: dict[str, Bot] = {
     "random": random_bot,
