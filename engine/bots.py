@@ -17,10 +17,10 @@ The levels (``BOTS``) are budgets of one search, weakest first:
   (with no stock left by the quick rule of thumb of :class:`engine.search.Rollout` on bit
   masks, with a stock by the ``easy`` policy on the real engine); the card with the best mean
   outcome is played.
-- ``hard``: the same search with more samples and the exact endgame solver of
-  :mod:`engine.search`: once every hand holds at most 5 cards (in 2p, once the stock is
+- ``hard``: the same search with three times the samples and the exact endgame solver of
+  :mod:`engine.search`: once every hand holds at most 6 cards (in 2p, once the stock is
   gone: then the deal is known) it scores each card on each sample instead of a playout,
-  and before that each playout with no stock solves its last 4 tricks exactly.
+  and before that each playout with no stock solves its last 5 tricks exactly.
 
 Every level makes the same declarations as ``easy`` (a tute, the exchange, the best cante:
 none of them ever costs anything), then chooses its card. A level's think time is bounded by
@@ -135,6 +135,8 @@ def easy_card(rules: Rules, v: View) -> Card:  # noqa: C901 - the easy level is 
         for s in range(4):
             if hand & _PAIR[s] == _PAIR[s] and not sung >> s & 1:
                 keep |= _PAIR[s]
+    # With a pair to sing, winning any trick is worth its cante.
+    singing = keep != 0
     # A low trump for the last trick: the weakest trump, while other cards remain.
     trumps = hand & SUIT_MASK[trump]
     if trumps and hand.bit_count() > 2:
@@ -175,6 +177,14 @@ def easy_card(rules: Rules, v: View) -> Card:  # noqa: C901 - the easy level is 
                 best = c
         if best >= 0:
             return best
+        if singing:
+            # Keep the lead to sing: any card nobody can head, the cheapest.
+            sure = 0
+            for c in cards_of(legal & ~keep):
+                if not STRONGER[c] & unseen and (SUIT_OF[c] == trump or not may_trump(c, 0)):
+                    sure |= BIT[c]
+            if sure:
+                return _cheapest(sure, trump, keep)
         return _cheapest(legal, trump, keep)
     cards = [c for _, c in v.trick]
     win_pos = trick_winner(cards, trump)
@@ -214,7 +224,7 @@ def easy_card(rules: Rules, v: View) -> Card:  # noqa: C901 - the easy level is 
     if winners:
         if last:
             c = _cheapest(winners, trump, keep)
-            if at_stake + POINTS[c] > 0 or SUIT_OF[c] != trump:
+            if at_stake + POINTS[c] > 0 or SUIT_OF[c] != trump or (singing and not keep & BIT[c]):
                 return c
         else:
             masters = 0
@@ -403,7 +413,7 @@ def _solved_utility(rules: Rules, margin: int) -> float:
 
 
 MEDIUM: Final = Budget(samples=40, solve_tricks=0, node_limit=0, time_s=0.04)
-HARD: Final = Budget(samples=60, solve_tricks=5, node_limit=30_000, time_s=0.8, tail_tricks=4)
+HARD: Final = Budget(samples=120, solve_tricks=6, node_limit=100_000, time_s=0.6, tail_tricks=5)
 
 BOTS: dict[str, Bot] = {
     "random": random_bot,

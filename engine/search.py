@@ -41,6 +41,8 @@ _ORDER_KEY: Final = tuple(STRENGTH[c] * 4 + POINTS[c] for c in range(40))
 _BLANK: Final = sum(BIT[c] for c in range(40) if POINTS[c] == 0)
 """The cards worth no points (2, 4, 5, 6, 7): two of one suit in one hand with no live card
 between them are worth the same in every line of play."""
+_SUIT_POINTS: Final = tuple(sum(POINTS[i] for i in range(10) if m >> i & 1) for m in range(1024))
+"""The card points of a suit's 10-bit slice of a mask."""
 _BETWEEN: Final = tuple(
     tuple(STRONGER[a] & ~STRONGER[b] & ~BIT[b] for b in range(40)) for a in range(40)
 )
@@ -104,7 +106,7 @@ class Solver:
         self.leader = state.leader
         self.sung = state.sung_suits
         self.sang_twenty = state.sang_twenty
-        self.tt: dict[tuple[int, ...], tuple[int, int]] = {}
+        self.tt: dict[tuple[int, ...], tuple[int, int, Card]] = {}
         self.nodes = 0
         self.node_limit = node_limit
         self.aborted = False
@@ -237,16 +239,75 @@ class Solver:
         self.hands[seat] |= bit
         return val
 
-    def _search(self, alpha: int, beta: int) -> int:  # noqa: C901 - alpha-beta with its table and move ordering in one frame (the hot path)
+    def _bound(self) -> int:
+        """At a trick's start: the most the margin can still move either way (the card
+        points in play, las diez de últimas and every cante some hand holds the pair of)."""
+        live = 0
+        for h in self.hands:
+            live |= h
+        bound = (
+            _SUIT_POINTS[live & 0x3FF]
+            + _SUIT_POINTS[(live >> 10) & 0x3FF]
+            + _SUIT_POINTS[(live >> 20) & 0x3FF]
+            + _SUIT_POINTS[live >> 30]
+            + 10
+        )
+        if self.sings:
+            for s in range(4):
+                if self.sung >> s & 1:
+                    continue
+                pair = _PAIR[s]
+                for h in self.hands:
+                    if h & pair == pair:
+                        bound += 40 if s == self.trump else 20
+                        break
+        return bound
+
+    def _ordered(self, moves: Mask, seat: int, hint: Card) -> list[Card]:
+        """``moves`` in the order to try them: the table's best card first, then a lead from
+        the strongest down; a follower whose side wins the trick throws points first, any
+        other follower tries its cheapest winning card first, then its cheapest loser."""
+        trick = self.trick
+        keys: list[int] = []
+        if not trick:
+            for c in cards_of(moves):
+                k = 0 if c == hint else 64 - _ORDER_KEY[c]
+                keys.append(k * 64 + c)
+        else:
+            trump = self.trump
+            win_pos = trick_winner(trick, trump)
+            win = trick[win_pos]
+            ws = SUIT_OF[win]
+            ours = self.side((self.leader + win_pos) % self.n) == self.side(seat)
+            for c in cards_of(moves):
+                cs = SUIT_OF[c]
+                beats = STRENGTH[c] > STRENGTH[win] if cs == ws else cs == trump
+                if ours:
+                    k = 100 + STRENGTH[c] if beats else 20 - POINTS[c] + (40 if cs == trump else 0)
+                elif beats:
+                    k = STRENGTH[c]
+                else:
+                    k = 20 + POINTS[c] * 4 + STRENGTH[c] + (40 if cs == trump else 0)
+                keys.append(k * 64 + c)
+        keys.sort()
+        return [k & 63 for k in keys]
+
+    def _search(self, alpha: int, beta: int) -> int:  # noqa: C901 - alpha-beta with its table, bounds and move ordering in one frame (the hot path)
         if self.node_limit and self.nodes > self.node_limit:
             self.aborted = True
             return 0
         key: tuple[int, ...] = ()
+        hint = -1
         if not self.trick:
+            bound = self._bound()
+            if bound <= alpha:
+                return bound
+            if -bound >= beta:
+                return -bound
             key = (*self.hands, self.leader, self.sung, self.sang_twenty)
             hit = self.tt.get(key)
             if hit is not None:
-                value, flag = hit
+                value, flag, hint = hit
                 if flag == _EXACT:
                     return value
                 if flag == _LOWER and value >= beta:
@@ -255,31 +316,31 @@ class Solver:
                     return value
         seat = (self.leader + len(self.trick)) % self.n
         maximizing = self.side(seat) == self.max_side
-        moves = self.distinct(self.moves())
-        cards = sorted(cards_of(moves), key=_ORDER_KEY.__getitem__, reverse=True)
+        cards = self._ordered(self.distinct(self.moves()), seat, hint)
         a0, b0 = alpha, beta
         best = -100_000 if maximizing else 100_000
+        best_card = -1
         for c in cards:
             v = self._play(c, alpha, beta)
             if maximizing:
                 if v > best:
-                    best = v
+                    best, best_card = v, c
                 if best > alpha:
                     alpha = best
             else:
                 if v < best:
-                    best = v
+                    best, best_card = v, c
                 if best < beta:
                     beta = best
             if alpha >= beta:
                 break
         if key and not self.aborted:
             if best <= a0:
-                self.tt[key] = (best, _UPPER)
+                self.tt[key] = (best, _UPPER, best_card)
             elif best >= b0:
-                self.tt[key] = (best, _LOWER)
+                self.tt[key] = (best, _LOWER, best_card)
             else:
-                self.tt[key] = (best, _EXACT)
+                self.tt[key] = (best, _EXACT, best_card)
         return best
 
 

@@ -27,7 +27,7 @@ from engine.bots import (
 )
 from engine.determinize import determinize
 from engine.game import _follow_cards
-from engine.search import Rollout, follow_mask, rollout_values, solve
+from engine.search import Rollout, Solver, follow_mask, rollout_values, solve
 from engine.state import PLAYING
 
 from .positions import legal, position, texts
@@ -164,6 +164,57 @@ def test_the_solver_agrees_with_brute_force_on_small_endgames(preset: str, left:
         base = _margin_now(s, side)
         for c in cards:
             assert base + values[c] == brute(apply(s, seat, c)[0], side), (preset, seed, c)
+        checked += 1
+    assert checked >= 6
+
+
+def extremes(state: State, side: int) -> tuple[int, int]:
+    """The lowest and the highest final margin for ``side`` over every line of play."""
+    if state.status != PLAYING or state.trick_no == 0 or state.hand_no != HAND_NO[0]:
+        m = brute(state, side)
+        return m, m
+    seat = state.turn
+    got = [extremes(apply(state, seat, a)[0], side) for a in legal_actions(state, seat) if a < 44]
+    return min(lo for lo, _ in got), max(hi for _, hi in got)
+
+
+@pytest.mark.parametrize(("preset", "left"), [("parejas", 8), ("tres", 6), ("corriente-8", 6)])
+def test_the_solvers_bound_holds_on_every_line(preset: str, left: int) -> None:
+    """At a trick's start the solver cuts on a bound of how far the margin can still move
+    (card points in play, las diez de últimas, the cantes some hand can still sing): no line
+    of play, best or worst, goes past it."""
+    rules = PRESETS[preset]
+    checked = 0
+    for seed in range(12):
+        s = endgame(rules, seed, left)
+        if s is None:
+            continue
+        assert not s.trick
+        HAND_NO[0] = s.hand_no
+        side = s.turn % 2 if rules.players == 4 else s.turn
+        bound = Solver(s, side)._bound()
+        lo, hi = extremes(s, side)
+        now = _margin_now(s, side)
+        assert -bound <= lo - now and hi - now <= bound, (preset, seed, lo, hi, now, bound)
+        checked += 1
+    assert checked >= 6
+
+
+@pytest.mark.parametrize(("preset", "left"), [("parejas", 16), ("tres", 12), ("corriente-8", 12)])
+def test_the_solver_gives_the_same_values_from_a_filled_table(preset: str, left: int) -> None:
+    """A second solve of the same position reads the table the first one filled (its values
+    and its best cards, tried first): the values do not change."""
+    rules = PRESETS[preset]
+    checked = 0
+    for seed in range(8):
+        s = endgame(rules, seed, left)
+        if s is None:
+            continue
+        side = s.turn % 2 if rules.players == 4 else s.turn
+        solver = Solver(s, side)
+        first = solver.root_values()
+        assert solver.tt
+        assert solver.root_values() == first == solve(s, side)
         checked += 1
     assert checked >= 6
 
