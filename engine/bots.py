@@ -36,12 +36,23 @@ from collections.abc import Callable
 from typing import Final, NamedTuple
 
 from .actions import EXCHANGE, SING, TUTE_11, TUTE_12
-from .cards import BIT, POINTS, STRENGTH, STRONGER, SUIT_MASK, SUIT_OF, Card, Mask, cards_of
+from .cards import (
+    BIT,
+    POINTS,
+    STRENGTH,
+    STRONGER,
+    SUIT_MASK,
+    SUIT_OF,
+    Card,
+    Mask,
+    cards_of,
+    trick_winner,
+)
 from .determinize import constraints, knowledge, sample_from, to_state
 from .events import HandResult
 from .game import apply, pack_for
 from .rules import Rules, Scoring
-from .search import rollout_values, solve, trick_winner
+from .search import rollout_values, solve
 from .state import PLAYING, State
 from .view import View, view
 

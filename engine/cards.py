@@ -136,6 +136,22 @@ def parse_cards(text: str) -> Mask:
     return m
 
 
+def trick_winner(trick: Sequence[Card], trump: int) -> int:
+    """Position in ``trick`` of the winning card (§4.4)."""
+    led_suit = SUIT_OF[trick[0]]
+    win = 0
+    for pos in range(1, len(trick)):
+        c = trick[pos]
+        w = trick[win]
+        s = SUIT_OF[c]
+        if s == SUIT_OF[w]:
+            if STRENGTH[c] > STRENGTH[w]:
+                win = pos
+        elif s == trump or (s == led_suit and SUIT_OF[w] != trump):
+            win = pos
+    return win
+
+
 def trick_standing(trick: Sequence[Card], trump: int) -> tuple[Card, int, Card, bool]:
     """Where a started trick stands (§5): the card winning it so far and its position in the
     trick, the strongest card of the led suit so far, and whether it has been trumped.

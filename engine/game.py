@@ -51,6 +51,7 @@ from .cards import (
     Mask,
     card_of,
     cards_of,
+    trick_winner,
 )
 from .errors import IllegalAction, InvalidInput
 from .events import (
@@ -614,22 +615,6 @@ _RULE_TEXT: Final = {
 }
 
 
-def _trick_winner(trick: tuple[Card, ...], trump: int) -> int:
-    """Position in ``trick`` of the winning card (§4.4)."""
-    led_suit = SUIT_OF[trick[0]]
-    win = 0
-    for pos in range(1, len(trick)):
-        c = trick[pos]
-        w = trick[win]
-        s = SUIT_OF[c]
-        if s == SUIT_OF[w]:
-            if STRENGTH[c] > STRENGTH[w]:
-                win = pos
-        elif s == trump or (s == led_suit and SUIT_OF[w] != trump):
-            win = pos
-    return win
-
-
 def _finish_trick(
     state: State,
     hands_t: tuple[Mask, ...],
@@ -640,7 +625,7 @@ def _finish_trick(
     rules = state.rules
     n = rules.players
     leader = state.leader
-    winner = (leader + _trick_winner(trick, state.trump)) % n
+    winner = (leader + trick_winner(trick, state.trump)) % n
     side = side_of(n, winner)
     points = 0
     for c in trick:

@@ -29,6 +29,7 @@ from .cards import (
     Mask,
     cards_of,
     trick_standing,
+    trick_winner,
 )
 from .rules import CannotOvertrump, CantesPerTrick, FortyBeforeTwenty, Rules
 from .state import State
@@ -74,22 +75,6 @@ def follow_mask(rules: Rules, hand: Mask, trick: Sequence[Card], trump: int, sea
     if rules.cannot_overtrump is CannotOvertrump.MUST_TRUMP:
         return trumps
     return hand
-
-
-def trick_winner(trick: Sequence[Card], trump: int) -> int:
-    """Position in ``trick`` of the winning card (§4.4)."""
-    led_suit = SUIT_OF[trick[0]]
-    win = 0
-    for pos in range(1, len(trick)):
-        c = trick[pos]
-        w = trick[win]
-        s = SUIT_OF[c]
-        if s == SUIT_OF[w]:
-            if STRENGTH[c] > STRENGTH[w]:
-                win = pos
-        elif s == trump or (s == led_suit and SUIT_OF[w] != trump):
-            win = pos
-    return win
 
 
 class Solver:
