@@ -30,6 +30,7 @@ from engine.game import _follow_cards, pack_for
 from engine.rules import FortyBeforeTwenty
 from engine.view import View
 
+from .builds import COMPILED, examples
 from .test_properties import any_rules
 
 _PAIR_12_11 = {s: BIT[s * 10 + 9] | BIT[s * 10 + 8] for s in range(4)}
@@ -151,7 +152,7 @@ def replay_consistent(rules: Rules, v: View, smp: Sample) -> str:  # noqa: C901 
     return ""
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
 @given(rules=any_rules(), seed=st.integers(0, 2**32), steps=st.integers(0, 70))
 def test_samples_are_consistent_with_the_view(rules: Rules, seed: int, steps: int) -> None:
     rng = random.Random(seed)
@@ -230,6 +231,10 @@ def endgame_view(rules: Rules, seed: int, left: int) -> View | None:
     return None
 
 
+SEEDS = 6 if COMPILED else 3
+"""Deals a preset for the exhaustive check (:mod:`.builds`: all of them on the compiled engine)."""
+
+
 def test_samples_cover_every_consistent_deal_of_tiny_endgames() -> None:
     checked = 0
     for preset, left in (
@@ -238,7 +243,7 @@ def test_samples_cover_every_consistent_deal_of_tiny_endgames() -> None:
         ("corriente-8", 5),
         ("parejas-mejor-de-3", 6),
     ):
-        for seed in range(6):
+        for seed in range(SEEDS):
             v = endgame_view(PRESETS[preset], seed, left)
             if v is None:
                 continue
@@ -252,7 +257,7 @@ def test_samples_cover_every_consistent_deal_of_tiny_endgames() -> None:
                 got.add((smp.hands, smp.stock))
             assert got == want, (preset, seed)
             checked += 1
-    assert checked >= 12
+    assert checked >= 2 * SEEDS
 
 
 def test_a_void_shown_by_not_following_is_kept() -> None:

@@ -41,6 +41,7 @@ from engine.game import pack_for
 from engine.rules import CanteSingers
 from engine.view import visible_to
 
+from .builds import examples
 from .positions import random_action
 
 PLAYER_ACTIONS = range(NUM_PLAYER_ACTIONS)
@@ -217,7 +218,7 @@ def check_events(old: State, new: State, events: tuple[Any, ...], action: int | 
         assert new.status == "over" and new.winners == events[-1].winners
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rules=any_rules(), seed=st.integers(0, 2**32 - 1))
 def test_random_matches_keep_every_invariant(rules: Rules, seed: int) -> None:
     play_match(rules, seed, check=True)
