@@ -598,15 +598,18 @@ async def test_a_negative_cost_gives_tokens_back_up_to_the_burst(stores: Stores)
 
 async def test_a_bucket_never_refills_for_a_clock_that_went_back(stores: Stores) -> None:
     s, p = stores.store, stores.peer
-    assert (await s.take_tokens("k", 1.0, 1, 1, T0 + 10)).allowed
-    # a replica whose clock is 10 s behind: no refill, and the bucket keeps its later time
-    behind = await p.take_tokens("k", 1.0, 1, 1, T0)
+    # one token a 100 s: Redis drops a bucket once it would be full again (after 100 s of
+    # its own time), far beyond any pause of a busy machine between these calls
+    rate = 0.01
+    assert (await s.take_tokens("k", rate, 1, 1, T0 + 1000)).allowed
+    # a replica whose clock is 1000 s behind: no refill, and the bucket keeps its later time
+    behind = await p.take_tokens("k", rate, 1, 1, T0)
     assert not behind.allowed
-    assert behind.retry_after_s == pytest.approx(1.0)
-    half = await s.take_tokens("k", 1.0, 1, 1, T0 + 10.5)
+    assert behind.retry_after_s == pytest.approx(100.0)
+    half = await s.take_tokens("k", rate, 1, 1, T0 + 1050)
     assert not half.allowed
-    assert half.retry_after_s == pytest.approx(0.5)
-    assert (await p.take_tokens("k", 1.0, 1, 1, T0 + 11)).allowed
+    assert half.retry_after_s == pytest.approx(50.0)
+    assert (await p.take_tokens("k", rate, 1, 1, T0 + 1100)).allowed
 
 
 async def test_concurrent_takes_on_two_replicas_never_overdraw(stores: Stores) -> None:
