@@ -1,6 +1,7 @@
 """Ratings at a ranked match's end, through real gRPC: a 4p match of humans and bots rated once
-(bots unchanged), a leaver who loses alone and waits out its cooldown (on the fake clock), a
-private casual table that changes no rating, and a replica killed between a match's end and
+(bots unchanged), a leaver who loses alone and waits out its cooldown (on the fake clock), no
+second ranked match for a player while its match is played, a private casual table that
+changes no rating, and a replica killed between a match's end and
 its rating write (real subprocesses on a real Redis, one player store file): the write
 happens exactly once.
 
