@@ -89,7 +89,8 @@ class Reason(StrEnum):
 
     # -- FAILED_PRECONDITION: the table ----------------------------------------------------
     ALREADY_SEATED = "ALREADY_SEATED"
-    """JoinTable with a token that already opens a seat at this table."""
+    """JoinTable with a token that already opens a seat at this table; FindMatch by a player
+    seated at a ranked table whose match is not over (metadata ``table_id``)."""
     SEAT_TAKEN = "SEAT_TAKEN"
     """The seat asked for is occupied."""
     MATCH_NOT_STARTED = "MATCH_NOT_STARTED"

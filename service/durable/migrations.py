@@ -76,6 +76,14 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
             "CREATE TABLE ranked_results (table_id TEXT PRIMARY KEY, changes TEXT NOT NULL)",
         ),
     ),
+    Migration(
+        4,
+        "each player's current ranked table",
+        (
+            "ALTER TABLE players ADD COLUMN ranked_table TEXT",
+            "CREATE INDEX players_ranked_table ON players (ranked_table)",
+        ),
+    ),
 )
 
 LATEST: Final = MIGRATIONS[-1].version

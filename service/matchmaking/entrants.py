@@ -145,7 +145,8 @@ class StoreDirectory:
 class GuestDirectory:
     """For tests and benchmarks: every bearer token is a player: its id is derived from the
     token's hash (so the token itself is never stored), its name is "Player" and 4 characters
-    of the id, and its rating is :meth:`set_rating`'s or a new player's."""
+    of the id, and its rating is :meth:`set_rating`'s or a new player's. Its players are not
+    the player store's: no ranked cooldown and no current ranked table holds them."""
 
     def __init__(self) -> None:
         self._ratings: dict[tuple[str, str], tuple[float, float]] = {}

@@ -10,6 +10,14 @@ whoever reads a matched ticket first (the claiming replica, or a watcher on any 
 makes the table from the plan, idempotently, so a replica that dies between the claim and
 the table leaves nothing half done.
 
+A claim frees its players in the queue; what keeps a seated player from queueing again while
+its ranked match is played is the player store: seating a plan records the table as each of
+its players' current ranked table before the seats are taken (every replica seating the plan
+writes the same), and FindMatch refuses a player who holds a seat there until the match is
+over (the record is cleared when the table's result is recorded; a finished or vanished table
+holds nobody). From the claim until the seats are taken (the plan's seating) the player is
+not held yet.
+
 Times are the injected clock's (:mod:`service.clock`); the loop and the ticket streams look
 again every ``matchmaking_poll_s`` of the event loop's time (and at once after a pass of this
 replica), as the scheduler does.
@@ -40,7 +48,7 @@ from ..reasons import Reason
 from ..store.base import StoreUnavailable
 from ..store.queue import MATCHED, Ticket, TicketQueue
 from ..tables import changes
-from ..tables.model import BOT, EMPTY, HUMAN, WAITING, TableRecord
+from ..tables.model import BOT, EMPTY, FINISHED, HUMAN, WAITING, TableRecord
 from ..tables.service import TableService
 from . import matcher
 from .entrants import MODES, Entrant, Mode, PlayerDirectory, StoreDirectory
@@ -102,6 +110,21 @@ class Plan:
         return sum(1 for e in self.seats if e.bot_level)
 
 
+def check_cooldown(until: float, now: float) -> None:
+    """FAILED_PRECONDITION RANKED_COOLDOWN while a ranked cooldown lasting ``until`` lasts at
+    ``now`` (metadata ``cooldown_s``: the whole seconds left; RetryInfo)."""
+    if until <= now:
+        return
+    left = math.ceil(until - now)
+    error = FailedPrecondition(
+        f"this player left a ranked match: it may queue for ranked play again in {left} s",
+        reason=Reason.RANKED_COOLDOWN,
+        metadata={"cooldown_s": str(left)},
+    )
+    error.retry_after_s = until - now
+    raise error
+
+
 def check_mode(mode: str) -> Mode:
     """The ranked mode named (INVALID_ARGUMENT naming ``mode`` otherwise)."""
     found = MODES.get(mode)
@@ -139,11 +162,12 @@ class Matchmaker:
     async def find_match(self, token: str | None, mode_name: str) -> tuple[Ticket, Waiting]:
         """Queue the caller in ``mode_name``; its ticket (a waiting one it had in the same
         mode, or a new one) and its progress. A player in its ranked cooldown (it left a
-        ranked match) is refused: FAILED_PRECONDITION RANKED_COOLDOWN."""
+        ranked match) is refused: FAILED_PRECONDITION RANKED_COOLDOWN; so is a player seated
+        at a ranked table whose match is not over: FAILED_PRECONDITION ALREADY_SEATED."""
         mode = check_mode(mode_name)
         entrant = await self.directory.entrant(token, mode.name)
         now = self._now()
-        await self._check_cooldown(entrant.player_id, now)
+        await self._check_free(entrant.player_id, now)
         fresh = Ticket(
             ticket_id=secrets.token_hex(8),
             mode=mode.name,
@@ -164,27 +188,41 @@ class Matchmaker:
             log.info("ticket_queued", mode=mode.name, ticket_id=ticket.ticket_id)
         return ticket, await self._progress(ticket, now)
 
-    async def _check_cooldown(self, player_id: str, now: float) -> None:
-        """FAILED_PRECONDITION RANKED_COOLDOWN while the player's ranked cooldown lasts
-        (UNAVAILABLE STORE_UNAVAILABLE when the player store cannot tell)."""
+    async def _check_free(self, player_id: str, now: float) -> None:
+        """Nothing keeps the player out of the ranked queue: its ranked cooldown and its
+        current ranked table (one read of the player store, and one of the table store when
+        a table is recorded); UNAVAILABLE STORE_UNAVAILABLE when the player store cannot
+        tell."""
         try:
-            until = await self.tables.players.cooldown_until(player_id)
+            hold = await self.tables.players.ranked_hold(player_id)
         except Exception as exc:  # the player store's own errors
             log.warning("players_unavailable", error=type(exc).__name__)
             raise Unavailable(
                 "the player store cannot be reached; retry later",
                 reason=Reason.STORE_UNAVAILABLE,
             ) from None
-        if until <= now:
+        check_cooldown(hold.cooldown_until, now)
+        if hold.table_id:
+            await self._check_not_seated(player_id, hold.table_id)
+
+    async def _check_not_seated(self, player_id: str, table_id: str) -> None:
+        """FAILED_PRECONDITION ALREADY_SEATED while the player holds a seat at the ranked
+        table ``table_id`` and its match is not over. A table finished or gone, or whose seats
+        are not taken yet (its seating did not finish), holds nobody."""
+        try:
+            rec = await self.tables.load(table_id, presence=False)
+        except NotFound:
             return
-        left = math.ceil(until - now)
-        error = FailedPrecondition(
-            f"this player left a ranked match: it may queue for ranked play again in {left} s",
-            reason=Reason.RANKED_COOLDOWN,
-            metadata={"cooldown_s": str(left)},
+        if rec.status == FINISHED or not any(
+            s.occupant == HUMAN and s.player_id == player_id for s in rec.seats
+        ):
+            return
+        raise FailedPrecondition(
+            f"this player is seated at ranked table {table_id}, whose match is not over: "
+            "play it to its end (or leave it) before queueing again",
+            reason=Reason.ALREADY_SEATED,
+            metadata={"table_id": table_id},
         )
-        error.retry_after_s = until - now
-        raise error
 
     async def _own_ticket(self, ticket_id: str, token: str | None) -> Entrant:
         """The entrant of the caller's live ticket (INVALID_ARGUMENT, NOT_FOUND
@@ -337,6 +375,7 @@ class Matchmaker:
             rec = await tables.load(plan.table_id, presence=False)
         if rec.status != WAITING or any(s.occupant != EMPTY for s in rec.seats):
             return rec
+        await self._record_seated(plan)
         away = tables.settings.disconnect_forfeit_s > 0
 
         def take_all(r: TableRecord) -> changes.Changed[None]:
@@ -365,3 +404,16 @@ class Matchmaker:
 
         done = await tables.commits.mutate(plan.table_id, take_all, loaded=rec)
         return done.record
+
+    async def _record_seated(self, plan: Plan) -> None:
+        """Record the plan's table as its players' current ranked table, before their seats
+        are taken: once the match has started, FindMatch refuses them until it is over. A
+        player store that fails here is logged and the match starts all the same (the table
+        matters more than the guard)."""
+        humans = [e.player_id for e in plan.seats if not e.bot_level]
+        try:
+            await self.tables.players.seat_ranked(plan.table_id, humans)
+        except Exception as exc:  # the player store's own errors
+            log.warning(
+                "ranked_table_not_recorded", table_id=plan.table_id, error=type(exc).__name__
+            )

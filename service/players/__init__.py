@@ -7,6 +7,7 @@ from .store import (
     MemoryPlayerStore,
     Player,
     PlayerStore,
+    RankedHold,
     StaleRating,
     Standing,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "MemoryPlayerStore",
     "Player",
     "PlayerStore",
+    "RankedHold",
     "Rated",
     "RatingChange",
     "StaleRating",

@@ -16,7 +16,7 @@ import asyncpg
 
 from ..durable.postgres import PostgresHistory
 from .ratings import MODES, MU, SIGMA, RatingChange, display
-from .store import LeaderboardEntry, Player, Standing, check_before
+from .store import LeaderboardEntry, Player, RankedHold, Standing, check_before
 
 
 class PostgresPlayerStore:
@@ -148,6 +148,9 @@ class PostgresPlayerStore:
                     until,
                     pid,
                 )
+            await conn.execute(
+                "UPDATE players SET ranked_table = NULL WHERE ranked_table = $1", table_id
+            )
         return True
 
     async def leaderboard(
@@ -186,3 +189,16 @@ class PostgresPlayerStore:
             "SELECT cooldown_until FROM players WHERE player_id = $1", player_id
         )
         return 0.0 if value is None else float(value)
+
+    async def seat_ranked(self, table_id: str, player_ids: Sequence[str]) -> None:
+        await self._p().execute(
+            "UPDATE players SET ranked_table = $1 WHERE player_id = ANY($2::text[])",
+            table_id,
+            list(player_ids),
+        )
+
+    async def ranked_hold(self, player_id: str) -> RankedHold:
+        row = await self._p().fetchrow(
+            "SELECT cooldown_until, ranked_table FROM players WHERE player_id = $1", player_id
+        )
+        return RankedHold() if row is None else RankedHold(float(row[0]), row[1] or "")

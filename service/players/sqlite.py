@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from ..durable.sqlite import _migrate, connect
 from .ratings import MODES, MU, SIGMA, RatingChange, display
-from .store import LeaderboardEntry, Player, Standing, check_before
+from .store import LeaderboardEntry, Player, RankedHold, Standing, check_before
 
 T = TypeVar("T")
 
@@ -185,6 +185,9 @@ class SqlitePlayerStore:
                         " WHERE player_id = ?",
                         (until, pid),
                     )
+                db.execute(
+                    "UPDATE players SET ranked_table = NULL WHERE ranked_table = ?", (table_id,)
+                )
                 return True
 
             return self._tx(db, body)
@@ -225,3 +228,24 @@ class SqlitePlayerStore:
             ).fetchone()
         )
         return 0.0 if row is None else float(row[0])
+
+    async def seat_ranked(self, table_id: str, player_ids: Sequence[str]) -> None:
+        def write(db: sqlite3.Connection) -> None:
+            def body() -> None:
+                db.executemany(
+                    "UPDATE players SET ranked_table = ? WHERE player_id = ?",
+                    [(table_id, pid) for pid in player_ids],
+                )
+
+            self._tx(db, body)
+
+        await self._run(write)
+
+    async def ranked_hold(self, player_id: str) -> RankedHold:
+        row = await self._run(
+            lambda db: db.execute(
+                "SELECT cooldown_until, ranked_table FROM players WHERE player_id = ?",
+                (player_id,),
+            ).fetchone()
+        )
+        return RankedHold() if row is None else RankedHold(float(row[0]), row[1] or "")

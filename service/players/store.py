@@ -7,6 +7,11 @@ subject). Ranked results are recorded once per table id: a replica that retries 
 of a match's end changes nothing the second time. A result computed from ratings that are not
 the players' ratings any more (another match of theirs was recorded meanwhile) is refused
 (:class:`StaleRating`), so that no match's change is overwritten by another's.
+
+A player's current ranked table is recorded when the matchmaker seats it (before the match
+starts) and cleared when that table's result is recorded; with its ranked cooldown it is the
+player's :class:`RankedHold`, what FindMatch reads (one read) to refuse a player still playing
+a ranked match or waiting out a cooldown.
 """
 
 from __future__ import annotations
@@ -65,6 +70,16 @@ class LeaderboardEntry:
     standing: Standing
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class RankedHold:
+    """What may keep a player out of the ranked queue: until when its ranked cooldown lasts
+    (server clock, seconds; 0: none) and the ranked table it was last seated at and whose
+    result is not recorded yet ('' for none; the table may be finished or gone since)."""
+
+    cooldown_until: float = 0.0
+    table_id: str = ""
+
+
 class PlayerStore(Protocol):
     """Players, their ratings per mode, ranked results and cooldowns."""
 
@@ -102,9 +117,11 @@ class PlayerStore(Protocol):
         cooldowns: dict[str, float] | None = None,
     ) -> bool:
         """Apply one ranked match's rating changes and set its leavers' cooldowns (player
-        id -> until, seconds on the server clock): True when applied now, False when this
-        table's result was recorded before (nothing is applied twice). :class:`StaleRating`
-        (nothing applied) when a change's rating before is not the player's rating now."""
+        id -> until, seconds on the server clock), and clear the current ranked table of the
+        players whose current table this is (all its players, the unchanged ones too): True
+        when applied now, False when this table's result was recorded before (nothing is
+        applied twice). :class:`StaleRating` (nothing applied) when a change's rating before
+        is not the player's rating now."""
         ...
 
     async def leaderboard(
@@ -118,6 +135,15 @@ class PlayerStore(Protocol):
         """Until when (server clock, seconds) the player may not queue ranked; 0: free."""
         ...
 
+    async def seat_ranked(self, table_id: str, player_ids: Sequence[str]) -> None:
+        """Record ``table_id`` as the current ranked table of each of these players (ids the
+        store does not know, such as bots', are skipped). Writing it again changes nothing."""
+        ...
+
+    async def ranked_hold(self, player_id: str) -> RankedHold:
+        """The player's cooldown and current ranked table, in one read (an unknown id: none)."""
+        ...
+
 
 class MemoryPlayerStore:
     """A :class:`PlayerStore` in the process's memory."""
@@ -129,6 +155,8 @@ class MemoryPlayerStore:
         self._standings: dict[tuple[str, str], Standing] = {}
         self._recorded: set[str] = set()
         self._cooldowns: dict[str, float] = {}
+        self._ranked_table: dict[str, str] = {}
+        """Player id -> its current ranked table."""
 
     async def start(self) -> None:
         pass
@@ -191,6 +219,8 @@ class MemoryPlayerStore:
             )
         for pid, until in (cooldowns or {}).items():
             self._cooldowns[pid] = max(until, self._cooldowns.get(pid, 0.0))
+        for pid in [p for p, t in self._ranked_table.items() if t == table_id]:
+            del self._ranked_table[pid]
         return True
 
     async def leaderboard(
@@ -211,3 +241,13 @@ class MemoryPlayerStore:
 
     async def cooldown_until(self, player_id: str) -> float:
         return self._cooldowns.get(player_id, 0.0)
+
+    async def seat_ranked(self, table_id: str, player_ids: Sequence[str]) -> None:
+        for pid in player_ids:
+            if pid in self._players:
+                self._ranked_table[pid] = table_id
+
+    async def ranked_hold(self, player_id: str) -> RankedHold:
+        return RankedHold(
+            self._cooldowns.get(player_id, 0.0), self._ranked_table.get(player_id, "")
+        )

@@ -346,7 +346,8 @@ async def test_a_claim_whose_replica_died_before_seating_is_seated_by_the_watche
     store_url: str,
 ) -> None:
     """The claim stores the whole plan: a replica that claims and dies before it makes the
-    table leaves a plan that the ticket's watcher, on another replica, seats itself."""
+    table leaves a plan that the ticket's watcher, on another replica, seats itself; that
+    seating holds its players (FindMatch on any replica refuses them while it is played)."""
     clock = FakeClock()
     async with inprocess_replicas(
         2, store_url=store_url, clock=clock, matchmaking_deadline_s=1000.0
@@ -377,6 +378,17 @@ async def test_a_claim_whose_replica_died_before_seating_is_seated_by_the_watche
         rec = await alive.app.load(plan.table_id, presence=False)
         assert {s.token_hash for s in rec.seats} == {hash_token(t) for t in tokens}
         assert rec.status == "playing"
+        # the watcher's seating recorded the table for its players: no replica queues them
+        for stub in (a, b):
+            for token in tokens:
+                err = await _error(
+                    stub.FindMatch(service_pb2.FindMatchRequest(mode="2p"), metadata=auth(token))
+                )
+                assert (err.code(), registered_reason(err)) == (
+                    Code.FAILED_PRECONDITION,
+                    "ALREADY_SEATED",
+                )
+        assert await dead.app.store.tickets().waiting("2p", clock()) == []
 
 
 async def test_64_players_on_two_replica_processes_on_redis(redis_url: str, tmp_path: Path) -> None:

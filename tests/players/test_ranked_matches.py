@@ -1,6 +1,7 @@
 """Ratings at a ranked match's end, through real gRPC: a 4p match of humans and bots rated once
-(bots unchanged), a leaver who loses alone and waits out its cooldown (on the fake clock), a
-private casual table that changes no rating, and a replica killed between a match's end and
+(bots unchanged), a leaver who loses alone and waits out its cooldown (on the fake clock), no
+second ranked match for a player while its match is played, a private casual table that
+changes no rating, and a replica killed between a match's end and
 its rating write (real subprocesses on a real Redis, one player store file): the write
 happens exactly once.
 
@@ -195,6 +196,68 @@ async def test_a_leaver_loses_alone_and_waits_out_the_cooldown() -> None:
         await refused(1)
         clock.advance(0.5)
         assert await find(stub, leaver_token)
+
+
+async def refused_seated(stub: Stub, token: str, table_id: str, mode: str = "4p") -> None:
+    """FindMatch by the token's player is refused: it holds a seat at ``table_id``."""
+    with pytest.raises(grpc.aio.AioRpcError) as err:
+        await find(stub, token, mode)
+    assert err.value.code() == Code.FAILED_PRECONDITION
+    assert registered_reason(err.value) == "ALREADY_SEATED"
+    info = error_info(err.value)
+    assert info is not None and info.metadata["table_id"] == table_id
+    assert table_id in (err.value.details() or "")
+    assert token not in (err.value.details() or "")
+
+
+async def test_a_seated_player_may_not_queue_again_until_its_match_is_over() -> None:
+    """4 players matched into a ranked 4p table: while the match is played, FindMatch is
+    refused to each of them (in any mode) and queues nobody; once it is over (a LeaveTable
+    forfeit ends it) each may queue again, and the table's rating write clears the record."""
+    clock = FakeClock()
+    async with inprocess_replicas(
+        1, clock=clock, ticket_ttl_s=3600.0, ranked_leave_cooldown_s=0.0
+    ) as replicas:
+        players = directory_of(replicas)
+        srv, stub = replicas.servers[0], replicas.stubs[0]
+        tokens = [secrets.token_urlsafe(16) for _ in range(4)]
+        humans = await guests(players, tokens)
+        seats = await queue_together(stub, tokens)
+        table_id = seats[0].table_id
+        assert {m.table_id for m in seats} == {table_id} and seats[0].bot_seats == 0
+        for token in tokens:
+            await refused_seated(stub, token, table_id)
+        await refused_seated(stub, tokens[1], table_id, mode="2p")
+        tickets = srv.app.store.tickets()
+        assert [await tickets.count(m) for m in ("2p", "3p", "4p")] == [0, 0, 0]
+        clock.advance(600.0)  # still refused however long the match lasts
+        await refused_seated(stub, tokens[2], table_id)
+
+        left = await stub.LeaveTable(
+            service_pb2.LeaveTableRequest(table_id=table_id), metadata=auth(tokens[0])
+        )
+        assert left.forfeited
+        for token in tokens:  # the leaver too: its cooldown is 0 here
+            assert await find(stub, token)
+
+        async def cleared() -> bool:
+            holds = [await players.ranked_hold(h.player_id) for h in humans]
+            return all(h.table_id == "" for h in holds)
+
+        await eventually(cleared, what="the rated table cleared from its players")
+
+
+async def test_a_recorded_table_that_is_gone_holds_nobody() -> None:
+    """A player whose recorded ranked table is not in the store (dropped, or a store that
+    lost it) may queue: the record is stale."""
+    async with inprocess_replicas(1, ticket_ttl_s=3600.0) as replicas:
+        players = directory_of(replicas)
+        stub = replicas.stubs[0]
+        token = secrets.token_urlsafe(16)
+        (human,) = await guests(players, [token])
+        await players.seat_ranked("0123456789abcdef", [human.player_id])
+        assert (await players.ranked_hold(human.player_id)).table_id == "0123456789abcdef"
+        assert await find(stub, token)
 
 
 async def test_a_disconnect_forfeit_is_rated_as_a_leave() -> None:

@@ -1,5 +1,6 @@
 """The player store's contract on memory, SQLite and a real PostgreSQL: guests, outside
-subjects, ranked results once per table, the leaderboard."""
+subjects, ranked results once per table, the leaderboard, each player's current ranked
+table."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from service.auth import hash_token
 from service.players import (
     MemoryPlayerStore,
     PlayerStore,
+    RankedHold,
     Rated,
     StaleRating,
     Standing,
@@ -93,6 +95,42 @@ async def test_a_result_from_a_rating_that_moved_since_is_refused(store: PlayerS
     now = (await store.standings(a.player_id))["2p"]
     assert (now.games, now.wins) == (2, 1)
     assert (now.mu, now.sigma) == (again[0].mu_after, again[0].sigma_after)
+
+
+async def test_the_current_ranked_table_is_kept_until_its_result_is_recorded(
+    store: PlayerStore,
+) -> None:
+    """Seated at a ranked table, every player of it holds it (bots are skipped), with its
+    cooldown, in one read; the table's result clears it for all of them, the abandoned
+    partner (no rating change) too, and leaves a later table of theirs alone."""
+    a, b, c, d = [await store.create_guest(n, hash_token(n)) for n in "abcd"]
+    assert await store.ranked_hold(a.player_id) == RankedHold()
+    assert await store.ranked_hold("nobody") == RankedHold()
+    seated = [a.player_id, "bot:easy", b.player_id, c.player_id]
+    await store.seat_ranked("t1", seated)
+    await store.seat_ranked("t1", seated)  # again, as another replica seating the plan
+    await store.seat_ranked("t2", [d.player_id])
+    for p in (a, b, c):
+        assert await store.ranked_hold(p.player_id) == RankedHold(0.0, "t1")
+    assert await store.ranked_hold("bot:easy") == RankedHold()
+    assert await store.get("bot:easy") is None
+
+    # a left: its side loses, its partner b gets no change; c later sits at another table
+    await store.seat_ranked("t3", [c.player_id])
+    changes = rate_match(
+        "4p",
+        [[Rated(a.player_id), Rated(b.player_id)], [Rated(c.player_id), bot_rated("easy")]],
+        winner_side=1,
+        leavers=(a.player_id,),
+    )
+    assert b.player_id not in {ch.player_id for ch in changes}
+    assert await store.record_ranked("t1", changes, cooldowns={a.player_id: 99.0})
+    assert await store.ranked_hold(a.player_id) == RankedHold(99.0, "")
+    assert await store.ranked_hold(b.player_id) == RankedHold()
+    assert await store.ranked_hold(c.player_id) == RankedHold(0.0, "t3")
+    assert await store.ranked_hold(d.player_id) == RankedHold(0.0, "t2")
+    assert not await store.record_ranked("t1", changes)  # a repeat clears nothing more
+    assert await store.ranked_hold(c.player_id) == RankedHold(0.0, "t3")
 
 
 async def test_the_leaderboard_pages_best_first_and_lists_no_bot_or_newcomer(

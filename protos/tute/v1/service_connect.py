@@ -274,7 +274,9 @@ class TuteService(Protocol):
         UNAUTHENTICATED (TOKEN_REQUIRED: no player credential; UNKNOWN_PLAYER: the token is not a
         player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
         waits in another mode; RANKED_COOLDOWN: the player left a ranked match and its cooldown
-        has not passed, ErrorInfo metadata "cooldown_s" the seconds left).
+        has not passed, ErrorInfo metadata "cooldown_s" the seconds left; ALREADY_SEATED: the
+        player holds a seat at a ranked table whose match is not over, ErrorInfo metadata
+        "table_id" that table: play it to its end, or leave it, then FindMatch again).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -952,7 +954,9 @@ class TuteServiceClient(ConnectClient):
         UNAUTHENTICATED (TOKEN_REQUIRED: no player credential; UNKNOWN_PLAYER: the token is not a
         player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
         waits in another mode; RANKED_COOLDOWN: the player left a ranked match and its cooldown
-        has not passed, ErrorInfo metadata "cooldown_s" the seconds left).
+        has not passed, ErrorInfo metadata "cooldown_s" the seconds left; ALREADY_SEATED: the
+        player holds a seat at a ranked table whose match is not over, ErrorInfo metadata
+        "table_id" that table: play it to its end, or leave it, then FindMatch again).
         """
         return await self.execute_unary(
             request=request,
@@ -1352,7 +1356,9 @@ class TuteServiceSync(Protocol):
         UNAUTHENTICATED (TOKEN_REQUIRED: no player credential; UNKNOWN_PLAYER: the token is not a
         player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
         waits in another mode; RANKED_COOLDOWN: the player left a ranked match and its cooldown
-        has not passed, ErrorInfo metadata "cooldown_s" the seconds left).
+        has not passed, ErrorInfo metadata "cooldown_s" the seconds left; ALREADY_SEATED: the
+        player holds a seat at a ranked table whose match is not over, ErrorInfo metadata
+        "table_id" that table: play it to its end, or leave it, then FindMatch again).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -2028,7 +2034,9 @@ class TuteServiceClientSync(ConnectClientSync):
         UNAUTHENTICATED (TOKEN_REQUIRED: no player credential; UNKNOWN_PLAYER: the token is not a
         player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
         waits in another mode; RANKED_COOLDOWN: the player left a ranked match and its cooldown
-        has not passed, ErrorInfo metadata "cooldown_s" the seconds left).
+        has not passed, ErrorInfo metadata "cooldown_s" the seconds left; ALREADY_SEATED: the
+        player holds a seat at a ranked table whose match is not over, ErrorInfo metadata
+        "table_id" that table: play it to its end, or leave it, then FindMatch again).
         """
         return self.execute_unary(
             request=request,

@@ -432,7 +432,9 @@ class TuteServiceServicer:
         UNAUTHENTICATED (TOKEN_REQUIRED: no player credential; UNKNOWN_PLAYER: the token is not a
         player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
         waits in another mode; RANKED_COOLDOWN: the player left a ranked match and its cooldown
-        has not passed, ErrorInfo metadata "cooldown_s" the seconds left).
+        has not passed, ErrorInfo metadata "cooldown_s" the seconds left; ALREADY_SEATED: the
+        player holds a seat at a ranked table whose match is not over, ErrorInfo metadata
+        "table_id" that table: play it to its end, or leave it, then FindMatch again).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
