@@ -216,18 +216,23 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         self, request: service_pb2.ListTablesRequest, context: Any
     ) -> service_pb2.ListTablesResponse:
         req = request
-        if req.page_size < 0:
-            raise InvalidArgument("page_size must not be negative", field="page_size")
-        size = min(req.page_size or DEFAULT_PAGE, MAX_PAGE)
+        size = _page_size(req.page_size)
         if req.players not in (0, 2, 3, 4):
             raise InvalidArgument("players must be 2, 3 or 4 (0: any)", field="players")
         if req.preset and req.preset not in PRESET_NAMES:
             raise InvalidArgument("unknown preset", field="preset")
-        after = _parse_page_token(req.page_token) if req.page_token else None
+        after: tuple[float, str] | None = None
+        if req.page_token:
+            created_at, table_id = _parse_opaque(
+                req.page_token, ("lt1",), (float, str), "ListTables"
+            )
+            if not TABLE_ID_RE.match(table_id):
+                raise _not_a_page_token("ListTables")
+            after = (created_at, table_id)
         records, last = await self.tables.commits.lobby_page(req.preset, req.players, after, size)
         resp = service_pb2.ListTablesResponse(tables=[wire.table_to_proto(rec) for rec in records])
         if last is not None:
-            resp.next_page_token = _page_token(last.created_at, last.table_id)
+            resp.next_page_token = _opaque(("lt1", last.created_at, last.table_id))
         return resp
 
     async def JoinTable(
@@ -589,14 +594,18 @@ def _opaque(parts: tuple[object, ...]) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
+def _not_a_page_token(rpc: str) -> InvalidArgument:
+    return InvalidArgument(
+        f"page_token is not a page token from {rpc} for this request", field="page_token"
+    )
+
+
 def _parse_opaque(
     token: str, scope: tuple[object, ...], kinds: tuple[type, ...], rpc: str
 ) -> tuple[Any, ...]:
     """The parts after ``scope`` of a token :func:`_opaque` made for the same list, each of
     its kind; INVALID_ARGUMENT naming ``page_token`` otherwise."""
-    bad = InvalidArgument(
-        f"page_token is not a page token from {rpc} for this request", field="page_token"
-    )
+    bad = _not_a_page_token(rpc)
     if len(token) > MAX_PAGE_TOKEN:
         raise bad
     try:
@@ -671,30 +680,6 @@ def _waiting_to_proto(w: Waiting) -> matchmaking_pb2.TicketWaiting:
     return matchmaking_pb2.TicketWaiting(
         window=round(w.window), queued=w.queued, waited_s=w.waited_s, bots_in_s=w.bots_in_s
     )
-
-
-_PAGE_TOKEN_PREFIX = "p1"
-
-
-def _page_token(created_at: float, table_id: str) -> str:
-    """An opaque ListTables page token: the lobby position of a page's last table."""
-    raw = f"{_PAGE_TOKEN_PREFIX}:{created_at!r}:{table_id}".encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _parse_page_token(token: str) -> tuple[float, str]:
-    bad = InvalidArgument("not a page token from ListTables", field="page_token")
-    if len(token) > MAX_PAGE_TOKEN:
-        raise bad
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
-        prefix, created, table_id = raw.split(":")
-        created_at = float(created)
-    except (ValueError, UnicodeDecodeError):
-        raise bad from None
-    if prefix != _PAGE_TOKEN_PREFIX or not TABLE_ID_RE.match(table_id) or math.isnan(created_at):
-        raise bad
-    return created_at, table_id
 
 
 def display_name(name: str) -> str:
