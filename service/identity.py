@@ -45,7 +45,8 @@ from .config import Settings
 from .errors import ServiceError, Unauthenticated
 from .players import Player, PlayerStore
 from .reasons import Reason
-from .tables.model import HUMAN, TableRecord
+from .tables.access import held_by_player
+from .tables.model import TableRecord
 
 log = structlog.get_logger("tute.identity")
 
@@ -326,16 +327,12 @@ class Identity:
         return await self._resolve(token)
 
     async def seat_player(self, rec: TableRecord, token: str | None) -> str:
-        """The player id by which ``token`` may open a seat of ``rec`` when it opens none by
-        its hash (callers ask only then): '' when it does open one by hash, when no seat of
-        the table is bound to a player (no store round trip either way), or when it is no
+        """The player id by which ``token`` may open a seat of ``rec``, asked only once it
+        opened none by its hash (:func:`~service.tables.access.check_opening`): '' when no
+        seat of the table is held by a bound player (no store round trip) or when it is no
         player credential (then the table's own checks refuse it as before). A JWT that does
         not verify is refused."""
-        if token is None or not any(
-            s.player_id and s.token_hash and s.occupant == HUMAN for s in rec.seats
-        ):
-            return ""
-        if rec.seat_of_token_hash(hash_token(token)) is not None:
+        if token is None or not any(held_by_player(s) for s in rec.seats):
             return ""
         found = await self._resolve(token)
         return found.player_id if found is not None else ""

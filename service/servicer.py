@@ -49,6 +49,7 @@ from .reasons import Reason
 from .tables import changes
 from .tables.access import (
     TABLE_ID_RE,
+    check_opening,
     check_table_id,
     opened_seat,
     require_owner_or_seat,
@@ -114,18 +115,8 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         rec: TableRecord,
         token: str | None,
     ) -> tuple[T, str]:
-        """``check`` (seat_of, require_seat, require_owner_or_seat) of the caller's token at
-        the table, and the player id it opened a seat by ('' when by the token's hash). The
-        seat-token check runs first and alone: only a token that opens nothing by its hash is
-        resolved as a player credential (service.identity), so a seat token's call costs what
-        it did before player seats existed."""
-        try:
-            return check(rec, token, ""), ""
-        except PermissionDenied:
-            player_id = await self.identity.seat_player(rec, token)
-            if not player_id:
-                raise
-            return check(rec, token, player_id), player_id
+        """:func:`~service.tables.access.check_opening` with this server's players."""
+        return await check_opening(check, rec, token, self.identity.seat_player)
 
     def _caller(self, context: Any) -> None:
         """Who calls, for the per-caller limits (service.callers.CALLER)."""

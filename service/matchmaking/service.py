@@ -48,6 +48,7 @@ from ..reasons import Reason
 from ..store.base import StoreUnavailable
 from ..store.queue import MATCHED, Ticket, TicketQueue
 from ..tables import changes
+from ..tables.access import seat_of_player
 from ..tables.model import BOT, EMPTY, FINISHED, HUMAN, WAITING, TableRecord
 from ..tables.service import TableService
 from . import matcher
@@ -213,9 +214,7 @@ class Matchmaker:
             rec = await self.tables.load(table_id, presence=False)
         except NotFound:
             return
-        if rec.status == FINISHED or not any(
-            s.occupant == HUMAN and s.player_id == player_id for s in rec.seats
-        ):
+        if rec.status == FINISHED or seat_of_player(rec, player_id) is None:
             return
         raise FailedPrecondition(
             f"this player is seated at ranked table {table_id}, whose match is not over: "

@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import hmac
 import re
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import structlog
 
 from ..auth import hash_token
 from ..errors import InvalidArgument, PermissionDenied, Unauthenticated
 from ..reasons import Reason
-from .model import HUMAN, TableRecord
+from .model import HUMAN, SeatInfo, TableRecord
+
+T = TypeVar("T")
+
+SeatPlayer = Callable[[TableRecord, str | None], Awaitable[str]]
+"""The player id by which a token may open a player's seat at a table ('' for none):
+:meth:`service.identity.Identity.seat_player`."""
 
 TABLE_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 """What a table id (and a page token's) looks like."""
@@ -32,13 +40,18 @@ def check_table_id(table_id: str, field: str = "table_id") -> str:
     return table_id
 
 
+def held_by_player(seat: SeatInfo) -> bool:
+    """Whether a seat is bound to a player who still holds it (its token still opens it: the
+    player neither left nor forfeited)."""
+    return bool(seat.player_id and seat.token_hash and seat.occupant == HUMAN)
+
+
 def seat_of_player(rec: TableRecord, player_id: str) -> int | None:
-    """The seat bound to ``player_id`` that its player still holds (its token still opens
-    it: the player neither left nor forfeited), or None."""
+    """The seat bound to ``player_id`` that its player still holds, or None."""
     if not player_id:
         return None
     for i, s in enumerate(rec.seats):
-        if s.player_id == player_id and s.token_hash and s.occupant == HUMAN:
+        if s.player_id == player_id and held_by_player(s):
             return i
     return None
 
@@ -107,3 +120,23 @@ def seat_lost(seat: int | None) -> PermissionDenied:
         "without the token (as a spectator), with resume_after, to follow the table",
         reason=Reason.SEAT_LOST,
     )
+
+
+async def check_opening(
+    check: Callable[[TableRecord, str | None, str], T],
+    rec: TableRecord,
+    token: str | None,
+    seat_player: SeatPlayer | None,
+) -> tuple[T, str]:
+    """``check`` (:func:`seat_of`, :func:`require_seat`, :func:`require_owner_or_seat`) of a
+    token at the table, and the player id it opened a seat by ('' when by the token's hash).
+    The seat-token check runs first and alone: only a token that opens nothing by its hash is
+    resolved as a player credential (``seat_player``), so a seat token's call costs no more
+    than it would without player seats."""
+    try:
+        return check(rec, token, ""), ""
+    except PermissionDenied:
+        player_id = await seat_player(rec, token) if seat_player is not None else ""
+        if not player_id:
+            raise
+        return check(rec, token, player_id), player_id

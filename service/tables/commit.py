@@ -263,7 +263,9 @@ class Committer:
         response = respond(rec, changed.events) if respond is not None else None
         due = self.due_at(rec, now)
         data = encode_record(rec)
-        kept = copy_record(rec)  # before the commit's await: as encoded
+        # kept decoded for the next load (a playing table's): copied before the commit's
+        # await, as encoded
+        kept = copy_record(rec) if rec.status == PLAYING else None
         outcome = await self.ctx.store.commit(
             table_id,
             Commit(
@@ -292,12 +294,12 @@ class Committer:
                 await records.keep(self.ctx.history, rec)
         return Committed(rec, changed.result, stored, response), rec.version
 
-    def _keep_decoded(self, table_id: str, data: bytes, rec: TableRecord) -> None:
+    def _keep_decoded(self, table_id: str, data: bytes, rec: TableRecord | None) -> None:
         """Keep a playing table's committed record decoded (the newest :data:`DECODED_MAX`
-        of them): the tables whose next load is near."""
+        of them): the tables whose next load is near. ``rec`` None: not playing, none kept."""
         decoded = self._decoded
         decoded.pop(table_id, None)  # the newest last: the oldest go first
-        if rec.status != PLAYING:
+        if rec is None:
             return
         if len(decoded) >= DECODED_MAX:
             del decoded[next(iter(decoded))]

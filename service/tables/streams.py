@@ -22,23 +22,20 @@ import contextlib
 import dataclasses
 import secrets
 from collections import Counter
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING
 
 import structlog
 
 from .. import wire
-from ..errors import InvalidArgument, NotFound, PermissionDenied, ResourceExhausted, Unavailable
+from ..errors import InvalidArgument, NotFound, ResourceExhausted, Unavailable
 from ..limits import Limits
 from ..reasons import Reason
 from ..store.base import REWOUND, StoredEvent, SubscriptionEnded
 from . import changes
-from .access import check_table_id, opened_seat, seat_lost, seat_of
+from .access import SeatPlayer, check_opening, check_table_id, opened_seat, seat_lost, seat_of
 from .commit import Committer, Context
 from .model import TableRecord
-
-SeatPlayer = Callable[[TableRecord, str | None], Awaitable[str]]
-"""The player id by which a token may open a player's seat at a table ('' for none)."""
 
 if TYPE_CHECKING:
     from ..store.base import Subscription
@@ -113,14 +110,7 @@ class Streams:
         if self._closing:
             raise Unavailable("the server is shutting down; reconnect", reason=Reason.SHUTTING_DOWN)
         rec = await self.commits.load(table_id)
-        player_id = ""
-        try:
-            seat = seat_of(rec, token)
-        except PermissionDenied:  # no seat by the token's hash: maybe its player's
-            player_id = await seat_player(rec, token) if seat_player is not None else ""
-            if not player_id:
-                raise
-            seat = seat_of(rec, token, player_id)
+        seat, player_id = await check_opening(seat_of, rec, token, seat_player)
         caller = self.limits.stream_caller(token if seat is not None else None)
         await self.limits.open_stream(caller)
         occupancy = rec.seats[seat].occupancy() if seat is not None else ""
