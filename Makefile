@@ -55,7 +55,7 @@ RUN_SOURCES := pyproject.toml setup.py $(wildcard engine/*.py service/*.py servi
 PLAY_PORT ?= 50052
 PLAY_ARGS ?= --preset corriente-6
 
-.PHONY: help venv run play web web-build test test-compiled test-all lint compile bench bench-full bench-redis proto system-deps clean image bench-abuse bench-bots bench-population
+.PHONY: help venv run play web web-build test test-suite test-doctest test-compiled test-all lint compile bench bench-full bench-redis proto system-deps clean image bench-abuse bench-bots bench-population
 
 # The container image `make image` builds: tute:<version in pyproject.toml>.
 IMAGE ?= tute:$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
@@ -119,12 +119,19 @@ web: web-build $(STAMP) ## build the browser client and serve it: open http://lo
 	$(BIN)/tute-server --port 50051 --http-port 8080 --web-dir $(WEB_DIR)/dist \
 		--metrics-port 9464 --store memory
 
-test: system-deps ## lint, then every test not marked slow, the engine's doctests (and its tests, compiled)
-	@# lint, the web build and the compiled engine need nothing of each other: side by side
-	$(MAKE) --no-print-directory -j3 --output-sync=target lint web-build $(MYPYC_STAMP)
+test: system-deps ## lint, every test not marked slow, the engine's doctests, and its tests compiled
+	@# The web build first (the browser tests play on it). Then four jobs that need nothing of
+	@# each other, side by side: the suite's workers wait on servers and subprocesses for part
+	@# of their time, which lint and the mypyc build (one core each) fill. Each job's output
+	@# is printed whole when it ends.
+	$(MAKE) --no-print-directory web-build
+	$(MAKE) --no-print-directory -j4 --output-sync=target lint test-suite test-doctest test-compiled
+
+test-suite: $(STAMP) ## every test not marked slow (what `make test` runs beside lint and the compiled engine)
 	$(PY) -m pytest -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
+
+test-doctest: $(STAMP) ## the engine's doctests
 	$(PY) -m pytest -q -p no:cacheprovider --doctest-modules engine
-	$(MAKE) --no-print-directory test-compiled
 
 test-compiled: $(MYPYC_STAMP) ## the engine's tests against the mypyc-compiled engine
 	cd $(MYPYC_DIR) && export PYTHONPATH=$(abspath $(MYPYC_DIR)):$(CURDIR) && \

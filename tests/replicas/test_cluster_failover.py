@@ -181,7 +181,8 @@ class Load:
             await w.close()
 
 
-OPTIONS: dict[str, object] = {"target_match_points": 2}
+OPTIONS: dict[str, object] = {"target_match_points": 1}
+"""One hand a match: the kill lands mid-hand (after 20 events), the matches go on to the end."""
 
 
 async def add_match(load: Load, servers: list[Replica], rng: random.Random) -> None:

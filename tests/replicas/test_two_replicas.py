@@ -167,7 +167,7 @@ async def test_players_on_different_replicas_finish_matches(replicas: list[Repli
 )
 async def test_kill9_of_a_replica_mid_match(replicas: list[Replica], count: int) -> None:
     matches = await play_matches(
-        replicas, count, seed=count, kill_after_events=25, target_match_points=2
+        replicas, count, seed=count, kill_after_events=25, target_match_points=1
     )
     resumed = sum(w.resumes for m in matches for w in m.watchers)
     assert resumed >= count  # at least the spectators of replica 0 moved over
@@ -319,7 +319,7 @@ async def test_redis_restart_with_persistence_keeps_the_match(tmp_path: Path) ->
     started = await start_replicas(proc.url, tmp_path)
     try:
         rng = random.Random(9)
-        options: dict[str, Any] = {"target_match_points": 2}
+        options: dict[str, Any] = {"target_match_points": 1}
         match = await Match.start(started, rng, 0, **options)
         try:
             await match.spectators[0].wait_until(lambda w: len(w.events) >= 30)

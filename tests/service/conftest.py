@@ -25,7 +25,7 @@ FAST = Settings(
     http_port=-1,
     bot_delay_s=0.0,
     scheduler_poll_s=0.01,
-    grace_s=0.2,
+    grace_s=0.02,
     log_format="json",
     log_level="warning",
     create_rate_per_s=0.0,
@@ -84,39 +84,42 @@ async def stub(server: Server, transport: str) -> AsyncIterator[Any]:
         yield s
 
 
-SPLIT_ACROSS_BROWSERS = frozenset(
-    {
-        "test_a_match_of_every_preset_replays_on_the_engine",
-        "test_matches_with_declarations_replay_on_the_engine",
-    }
-)
-"""Tests run once per preset: in the default run each preset plays on one browser transport
-(alternating connect and grpcweb), on both under ``slow``; native gRPC plays every one."""
+ROTATED = frozenset({"test_matches", "test_races", "test_resume"})
+"""Modules whose cases beyond the transport (presets, stores, options) are many: in the default
+run each case plays on one transport, the three in turn (so every test still meets every
+transport, and every case one of them); all of them under ``slow``."""
 ONE_BROWSER = {
     "test_no_hidden_card_reaches_any_seat_or_spectator": "connect",
     "test_stale_streams_of_players_who_left_see_nothing_of_the_next_occupants": "grpcweb",
     "test_illegal_cards_name_the_rule": "grpcweb",
 }
-"""The longest contract tests: on one browser transport in the default run, both under ``slow``
-(the two browser transports share everything but their framing, which every other contract
-test covers on both)."""
+"""The longest contract tests: native gRPC and one browser transport in the default run, both
+browser transports under ``slow`` (the two share everything but their framing, which every
+other contract test covers on both)."""
+ONE_TRANSPORT = {"test_the_stale_stream_check_catches_a_stream_that_lives_on": "grpc"}
+"""Tests of a test's own check (it must catch a planted leak): on one transport by default."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     seen: dict[str, list[str]] = {}
     for item in items:
         callspec = getattr(item, "callspec", None)
-        if callspec is None or callspec.params.get("transport", "grpc") == "grpc":
+        if callspec is None or "transport" not in callspec.params:
             continue
         name = item.name.partition("[")[0]
         transport = callspec.params["transport"]
-        if name in ONE_BROWSER and ONE_BROWSER[name] != transport:
-            item.add_marker(pytest.mark.slow)
-        elif name in SPLIT_ACROSS_BROWSERS:
-            case = callspec.id.partition("-")[2]  # the preset case after the transport
+        module = item.path.stem
+        if name in ONE_TRANSPORT:
+            keep = {ONE_TRANSPORT[name]}
+        elif name in ONE_BROWSER:
+            keep = {"grpc", ONE_BROWSER[name]}
+        elif module in ROTATED and len(callspec.params) > 1:
+            case = callspec.id.partition("-")[2]  # the case after the transport
             cases = seen.setdefault(name, [])
             if case not in cases:
                 cases.append(case)
-            keep = "connect" if cases.index(case) % 2 == 0 else "grpcweb"
-            if transport != keep:
-                item.add_marker(pytest.mark.slow)
+            keep = {TRANSPORTS[cases.index(case) % len(TRANSPORTS)]}
+        else:
+            continue
+        if transport not in keep:
+            item.add_marker(pytest.mark.slow)

@@ -556,11 +556,13 @@ def check_log(text: str, tokens: set[str]) -> None:
 
 
 async def test_no_hidden_card_reaches_any_seat_or_spectator(
-    server: Server, stub: Stub, oracle: Oracle, monkeypatch: pytest.MonkeyPatch
+    server: Server, stub: Stub, oracle: Oracle, monkeypatch: pytest.MonkeyPatch, transport: str
 ) -> None:
-    # A few matches per preset over the wire; the combinatorics are the engine's and
-    # the wire's (test_properties.py, test_convert.py), the long runs below (slow).
-    stats = await run_matches(server, stub, oracle, monkeypatch, per_preset=5, seed=20240601)
+    # A few matches per preset over the wire (fewer over a browser transport, whose messages
+    # are the native ones framed otherwise); the combinatorics are the engine's and the
+    # wire's (test_properties.py, test_convert.py), the long runs below (slow).
+    per_preset = 5 if transport == "grpc" else 2
+    stats = await run_matches(server, stub, oracle, monkeypatch, per_preset, seed=20240601)
     assert stats.kinds.get("trump_exchanged") and stats.kinds.get("tute_declared"), stats.kinds
 
 
@@ -877,9 +879,10 @@ async def run_stale(
 
 
 async def test_stale_streams_of_players_who_left_see_nothing_of_the_next_occupants(
-    server: Server, stub: Stub, oracle: Oracle
+    server: Server, stub: Stub, oracle: Oracle, transport: str
 ) -> None:
-    stats = await run_stale(stub, oracle, per_preset=3, seed=20261201)
+    per_preset = 3 if transport == "grpc" else 1  # fewer on a browser transport (see above)
+    stats = await run_stale(stub, oracle, per_preset, seed=20261201)
     print(
         f"stale streams planted: {stats.planted}, ended with SEAT_LOST: {stats.seat_lost}, "
         f"events after the loss: {stats.after_lost}, leaks: {len(stats.leaks)}"
@@ -888,7 +891,7 @@ async def test_stale_streams_of_players_who_left_see_nothing_of_the_next_occupan
     assert stats.planted >= 2 * len(PRESETS)
     assert stats.seat_lost == stats.planted  # every stale stream ended, with SEAT_LOST
     assert stats.after_lost == 0  # ...right after its SeatLeft
-    assert stats.next_hands > len(PRESETS)  # the next occupants did get their cards
+    assert stats.next_hands >= per_preset * len(PRESETS)  # the next occupants got their cards
 
 
 async def test_the_stale_stream_check_catches_a_stream_that_lives_on(
