@@ -174,10 +174,14 @@ async def test_kill9_of_a_replica_mid_match(replicas: list[Replica], count: int)
     assert replicas[1].proc.poll() is None
 
 
-@pytest.mark.parametrize("replicas", ["redis", "cluster"], indirect=True)
+@pytest.mark.parametrize(
+    "replicas", ["redis", pytest.param("cluster", marks=pytest.mark.slow)], indirect=True
+)
 async def test_timers_and_bots_take_effect_once(replicas: list[Replica]) -> None:
     """Bot turns and turn deadlines are claimed by either replica; each applies once. Also
-    on a three-node Redis Cluster, where the tables' keys are spread over the nodes."""
+    on a three-node Redis Cluster, where the tables' keys are spread over the nodes (under
+    ``slow``: the failover tests, test_cluster_failover.py, play such tables on a Cluster by
+    default and check each bot turn and deadline applies once)."""
     fo = Failover(replicas)
     tables: dict[str, int | None] = {}  # table id -> the idle human's seat (None: all bots)
     for bots, options in ((4, {}),) * 3 + ((3, {"turn_time_s": 1}),) * 2:
