@@ -237,8 +237,11 @@ async def test_a_seated_player_may_not_queue_again_until_its_match_is_over() -> 
             service_pb2.LeaveTableRequest(table_id=table_id), metadata=auth(tokens[0])
         )
         assert left.forfeited
-        for token in tokens:  # the leaver too: its cooldown is 0 here
-            assert await find(stub, token)
+        # each may queue again, the leaver too (its cooldown is 0 here); in modes that seat
+        # nobody yet (three for 4p, one for 3p, and the clock holds still for the bot fill),
+        # so that no new table takes the place of the old one in their records
+        for token, mode in zip(tokens, ("4p", "4p", "4p", "3p"), strict=True):
+            assert await find(stub, token, mode)
 
         async def cleared() -> bool:
             holds = [await players.ranked_hold(h.player_id) for h in humans]
