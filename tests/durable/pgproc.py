@@ -55,8 +55,15 @@ class PostgresProcess:
     def url(self) -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
 
-    def _run_as(self) -> dict[str, object]:
-        return {"user": self.user} if self.user else {}
+    def _as_user(self, argv: list[str]) -> list[str]:
+        """``argv`` run as :attr:`user` (when root), by ``setpriv``, which execs it: the test
+        process forks as any other time, not with ``Popen(user=)``, whose plain fork runs
+        gRPC's fork handlers in the child (a worker's gRPC threads then broke the child
+        before its exec, once in some ten runs)."""
+        if not self.user:
+            return argv
+        setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
+        return [setpriv, f"--reuid={self.user}", f"--regid={self.user}", "--init-groups", *argv]
 
     def start(self) -> None:
         data = self.directory / "data"
@@ -64,40 +71,42 @@ class PostgresProcess:
             pw = pwd.getpwnam(self.user)
             os.chown(self.directory, pw.pw_uid, pw.pw_gid)
         subprocess.run(
-            [
-                _binary("initdb"),
-                "-D",
-                str(data),
-                "-U",
-                "postgres",
-                "--auth=trust",
-                "--no-sync",
-                "-E",
-                "UTF8",
-                "--locale=C",
-            ],
-            check=True,
-            capture_output=True,
-            **self._run_as(),  # type: ignore[call-overload]
-        )
-        with open(self.directory / "postgres.log", "wb") as log:
-            self.proc = subprocess.Popen(  # type: ignore[call-overload]
+            self._as_user(
                 [
-                    _binary("postgres"),
+                    _binary("initdb"),
                     "-D",
                     str(data),
-                    "-p",
-                    str(self.port),
-                    "-h",
-                    "127.0.0.1",
-                    "-k",
-                    str(self.directory),
-                    "-c",
-                    "fsync=off",
-                ],
+                    "-U",
+                    "postgres",
+                    "--auth=trust",
+                    "--no-sync",
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+        )
+        with open(self.directory / "postgres.log", "wb") as log:
+            self.proc = subprocess.Popen(
+                self._as_user(
+                    [
+                        _binary("postgres"),
+                        "-D",
+                        str(data),
+                        "-p",
+                        str(self.port),
+                        "-h",
+                        "127.0.0.1",
+                        "-k",
+                        str(self.directory),
+                        "-c",
+                        "fsync=off",
+                    ]
+                ),
                 stdout=subprocess.DEVNULL,
                 stderr=log,
-                **self._run_as(),
             )
         ready = _binary("pg_isready")
 
