@@ -35,6 +35,7 @@ from tests.support.players import (
     Stub,
     auth,
     guests,
+    new_guests,
     play_to_the_end,
     view,
 )
@@ -102,8 +103,7 @@ async def test_a_ranked_4p_match_of_humans_and_bots_is_rated_once() -> None:
     ) as replicas:
         players = directory_of(replicas)
         srv, stub = replicas.servers[0], replicas.stubs[0]
-        tokens = [secrets.token_urlsafe(16) for _ in range(2)]
-        humans = await guests(players, tokens)
+        tokens, humans = await new_guests(players, 2)
         seats = await queue_together(stub, tokens, clock)
         table_id = seats[0].table_id
         assert {m.table_id for m in seats} == {table_id} and seats[0].bot_seats == 2
@@ -145,8 +145,7 @@ async def test_a_leaver_loses_alone_and_waits_out_the_cooldown() -> None:
     async with inprocess_replicas(1, clock=clock, ticket_ttl_s=3600.0) as replicas:
         players = directory_of(replicas)
         stub = replicas.stubs[0]
-        tokens = [secrets.token_urlsafe(16) for _ in range(4)]
-        humans = await guests(players, tokens)
+        tokens, humans = await new_guests(players, 4)
         seats = await queue_together(stub, tokens)
         table_id = seats[0].table_id
         by_seat = {m.seat: (h, t) for m, h, t in zip(seats, humans, tokens, strict=True)}
@@ -220,8 +219,7 @@ async def test_a_seated_player_may_not_queue_again_until_its_match_is_over() -> 
     ) as replicas:
         players = directory_of(replicas)
         srv, stub = replicas.servers[0], replicas.stubs[0]
-        tokens = [secrets.token_urlsafe(16) for _ in range(4)]
-        humans = await guests(players, tokens)
+        tokens, humans = await new_guests(players, 4)
         seats = await queue_together(stub, tokens)
         table_id = seats[0].table_id
         assert {m.table_id for m in seats} == {table_id} and seats[0].bot_seats == 0
@@ -272,8 +270,7 @@ async def test_a_disconnect_forfeit_is_rated_as_a_leave() -> None:
     ) as replicas:
         players = directory_of(replicas)
         srv, stub = replicas.servers[0], replicas.stubs[0]
-        tokens = [secrets.token_urlsafe(16) for _ in range(2)]
-        humans = await guests(players, tokens)
+        tokens, humans = await new_guests(players, 2)
         seats = await queue_together(stub, tokens, mode="2p")
         table_id = seats[0].table_id
         clock.advance(61.0)
@@ -329,8 +326,7 @@ async def test_a_rating_moved_under_the_write_is_read_again_and_kept() -> None:
     async with inprocess_replicas(1, clock=clock, ticket_ttl_s=3600.0) as replicas:
         players = directory_of(replicas)
         srv, stub = replicas.servers[0], replicas.stubs[0]
-        tokens = [secrets.token_urlsafe(16) for _ in range(2)]
-        humans = await guests(players, tokens)
+        tokens, humans = await new_guests(players, 2)
         racing = RacingStore(players, humans[1].player_id)
         srv.app.ctx.players = racing
         seats = await queue_together(stub, tokens, mode="2p")
@@ -408,8 +404,7 @@ async def test_a_replica_killed_before_the_rating_write_leaves_it_to_another(
     store = RedisStore.from_url(redis_url)
     flags = ("--players", f"sqlite://{db_path}", "--claim-lease-s", "0.5")
     try:
-        tokens = [secrets.token_urlsafe(16) for _ in range(4)]
-        humans = await guests(players, tokens)
+        tokens, humans = await new_guests(players, 4)
         table_id = await _ranked_table(store, players, tokens)
         (tmp_path / "a").mkdir()
         (tmp_path / "b").mkdir()

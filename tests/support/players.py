@@ -10,6 +10,7 @@ ratings written at a match's end are read back by the next FindMatch.
 from __future__ import annotations
 
 import random
+import secrets
 from collections.abc import Sequence
 
 from service.auth import hash_token
@@ -29,6 +30,12 @@ def auth(token: str) -> tuple[tuple[str, str], ...]:
 async def guests(players: PlayerStore, tokens: Sequence[str]) -> list[Player]:
     """A guest in the store for each token."""
     return [await players.create_guest(f"P{i}", hash_token(t)) for i, t in enumerate(tokens)]
+
+
+async def new_guests(players: PlayerStore, n: int) -> tuple[list[str], list[Player]]:
+    """``n`` fresh bearer tokens, and a guest in the store for each (:func:`guests`)."""
+    tokens = [secrets.token_urlsafe(16) for _ in range(n)]
+    return tokens, await guests(players, tokens)
 
 
 async def view(stub: Stub, table_id: str, token: str) -> view_pb2.TableView:
