@@ -56,14 +56,13 @@ class PostgresProcess:
         return f"postgresql://postgres@127.0.0.1:{self.port}/postgres"
 
     def _as_user(self, argv: list[str]) -> list[str]:
-        """``argv`` run as :attr:`user` (when root), by ``setpriv``, which execs it: the test
-        process forks as any other time, not with ``Popen(user=)``, whose plain fork runs
-        gRPC's fork handlers in the child (a worker's gRPC threads then broke the child
-        before its exec, once in some ten runs)."""
+        """``argv`` run as :attr:`user` (when root), by util-linux's ``setpriv``, which execs
+        it: the test process starts it as any other subprocess, not with ``Popen(user=)``,
+        whose plain fork runs gRPC's fork handlers in the child, where a worker's gRPC
+        threads can break it before its exec."""
         if not self.user:
             return argv
-        setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
-        return [setpriv, f"--reuid={self.user}", f"--regid={self.user}", "--init-groups", *argv]
+        return ["setpriv", f"--reuid={self.user}", f"--regid={self.user}", "--init-groups", *argv]
 
     def start(self) -> None:
         data = self.directory / "data"
