@@ -87,6 +87,19 @@ class PostgresProcess:
             check=True,
             capture_output=True,
         )
+        # The free port may be taken by another process before postgres binds it (between
+        # _free_port and the bind): then postgres exits at once, and it starts again on another.
+        for _ in range(5):
+            if self._serve(data):
+                return
+            self.port = _free_port()
+        raise RuntimeError(f"postgres found no free port:\n{self._log()}")
+
+    def _log(self) -> str:
+        return (self.directory / "postgres.log").read_text(errors="replace")
+
+    def _serve(self, data: Path) -> bool:
+        """Start postgres on :attr:`port`; False when the port was taken meanwhile."""
         with open(self.directory / "postgres.log", "wb") as log:
             self.proc = subprocess.Popen(
                 self._as_user(
@@ -108,10 +121,15 @@ class PostgresProcess:
                 stderr=log,
             )
         ready = _binary("pg_isready")
+        taken = False
 
         def accepting() -> bool:
+            nonlocal taken
             if self.proc is not None and self.proc.poll() is not None:
-                text = (self.directory / "postgres.log").read_text(errors="replace")
+                text = self._log()
+                if "Address already in use" in text:
+                    taken = True
+                    return True
                 raise RuntimeError(f"postgres exited at start:\n{text}")
             probe = subprocess.run(
                 [ready, "-h", "127.0.0.1", "-p", str(self.port), "-t", "1", "-q"], check=False
@@ -119,6 +137,7 @@ class PostgresProcess:
             return probe.returncode == 0
 
         wait_until(accepting, timeout=60.0, what="postgres accepting connections")
+        return not taken
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
