@@ -16,6 +16,7 @@ the client seeds, every action with its time and who made it, and each hand's ou
 from __future__ import annotations
 
 import dataclasses
+import json
 import secrets
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -56,6 +57,10 @@ def draw_seed() -> bytes:
     return secrets.token_bytes(32)
 
 
+_COMPACT = (",", ":")
+"""``json.dumps`` separators of compact JSON, as the table record's."""
+
+
 @dataclasses.dataclass
 class FairLog:
     """A match's deals and actions, as the table's record stores them."""
@@ -72,6 +77,13 @@ class FairLog:
     """[seat, action, milliseconds since the start, who (:data:`BY_CODES`)] per action."""
     outcomes: list[list[Any]] = dataclasses.field(default_factory=list)
     """[hand_no, totals, winner side, capote, tute seat] per ended hand."""
+    _actions_text: tuple[int, object, str] = dataclasses.field(
+        default=(0, None, ""), compare=False, repr=False
+    )
+    """What :meth:`json_text` encoded of ``actions`` so far: how many, the last of them (the
+    same object, or the text is stale) and their JSON without the brackets. The list only
+    grows (:func:`note`), so each encode adds the new actions' text instead of encoding the
+    match's every action again."""
 
     def commitment_of(self, hand_no: int) -> str:
         return commitment(bytes.fromhex(self.seeds[hand_no - 1])).hex()
@@ -85,6 +97,37 @@ class FairLog:
             self.actions,
             self.outcomes,
         ]
+
+    def json_text(self) -> str:
+        """``to_json()`` as compact JSON text (what ``json.dumps`` gives), the actions' part
+        encoded once each."""
+        actions = self.actions
+        n, last, text = self._actions_text
+        if n > len(actions) or (n and actions[n - 1] is not last):
+            n, text = 0, ""  # not a longer form of the list encoded: all of it again
+        if n < len(actions):
+            more = json.dumps(actions[n:], separators=_COMPACT)[1:-1]
+            text = f"{text},{more}" if text else more
+            self._actions_text = (len(actions), actions[-1], text)
+        head = json.dumps(
+            [self.started_at, self.first_dealer, self.client_seeds, self.seeds],
+            separators=_COMPACT,
+        )
+        tail = json.dumps(self.outcomes, separators=_COMPACT)
+        return f"{head[:-1]},[{text}],{tail}]"
+
+    def copy(self) -> FairLog:
+        """A copy whose lists a change may extend without touching this one's (the entries,
+        never edited, are shared), with what :meth:`json_text` encoded so far."""
+        return FairLog(
+            self.started_at,
+            self.first_dealer,
+            list(self.client_seeds),
+            list(self.seeds),
+            list(self.actions),
+            list(self.outcomes),
+            self._actions_text,
+        )
 
     @classmethod
     def from_json(cls, data: list[Any]) -> FairLog:

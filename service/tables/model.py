@@ -244,11 +244,13 @@ def encode_record(rec: TableRecord) -> bytes:
         "expires": rec.expires_at,
         "cseeds": [s.client_seed for s in rec.seats],
         "pids": [s.player_id for s in rec.seats],
-        "fair": rec.fair.to_json() if rec.fair is not None else None,
         "ranked": rec.ranked,
         "rated": rec.rated,
     }
-    head = json.dumps(d, separators=(",", ":")).encode()
+    text = json.dumps(d, separators=(",", ":"))
+    # the fair log last, as its own text (which encodes each action once: FairLog.json_text)
+    fair = "null" if rec.fair is None else rec.fair.json_text()
+    head = f'{text[:-1]},"fair":{fair}}}'.encode()
     return head if rec.state is None else head + b"\n" + encode_state(rec.state)
 
 
@@ -256,23 +258,13 @@ def copy_record(rec: TableRecord) -> TableRecord:
     """A copy of a record that a change may edit without touching ``rec``: what
     :func:`decode_record` of its bytes gives (``connected`` empty), without decoding. The
     engine state and the rules are immutable values and shared."""
-    fair = rec.fair
     return dataclasses.replace(
         rec,
         seats=[dataclasses.replace(s) for s in rec.seats],
         games=list(rec.games),
         away=dict(rec.away),
         connected=frozenset(),
-        fair=None
-        if fair is None
-        else FairLog(
-            fair.started_at,
-            fair.first_dealer,
-            list(fair.client_seeds),
-            list(fair.seeds),
-            list(fair.actions),
-            list(fair.outcomes),
-        ),
+        fair=None if rec.fair is None else rec.fair.copy(),
     )
 
 
