@@ -109,12 +109,10 @@ class FairLog:
             more = json.dumps(actions[n:], separators=_COMPACT)[1:-1]
             text = f"{text},{more}" if text else more
             self._actions_text = (len(actions), actions[-1], text)
-        head = json.dumps(
-            [self.started_at, self.first_dealer, self.client_seeds, self.seeds],
-            separators=_COMPACT,
-        )
-        tail = json.dumps(self.outcomes, separators=_COMPACT)
-        return f"{head[:-1]},[{text}],{tail}]"
+        data = self.to_json()  # the actions at index 4, between what is encoded afresh
+        head = json.dumps(data[:4], separators=_COMPACT)
+        tail = json.dumps(data[5:], separators=_COMPACT)
+        return f"{head[:-1]},[{text}],{tail[1:]}"
 
     def copy(self) -> FairLog:
         """A copy whose lists a change may extend without touching this one's (the entries,
