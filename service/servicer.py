@@ -14,13 +14,14 @@ status), so any transport that offers those two serves the same servicer.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import json
 import math
 import secrets
 import unicodedata
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
 from typing import Any, TypeVar
 
 import structlog
@@ -42,6 +43,7 @@ from .errors import (
     Unavailable,
 )
 from .identity import Identity
+from .interceptor import as_service_error
 from .matchmaking.service import Matched, Matchmaker, Waiting
 from .players import MODES as RATED_MODES
 from .players import LeaderboardEntry, Player, Standing
@@ -364,8 +366,22 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     async def SubmitAction(
         self, request: service_pb2.SubmitActionRequest, context: Any
     ) -> service_pb2.SubmitActionResponse:
-        req, tables = request, self.tables
-        table_id = check_table_id(req.table_id)
+        table_id = check_table_id(request.table_id)
+        return await self._submit(
+            table_id, request, _token(context), with_view=not request.omit_view
+        )
+
+    async def _submit(
+        self,
+        table_id: str,
+        req: service_pb2.SubmitActionRequest,
+        token: str | None,
+        *,
+        with_view: bool,
+    ) -> service_pb2.SubmitActionResponse:
+        """Apply one action of the seat ``token`` opens at ``table_id`` (SubmitAction and
+        PlayTable's submits)."""
+        tables = self.tables
         if not req.HasField("action"):
             raise InvalidArgument("action is required", field="action")
         try:
@@ -376,9 +392,8 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             raise InvalidArgument(
                 f"request_id is at most {MAX_REQUEST_ID} characters", field="request_id"
             )
-        with_view = not req.omit_view
         rec = await tables.load(table_id, presence=with_view)  # presence: for the view alone
-        seat, _ = await self._open(require_seat, rec, _token(context))
+        seat, _ = await self._open(require_seat, rec, token)
         key = f"{seat}:{req.request_id}" if req.request_id else ""
         expect = req.expected_version if req.HasField("expected_version") else None
         now = tables.clock()
@@ -448,6 +463,64 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                 else:  # one event per list
                     yield service_pb2.WatchTableResponse(event=item[0])
                 del item
+
+    async def PlayTable(
+        self, requests: AsyncIterator[service_pb2.PlayTableRequest], context: Any
+    ) -> None:
+        """WatchTable and SubmitAction on one stream: the first message opens the watch, each
+        later one is a submit answered by one ``result`` (see the proto)."""
+        first = await anext(aiter(requests), None)
+        if first is None:
+            return  # the client closed its side before asking anything
+        if first.WhichOneof("kind") != "watch":
+            raise InvalidArgument("the first PlayTable message must be a watch", field="watch")
+        table_id, token = first.watch.table_id, _token(context)
+        writing = asyncio.Lock()  # one message at a time on the call
+
+        async def write(message: service_pb2.PlayTableResponse) -> None:
+            async with writing:
+                await context.write(message)
+
+        async def watch() -> None:
+            async with contextlib.aclosing(self.WatchTable(first.watch, context)) as items:
+                async for item in items:
+                    await write(service_pb2.PlayTableResponse(watch=item))
+
+        async def submits() -> None:
+            async for req in requests:
+                request_id = req.submit.request_id
+                try:
+                    result = await self._play_submit(table_id, req, token)
+                except Exception as exc:
+                    err = as_service_error(exc)
+                    if err is None:
+                        raise  # a bug: the interceptor answers INTERNAL and logs it
+                    log.info("rpc_error", code=err.code.name, reason=err.reason, field=err.field)
+                    result = service_pb2.ActionResult(
+                        request_id=request_id[:MAX_REQUEST_ID], rejected=_rejected(err)
+                    )
+                await write(service_pb2.PlayTableResponse(result=result))
+
+        await _both(watch(), submits())
+
+    async def _play_submit(
+        self, table_id: str, req: service_pb2.PlayTableRequest, token: str | None
+    ) -> service_pb2.ActionResult:
+        """One later PlayTable message: a submit applied, or a ServiceError."""
+        if req.WhichOneof("kind") != "submit":
+            raise InvalidArgument(
+                "after the first PlayTable message every message must be a submit",
+                field="submit",
+            )
+        submit = req.submit
+        if submit.table_id and submit.table_id != table_id:
+            raise InvalidArgument(
+                "submit.table_id must be empty or the stream's table", field="submit.table_id"
+            )
+        done = await self._submit(table_id, submit, token, with_view=False)
+        return service_pb2.ActionResult(
+            request_id=submit.request_id, table_version=done.table_version
+        )
 
     async def FindMatch(
         self, request: service_pb2.FindMatchRequest, context: Any
@@ -706,3 +779,34 @@ def _invisible_at_end(ch: str) -> bool:
     space, joiners, BOM, soft hyphen...): trimmed from the ends of a display name. Other
     control characters are refused, not trimmed."""
     return ch.isspace() or unicodedata.category(ch) in ("Zs", "Zl", "Zp", "Cf")
+
+
+def _rejected(err: ServiceError) -> service_pb2.ActionRejected:
+    """What PlayTable answers for a submit SubmitAction would have refused with ``err``."""
+    return service_pb2.ActionRejected(
+        code=err.code.value[0],
+        reason=err.reason,
+        message=err.message,
+        metadata=err.metadata,
+        field=err.field or "",
+    )
+
+
+async def _both(watching: Coroutine[Any, Any, None], submitting: Coroutine[Any, Any, None]) -> None:
+    """Run a PlayTable's watch and its submits together until the watch ends (or either
+    fails: the other is cancelled). The submits ending (the client closed its side) leaves the
+    watch going."""
+    watch = asyncio.ensure_future(watching)
+    submits = asyncio.ensure_future(submitting)
+    try:
+        await asyncio.wait((watch, submits), return_when=asyncio.FIRST_COMPLETED)
+        if submits.done() and not watch.done():
+            submits.result()  # raises what the submits raised
+            await watch
+        else:
+            watch.result()
+    finally:
+        for task in (watch, submits):
+            if not task.done():
+                task.cancel()
+        await asyncio.gather(watch, submits, return_exceptions=True)

@@ -205,6 +205,14 @@ class ConnectService:
     def watch_ticket(self, request: Any, ctx: Any) -> AsyncIterator[Any]:
         return self._server_stream("WatchTicket", request, ctx)
 
+    def play_table(self, request: AsyncIterator[Any], ctx: Any) -> AsyncIterator[Any]:
+        """Not over HTTP: a bidirectional stream needs HTTP/2 end to end, which browsers'
+        fetch does not offer; they use WatchTable and SubmitAction."""
+        raise ConnectError(
+            Code.UNIMPLEMENTED,
+            "PlayTable is served on the gRPC port only; use WatchTable and SubmitAction",
+        )
+
     async def _server_stream(self, method: str, request: Any, ctx: Any) -> AsyncIterator[Any]:
         with self._call("server_stream", method, request, ctx) as recorder:
             sent = recorder.sent("server_stream", SERVICE, method)

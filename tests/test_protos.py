@@ -80,6 +80,7 @@ def test_generated_package_imports() -> None:
         "GetTable",
         "SubmitAction",
         "WatchTable",
+        "PlayTable",
         "GetMatchRecord",
         "FindMatch",
         "WatchTicket",
@@ -90,6 +91,8 @@ def test_generated_package_imports() -> None:
     }
     assert service.methods_by_name["WatchTable"].server_streaming
     assert service.methods_by_name["WatchTicket"].server_streaming
+    play = service.methods_by_name["PlayTable"]
+    assert play.client_streaming and play.server_streaming
     assert hasattr(service_pb2_grpc, "TuteServiceStub")
     assert hasattr(service_pb2_grpc, "TuteServiceServicer")
 
@@ -126,6 +129,8 @@ def _message_elements(
             continue
         yield f"oneof {name}.{oneof.name}", (*path, _MSG_ONEOF, i)
     for i, nested in enumerate(msg.nested_type):
+        if nested.options.map_entry:  # the entry message protoc makes for a map field
+            continue
         yield from _message_elements(nested, name, (*path, _MSG_NESTED, i))
     for i, enum in enumerate(msg.enum_type):
         yield from _enum_elements(enum, name, (*path, _MSG_ENUM, i))

@@ -22,7 +22,7 @@ from connectrpc.server import ConnectASGIApplication, ConnectWSGIApplication, DE
 from pyqwest import Client, SyncClient
 from tute.v1.matchmaking_pb2 import WatchTicketResponse
 
-from .service_pb2 import AddBotRequest, AddBotResponse, CreatePlayerRequest, CreatePlayerResponse, CreateTableRequest, CreateTableResponse, FindMatchRequest, FindMatchResponse, GetMatchRecordRequest, GetMatchRecordResponse, GetPlayerRequest, GetPlayerResponse, GetTableRequest, GetTableResponse, JoinTableRequest, JoinTableResponse, LeaveTableRequest, LeaveTableResponse, ListLeaderboardRequest, ListLeaderboardResponse, ListMatchesRequest, ListMatchesResponse, ListTablesRequest, ListTablesResponse, SubmitActionRequest, SubmitActionResponse, WatchTableRequest, WatchTableResponse, WatchTicketRequest
+from .service_pb2 import AddBotRequest, AddBotResponse, CreatePlayerRequest, CreatePlayerResponse, CreateTableRequest, CreateTableResponse, FindMatchRequest, FindMatchResponse, GetMatchRecordRequest, GetMatchRecordResponse, GetPlayerRequest, GetPlayerResponse, GetTableRequest, GetTableResponse, JoinTableRequest, JoinTableResponse, LeaveTableRequest, LeaveTableResponse, ListLeaderboardRequest, ListLeaderboardResponse, ListMatchesRequest, ListMatchesResponse, ListTablesRequest, ListTablesResponse, PlayTableRequest, PlayTableResponse, SubmitActionRequest, SubmitActionResponse, WatchTableRequest, WatchTableResponse, WatchTicketRequest
 
 if TYPE_CHECKING:
     from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Mapping
@@ -237,6 +237,28 @@ class TuteService(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def play_table(self, request: AsyncIterator[PlayTableRequest], ctx: RequestContext[PlayTableRequest, PlayTableResponse], /) -> AsyncIterator[PlayTableResponse]:
+        """
+        Plays a seat over one bidirectional stream: WatchTable and SubmitAction in one call, for
+        a client that plays from its stream (native gRPC only: over Connect and gRPC-Web it
+        answers UNIMPLEMENTED; browsers use WatchTable and SubmitAction). Each action then costs
+        one message instead of one call, which is cheaper for the server and the client.
+        The first request message must be `watch` (a WatchTableRequest: the table, resume_after,
+        batch_events); the stream then sends what WatchTable sends (PlayTableResponse.watch),
+        with the same token rules, limits and errors, and ends as WatchTable does. Each later
+        request message is a `submit` (a SubmitActionRequest for the caller's seat, with the
+        seat token of the call's `authorization` metadata; its table_id is empty or the
+        stream's; omit_view is implied). Submits are applied one at a time in the order sent, and
+        each gets one PlayTableResponse.result, in that order: accepted (the table version after
+        it) or rejected with the status SubmitAction would have answered (ActionRejected), and
+        then nothing was applied and the stream goes on. The action's events arrive on the
+        stream as usual, before or after its result. Closing the sending side leaves the stream
+        watching; cancelling the call ends it.
+        Errors: those of WatchTable, and INVALID_ARGUMENT (INVALID_ARGUMENT: the first message
+        is not a watch, field "watch"). Each ends the stream; a refused submit does not.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
     async def get_match_record(self, request: GetMatchRecordRequest, ctx: RequestContext[GetMatchRecordRequest, GetMatchRecordResponse], /) -> GetMatchRecordResponse:
         """
         Returns the record of a table's finished match (record.proto, docs/fair-deals.md): its
@@ -444,6 +466,17 @@ class TuteServiceASGIApplication(ConnectASGIApplication[TuteService]):
                         stream_type=StreamType.SERVER_STREAM,
                     ),
                     function=svc.watch_table,
+                ),
+                "/tute.v1.TuteService/PlayTable": Endpoint.bidi_stream(
+                    method=MethodInfo(
+                        name="PlayTable",
+                        service_name="tute.v1.TuteService",
+                        input=PlayTableRequest,
+                        output=PlayTableResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.BIDI_STREAM,
+                    ),
+                    function=svc.play_table,
                 ),
                 "/tute.v1.TuteService/GetMatchRecord": Endpoint.unary(
                     method=MethodInfo(
@@ -894,6 +927,45 @@ class TuteServiceClient(ConnectClient):
             headers=headers,
             timeout_ms=timeout_ms,
         )
+    def play_table(
+        self,
+        request: AsyncIterator[PlayTableRequest],
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> AsyncIterator[PlayTableResponse]:
+        """
+        Plays a seat over one bidirectional stream: WatchTable and SubmitAction in one call, for
+        a client that plays from its stream (native gRPC only: over Connect and gRPC-Web it
+        answers UNIMPLEMENTED; browsers use WatchTable and SubmitAction). Each action then costs
+        one message instead of one call, which is cheaper for the server and the client.
+        The first request message must be `watch` (a WatchTableRequest: the table, resume_after,
+        batch_events); the stream then sends what WatchTable sends (PlayTableResponse.watch),
+        with the same token rules, limits and errors, and ends as WatchTable does. Each later
+        request message is a `submit` (a SubmitActionRequest for the caller's seat, with the
+        seat token of the call's `authorization` metadata; its table_id is empty or the
+        stream's; omit_view is implied). Submits are applied one at a time in the order sent, and
+        each gets one PlayTableResponse.result, in that order: accepted (the table version after
+        it) or rejected with the status SubmitAction would have answered (ActionRejected), and
+        then nothing was applied and the stream goes on. The action's events arrive on the
+        stream as usual, before or after its result. Closing the sending side leaves the stream
+        watching; cancelling the call ends it.
+        Errors: those of WatchTable, and INVALID_ARGUMENT (INVALID_ARGUMENT: the first message
+        is not a watch, field "watch"). Each ends the stream; a refused submit does not.
+        """
+        return self.execute_bidi_stream(
+            request=request,
+            method=MethodInfo(
+                name="PlayTable",
+                service_name="tute.v1.TuteService",
+                input=PlayTableRequest,
+                output=PlayTableResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.BIDI_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
     async def get_match_record(
         self,
         request: GetMatchRecordRequest,
@@ -1319,6 +1391,28 @@ class TuteServiceSync(Protocol):
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
+    def play_table(self, request: Iterator[PlayTableRequest], ctx: RequestContext[PlayTableRequest, PlayTableResponse], /) -> Iterator[PlayTableResponse]:
+        """
+        Plays a seat over one bidirectional stream: WatchTable and SubmitAction in one call, for
+        a client that plays from its stream (native gRPC only: over Connect and gRPC-Web it
+        answers UNIMPLEMENTED; browsers use WatchTable and SubmitAction). Each action then costs
+        one message instead of one call, which is cheaper for the server and the client.
+        The first request message must be `watch` (a WatchTableRequest: the table, resume_after,
+        batch_events); the stream then sends what WatchTable sends (PlayTableResponse.watch),
+        with the same token rules, limits and errors, and ends as WatchTable does. Each later
+        request message is a `submit` (a SubmitActionRequest for the caller's seat, with the
+        seat token of the call's `authorization` metadata; its table_id is empty or the
+        stream's; omit_view is implied). Submits are applied one at a time in the order sent, and
+        each gets one PlayTableResponse.result, in that order: accepted (the table version after
+        it) or rejected with the status SubmitAction would have answered (ActionRejected), and
+        then nothing was applied and the stream goes on. The action's events arrive on the
+        stream as usual, before or after its result. Closing the sending side leaves the stream
+        watching; cancelling the call ends it.
+        Errors: those of WatchTable, and INVALID_ARGUMENT (INVALID_ARGUMENT: the first message
+        is not a watch, field "watch"). Each ends the stream; a refused submit does not.
+        """
+        raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
+
     def get_match_record(self, request: GetMatchRecordRequest, ctx: RequestContext[GetMatchRecordRequest, GetMatchRecordResponse], /) -> GetMatchRecordResponse:
         """
         Returns the record of a table's finished match (record.proto, docs/fair-deals.md): its
@@ -1524,6 +1618,17 @@ class TuteServiceWSGIApplication(ConnectWSGIApplication):
                         stream_type=StreamType.SERVER_STREAM,
                     ),
                     function=service.watch_table,
+                ),
+                "/tute.v1.TuteService/PlayTable": EndpointSync.bidi_stream(
+                    method=MethodInfo(
+                        name="PlayTable",
+                        service_name="tute.v1.TuteService",
+                        input=PlayTableRequest,
+                        output=PlayTableResponse,
+                        idempotency_level=IdempotencyLevel.UNKNOWN,
+                        stream_type=StreamType.BIDI_STREAM,
+                    ),
+                    function=service.play_table,
                 ),
                 "/tute.v1.TuteService/GetMatchRecord": EndpointSync.unary(
                     method=MethodInfo(
@@ -1970,6 +2075,45 @@ class TuteServiceClientSync(ConnectClientSync):
                 output=WatchTableResponse,
                 idempotency_level=IdempotencyLevel.UNKNOWN,
                 stream_type=StreamType.SERVER_STREAM,
+            ),
+            headers=headers,
+            timeout_ms=timeout_ms,
+        )
+    def play_table(
+        self,
+        request: Iterator[PlayTableRequest],
+        *,
+        headers: Headers | Mapping[str, str] | None = None, 
+        timeout_ms: int | None = None,
+    ) -> Iterator[PlayTableResponse]:
+        """
+        Plays a seat over one bidirectional stream: WatchTable and SubmitAction in one call, for
+        a client that plays from its stream (native gRPC only: over Connect and gRPC-Web it
+        answers UNIMPLEMENTED; browsers use WatchTable and SubmitAction). Each action then costs
+        one message instead of one call, which is cheaper for the server and the client.
+        The first request message must be `watch` (a WatchTableRequest: the table, resume_after,
+        batch_events); the stream then sends what WatchTable sends (PlayTableResponse.watch),
+        with the same token rules, limits and errors, and ends as WatchTable does. Each later
+        request message is a `submit` (a SubmitActionRequest for the caller's seat, with the
+        seat token of the call's `authorization` metadata; its table_id is empty or the
+        stream's; omit_view is implied). Submits are applied one at a time in the order sent, and
+        each gets one PlayTableResponse.result, in that order: accepted (the table version after
+        it) or rejected with the status SubmitAction would have answered (ActionRejected), and
+        then nothing was applied and the stream goes on. The action's events arrive on the
+        stream as usual, before or after its result. Closing the sending side leaves the stream
+        watching; cancelling the call ends it.
+        Errors: those of WatchTable, and INVALID_ARGUMENT (INVALID_ARGUMENT: the first message
+        is not a watch, field "watch"). Each ends the stream; a refused submit does not.
+        """
+        return self.execute_bidi_stream(
+            request=request,
+            method=MethodInfo(
+                name="PlayTable",
+                service_name="tute.v1.TuteService",
+                input=PlayTableRequest,
+                output=PlayTableResponse,
+                idempotency_level=IdempotencyLevel.UNKNOWN,
+                stream_type=StreamType.BIDI_STREAM,
             ),
             headers=headers,
             timeout_ms=timeout_ms,

@@ -208,6 +208,53 @@ class EventBatch(_message.Message):
     events: _containers.RepeatedCompositeFieldContainer[_event_pb2.Event]
     def __init__(self, events: _Optional[_Iterable[_Union[_event_pb2.Event, _Mapping]]] = ...) -> None: ...
 
+class PlayTableRequest(_message.Message):
+    __slots__ = ("watch", "submit")
+    WATCH_FIELD_NUMBER: _ClassVar[int]
+    SUBMIT_FIELD_NUMBER: _ClassVar[int]
+    watch: WatchTableRequest
+    submit: SubmitActionRequest
+    def __init__(self, watch: _Optional[_Union[WatchTableRequest, _Mapping]] = ..., submit: _Optional[_Union[SubmitActionRequest, _Mapping]] = ...) -> None: ...
+
+class PlayTableResponse(_message.Message):
+    __slots__ = ("watch", "result")
+    WATCH_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    watch: WatchTableResponse
+    result: ActionResult
+    def __init__(self, watch: _Optional[_Union[WatchTableResponse, _Mapping]] = ..., result: _Optional[_Union[ActionResult, _Mapping]] = ...) -> None: ...
+
+class ActionResult(_message.Message):
+    __slots__ = ("request_id", "table_version", "rejected")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    TABLE_VERSION_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    table_version: int
+    rejected: ActionRejected
+    def __init__(self, request_id: _Optional[str] = ..., table_version: _Optional[int] = ..., rejected: _Optional[_Union[ActionRejected, _Mapping]] = ...) -> None: ...
+
+class ActionRejected(_message.Message):
+    __slots__ = ("code", "reason", "message", "metadata", "field")
+    class MetadataEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    METADATA_FIELD_NUMBER: _ClassVar[int]
+    FIELD_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    reason: str
+    message: str
+    metadata: _containers.ScalarMap[str, str]
+    field: str
+    def __init__(self, code: _Optional[int] = ..., reason: _Optional[str] = ..., message: _Optional[str] = ..., metadata: _Optional[_Mapping[str, str]] = ..., field: _Optional[str] = ...) -> None: ...
+
 class FindMatchRequest(_message.Message):
     __slots__ = ("mode",)
     MODE_FIELD_NUMBER: _ClassVar[int]

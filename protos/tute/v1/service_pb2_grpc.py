@@ -151,6 +151,11 @@ class TuteServiceStub:
                 request_serializer=tute_dot_v1_dot_service__pb2.WatchTableRequest.SerializeToString,
                 response_deserializer=tute_dot_v1_dot_service__pb2.WatchTableResponse.FromString,
                 _registered_method=True)
+        self.PlayTable = channel.stream_stream(
+                '/tute.v1.TuteService/PlayTable',
+                request_serializer=tute_dot_v1_dot_service__pb2.PlayTableRequest.SerializeToString,
+                response_deserializer=tute_dot_v1_dot_service__pb2.PlayTableResponse.FromString,
+                _registered_method=True)
         self.GetMatchRecord = channel.unary_unary(
                 '/tute.v1.TuteService/GetMatchRecord',
                 request_serializer=tute_dot_v1_dot_service__pb2.GetMatchRecordRequest.SerializeToString,
@@ -395,6 +400,29 @@ class TuteServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PlayTable(self, request_iterator, context):
+        """Plays a seat over one bidirectional stream: WatchTable and SubmitAction in one call, for
+        a client that plays from its stream (native gRPC only: over Connect and gRPC-Web it
+        answers UNIMPLEMENTED; browsers use WatchTable and SubmitAction). Each action then costs
+        one message instead of one call, which is cheaper for the server and the client.
+        The first request message must be `watch` (a WatchTableRequest: the table, resume_after,
+        batch_events); the stream then sends what WatchTable sends (PlayTableResponse.watch),
+        with the same token rules, limits and errors, and ends as WatchTable does. Each later
+        request message is a `submit` (a SubmitActionRequest for the caller's seat, with the
+        seat token of the call's `authorization` metadata; its table_id is empty or the
+        stream's; omit_view is implied). Submits are applied one at a time in the order sent, and
+        each gets one PlayTableResponse.result, in that order: accepted (the table version after
+        it) or rejected with the status SubmitAction would have answered (ActionRejected), and
+        then nothing was applied and the stream goes on. The action's events arrive on the
+        stream as usual, before or after its result. Closing the sending side leaves the stream
+        watching; cancelling the call ends it.
+        Errors: those of WatchTable, and INVALID_ARGUMENT (INVALID_ARGUMENT: the first message
+        is not a watch, field "watch"). Each ends the stream; a refused submit does not.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetMatchRecord(self, request, context):
         """Returns the record of a table's finished match (record.proto, docs/fair-deals.md): its
         rules, seats, every hand's commitment, revealed server seed, client seeds and pack, every
@@ -550,6 +578,11 @@ def add_TuteServiceServicer_to_server(servicer, server):
                     servicer.WatchTable,
                     request_deserializer=tute_dot_v1_dot_service__pb2.WatchTableRequest.FromString,
                     response_serializer=tute_dot_v1_dot_service__pb2.WatchTableResponse.SerializeToString,
+            ),
+            'PlayTable': grpc.stream_stream_rpc_method_handler(
+                    servicer.PlayTable,
+                    request_deserializer=tute_dot_v1_dot_service__pb2.PlayTableRequest.FromString,
+                    response_serializer=tute_dot_v1_dot_service__pb2.PlayTableResponse.SerializeToString,
             ),
             'GetMatchRecord': grpc.unary_unary_rpc_method_handler(
                     servicer.GetMatchRecord,
@@ -879,6 +912,33 @@ class TuteService:
             '/tute.v1.TuteService/WatchTable',
             tute_dot_v1_dot_service__pb2.WatchTableRequest.SerializeToString,
             tute_dot_v1_dot_service__pb2.WatchTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PlayTable(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/tute.v1.TuteService/PlayTable',
+            tute_dot_v1_dot_service__pb2.PlayTableRequest.SerializeToString,
+            tute_dot_v1_dot_service__pb2.PlayTableResponse.FromString,
             options,
             channel_credentials,
             insecure,

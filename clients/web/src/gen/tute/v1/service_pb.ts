@@ -28,7 +28,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file tute/v1/service.proto.
  */
 export const file_tute_v1_service: GenFile = /*@__PURE__*/
-  fileDesc("ChV0dXRlL3YxL3NlcnZpY2UucHJvdG8SB3R1dGUudjEitgEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIdCgVydWxlcxgBIAEoCzIOLnR1dGUudjEuUnVsZXMSJwoKdmlzaWJpbGl0eRgCIAEoDjITLnR1dGUudjEuVmlzaWJpbGl0eRIRCgl0YWtlX3NlYXQYAyABKAgSEQoEc2VhdBgEIAEoDUgAiAEBEhQKDGRpc3BsYXlfbmFtZRgFIAEoCRITCgtjbGllbnRfc2VlZBgGIAEoCUIHCgVfc2VhdCKgAQoTQ3JlYXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIdCgV0YWJsZRgCIAEoCzIOLnR1dGUudjEuVGFibGUSEwoLaW52aXRlX2NvZGUYAyABKAkSEQoEc2VhdBgEIAEoDUgAiAEBEhIKCnNlYXRfdG9rZW4YBSABKAkSEwoLb3duZXJfdG9rZW4YBiABKAlCBwoFX3NlYXQiWwoRTGlzdFRhYmxlc1JlcXVlc3QSDgoGcHJlc2V0GAEgASgJEg8KB3BsYXllcnMYAiABKA0SEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiTQoSTGlzdFRhYmxlc1Jlc3BvbnNlEh4KBnRhYmxlcxgBIAMoCzIOLnR1dGUudjEuVGFibGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIo4BChBKb2luVGFibGVSZXF1ZXN0EhIKCHRhYmxlX2lkGAEgASgJSAASFQoLaW52aXRlX2NvZGUYAiABKAlIABIRCgRzZWF0GAMgASgNSAGIAQESFAoMZGlzcGxheV9uYW1lGAQgASgJEhMKC2NsaWVudF9zZWVkGAUgASgJQggKBnRhcmdldEIHCgVfc2VhdCJpChFKb2luVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgNEhIKCnNlYXRfdG9rZW4YAyABKAkSIAoEdmlldxgEIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IkwKDUFkZEJvdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEg0KBWxldmVsGAMgASgJQgcKBV9zZWF0Ij0KDkFkZEJvdFJlc3BvbnNlEgwKBHNlYXQYASABKA0SHQoFdGFibGUYAiABKAsyDi50dXRlLnYxLlRhYmxlIiUKEUxlYXZlVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIicKEkxlYXZlVGFibGVSZXNwb25zZRIRCglmb3JmZWl0ZWQYASABKAgiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjQKEEdldFRhYmxlUmVzcG9uc2USIAoEdmlldxgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IqMBChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEh8KBmFjdGlvbhgCIAEoCzIPLnR1dGUudjEuQWN0aW9uEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARISCgpyZXF1ZXN0X2lkGAQgASgJEhEKCW9taXRfdmlldxgFIAEoCEITChFfZXhwZWN0ZWRfdmVyc2lvbiJvChRTdWJtaXRBY3Rpb25SZXNwb25zZRIVCg10YWJsZV92ZXJzaW9uGAEgASgDEh4KBmV2ZW50cxgCIAMoCzIOLnR1dGUudjEuRXZlbnQSIAoEdmlldxgDIAEoCzISLnR1dGUudjEuVGFibGVWaWV3ImcKEVdhdGNoVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhkKDHJlc3VtZV9hZnRlchgCIAEoBEgAiAEBEhQKDGJhdGNoX2V2ZW50cxgDIAEoCEIPCg1fcmVzdW1lX2FmdGVyIkEKFUdldE1hdGNoUmVjb3JkUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIWCg5pbmNsdWRlX3JlcGxheRgCIAEoCCJjChZHZXRNYXRjaFJlY29yZFJlc3BvbnNlEiQKBnJlY29yZBgBIAEoCzIULnR1dGUudjEuTWF0Y2hSZWNvcmQSIwoGcmVwbGF5GAIgAygLMhMudHV0ZS52MS5SZXBsYXlTdGVwIkIKClJlcGxheVN0ZXASFAoMYWN0aW9uX2luZGV4GAEgASgFEh4KBmV2ZW50cxgCIAMoCzIOLnR1dGUudjEuRXZlbnQijAEKEldhdGNoVGFibGVSZXNwb25zZRImCghzbmFwc2hvdBgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3SAASHwoFZXZlbnQYAiABKAsyDi50dXRlLnYxLkV2ZW50SAASJQoGZXZlbnRzGAMgASgLMhMudHV0ZS52MS5FdmVudEJhdGNoSABCBgoEa2luZCIsCgpFdmVudEJhdGNoEh4KBmV2ZW50cxgBIAMoCzIOLnR1dGUudjEuRXZlbnQiIAoQRmluZE1hdGNoUmVxdWVzdBIMCgRtb2RlGAEgASgJIk8KEUZpbmRNYXRjaFJlc3BvbnNlEhEKCXRpY2tldF9pZBgBIAEoCRInCgd3YWl0aW5nGAIgASgLMhYudHV0ZS52MS5UaWNrZXRXYWl0aW5nIicKEldhdGNoVGlja2V0UmVxdWVzdBIRCgl0aWNrZXRfaWQYASABKAkiKwoTQ3JlYXRlUGxheWVyUmVxdWVzdBIUCgxkaXNwbGF5X25hbWUYASABKAkiTQoUQ3JlYXRlUGxheWVyUmVzcG9uc2USHwoGcGxheWVyGAEgASgLMg8udHV0ZS52MS5QbGF5ZXISFAoMcGxheWVyX3Rva2VuGAIgASgJIiUKEEdldFBsYXllclJlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJIjQKEUdldFBsYXllclJlc3BvbnNlEh8KBnBsYXllchgBIAEoCzIPLnR1dGUudjEuUGxheWVyIk0KFkxpc3RMZWFkZXJib2FyZFJlcXVlc3QSDAoEbW9kZRgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJeChdMaXN0TGVhZGVyYm9hcmRSZXNwb25zZRIqCgdlbnRyaWVzGAEgAygLMhkudHV0ZS52MS5MZWFkZXJib2FyZEVudHJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJOChJMaXN0TWF0Y2hlc1JlcXVlc3QSEQoJcGxheWVyX2lkGAEgASgJEhEKCXBhZ2Vfc2l6ZRgCIAEoBRISCgpwYWdlX3Rva2VuGAMgASgJIlYKE0xpc3RNYXRjaGVzUmVzcG9uc2USJgoHbWF0Y2hlcxgBIAMoCzIVLnR1dGUudjEuTWF0Y2hTdW1tYXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCTLPCAoLVHV0ZVNlcnZpY2USSAoLQ3JlYXRlVGFibGUSGy50dXRlLnYxLkNyZWF0ZVRhYmxlUmVxdWVzdBocLnR1dGUudjEuQ3JlYXRlVGFibGVSZXNwb25zZRJFCgpMaXN0VGFibGVzEhoudHV0ZS52MS5MaXN0VGFibGVzUmVxdWVzdBobLnR1dGUudjEuTGlzdFRhYmxlc1Jlc3BvbnNlEkIKCUpvaW5UYWJsZRIZLnR1dGUudjEuSm9pblRhYmxlUmVxdWVzdBoaLnR1dGUudjEuSm9pblRhYmxlUmVzcG9uc2USOQoGQWRkQm90EhYudHV0ZS52MS5BZGRCb3RSZXF1ZXN0GhcudHV0ZS52MS5BZGRCb3RSZXNwb25zZRJFCgpMZWF2ZVRhYmxlEhoudHV0ZS52MS5MZWF2ZVRhYmxlUmVxdWVzdBobLnR1dGUudjEuTGVhdmVUYWJsZVJlc3BvbnNlEj8KCEdldFRhYmxlEhgudHV0ZS52MS5HZXRUYWJsZVJlcXVlc3QaGS50dXRlLnYxLkdldFRhYmxlUmVzcG9uc2USSwoMU3VibWl0QWN0aW9uEhwudHV0ZS52MS5TdWJtaXRBY3Rpb25SZXF1ZXN0Gh0udHV0ZS52MS5TdWJtaXRBY3Rpb25SZXNwb25zZRJHCgpXYXRjaFRhYmxlEhoudHV0ZS52MS5XYXRjaFRhYmxlUmVxdWVzdBobLnR1dGUudjEuV2F0Y2hUYWJsZVJlc3BvbnNlMAESUQoOR2V0TWF0Y2hSZWNvcmQSHi50dXRlLnYxLkdldE1hdGNoUmVjb3JkUmVxdWVzdBofLnR1dGUudjEuR2V0TWF0Y2hSZWNvcmRSZXNwb25zZRJCCglGaW5kTWF0Y2gSGS50dXRlLnYxLkZpbmRNYXRjaFJlcXVlc3QaGi50dXRlLnYxLkZpbmRNYXRjaFJlc3BvbnNlEkoKC1dhdGNoVGlja2V0EhsudHV0ZS52MS5XYXRjaFRpY2tldFJlcXVlc3QaHC50dXRlLnYxLldhdGNoVGlja2V0UmVzcG9uc2UwARJLCgxDcmVhdGVQbGF5ZXISHC50dXRlLnYxLkNyZWF0ZVBsYXllclJlcXVlc3QaHS50dXRlLnYxLkNyZWF0ZVBsYXllclJlc3BvbnNlEkIKCUdldFBsYXllchIZLnR1dGUudjEuR2V0UGxheWVyUmVxdWVzdBoaLnR1dGUudjEuR2V0UGxheWVyUmVzcG9uc2USVAoPTGlzdExlYWRlcmJvYXJkEh8udHV0ZS52MS5MaXN0TGVhZGVyYm9hcmRSZXF1ZXN0GiAudHV0ZS52MS5MaXN0TGVhZGVyYm9hcmRSZXNwb25zZRJICgtMaXN0TWF0Y2hlcxIbLnR1dGUudjEuTGlzdE1hdGNoZXNSZXF1ZXN0GhwudHV0ZS52MS5MaXN0TWF0Y2hlc1Jlc3BvbnNlYgZwcm90bzM", [file_tute_v1_action, file_tute_v1_event, file_tute_v1_matchmaking, file_tute_v1_player, file_tute_v1_record, file_tute_v1_rules, file_tute_v1_table, file_tute_v1_view]);
+  fileDesc("ChV0dXRlL3YxL3NlcnZpY2UucHJvdG8SB3R1dGUudjEitgEKEkNyZWF0ZVRhYmxlUmVxdWVzdBIdCgVydWxlcxgBIAEoCzIOLnR1dGUudjEuUnVsZXMSJwoKdmlzaWJpbGl0eRgCIAEoDjITLnR1dGUudjEuVmlzaWJpbGl0eRIRCgl0YWtlX3NlYXQYAyABKAgSEQoEc2VhdBgEIAEoDUgAiAEBEhQKDGRpc3BsYXlfbmFtZRgFIAEoCRITCgtjbGllbnRfc2VlZBgGIAEoCUIHCgVfc2VhdCKgAQoTQ3JlYXRlVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIdCgV0YWJsZRgCIAEoCzIOLnR1dGUudjEuVGFibGUSEwoLaW52aXRlX2NvZGUYAyABKAkSEQoEc2VhdBgEIAEoDUgAiAEBEhIKCnNlYXRfdG9rZW4YBSABKAkSEwoLb3duZXJfdG9rZW4YBiABKAlCBwoFX3NlYXQiWwoRTGlzdFRhYmxlc1JlcXVlc3QSDgoGcHJlc2V0GAEgASgJEg8KB3BsYXllcnMYAiABKA0SEQoJcGFnZV9zaXplGAMgASgFEhIKCnBhZ2VfdG9rZW4YBCABKAkiTQoSTGlzdFRhYmxlc1Jlc3BvbnNlEh4KBnRhYmxlcxgBIAMoCzIOLnR1dGUudjEuVGFibGUSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIo4BChBKb2luVGFibGVSZXF1ZXN0EhIKCHRhYmxlX2lkGAEgASgJSAASFQoLaW52aXRlX2NvZGUYAiABKAlIABIRCgRzZWF0GAMgASgNSAGIAQESFAoMZGlzcGxheV9uYW1lGAQgASgJEhMKC2NsaWVudF9zZWVkGAUgASgJQggKBnRhcmdldEIHCgVfc2VhdCJpChFKb2luVGFibGVSZXNwb25zZRIQCgh0YWJsZV9pZBgBIAEoCRIMCgRzZWF0GAIgASgNEhIKCnNlYXRfdG9rZW4YAyABKAkSIAoEdmlldxgEIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IkwKDUFkZEJvdFJlcXVlc3QSEAoIdGFibGVfaWQYASABKAkSEQoEc2VhdBgCIAEoDUgAiAEBEg0KBWxldmVsGAMgASgJQgcKBV9zZWF0Ij0KDkFkZEJvdFJlc3BvbnNlEgwKBHNlYXQYASABKA0SHQoFdGFibGUYAiABKAsyDi50dXRlLnYxLlRhYmxlIiUKEUxlYXZlVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIicKEkxlYXZlVGFibGVSZXNwb25zZRIRCglmb3JmZWl0ZWQYASABKAgiIwoPR2V0VGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJIjQKEEdldFRhYmxlUmVzcG9uc2USIAoEdmlldxgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3IqMBChNTdWJtaXRBY3Rpb25SZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEh8KBmFjdGlvbhgCIAEoCzIPLnR1dGUudjEuQWN0aW9uEh0KEGV4cGVjdGVkX3ZlcnNpb24YAyABKANIAIgBARISCgpyZXF1ZXN0X2lkGAQgASgJEhEKCW9taXRfdmlldxgFIAEoCEITChFfZXhwZWN0ZWRfdmVyc2lvbiJvChRTdWJtaXRBY3Rpb25SZXNwb25zZRIVCg10YWJsZV92ZXJzaW9uGAEgASgDEh4KBmV2ZW50cxgCIAMoCzIOLnR1dGUudjEuRXZlbnQSIAoEdmlldxgDIAEoCzISLnR1dGUudjEuVGFibGVWaWV3ImcKEVdhdGNoVGFibGVSZXF1ZXN0EhAKCHRhYmxlX2lkGAEgASgJEhkKDHJlc3VtZV9hZnRlchgCIAEoBEgAiAEBEhQKDGJhdGNoX2V2ZW50cxgDIAEoCEIPCg1fcmVzdW1lX2FmdGVyIkEKFUdldE1hdGNoUmVjb3JkUmVxdWVzdBIQCgh0YWJsZV9pZBgBIAEoCRIWCg5pbmNsdWRlX3JlcGxheRgCIAEoCCJjChZHZXRNYXRjaFJlY29yZFJlc3BvbnNlEiQKBnJlY29yZBgBIAEoCzIULnR1dGUudjEuTWF0Y2hSZWNvcmQSIwoGcmVwbGF5GAIgAygLMhMudHV0ZS52MS5SZXBsYXlTdGVwIkIKClJlcGxheVN0ZXASFAoMYWN0aW9uX2luZGV4GAEgASgFEh4KBmV2ZW50cxgCIAMoCzIOLnR1dGUudjEuRXZlbnQijAEKEldhdGNoVGFibGVSZXNwb25zZRImCghzbmFwc2hvdBgBIAEoCzISLnR1dGUudjEuVGFibGVWaWV3SAASHwoFZXZlbnQYAiABKAsyDi50dXRlLnYxLkV2ZW50SAASJQoGZXZlbnRzGAMgASgLMhMudHV0ZS52MS5FdmVudEJhdGNoSABCBgoEa2luZCIsCgpFdmVudEJhdGNoEh4KBmV2ZW50cxgBIAMoCzIOLnR1dGUudjEuRXZlbnQidwoQUGxheVRhYmxlUmVxdWVzdBIrCgV3YXRjaBgBIAEoCzIaLnR1dGUudjEuV2F0Y2hUYWJsZVJlcXVlc3RIABIuCgZzdWJtaXQYAiABKAsyHC50dXRlLnYxLlN1Ym1pdEFjdGlvblJlcXVlc3RIAEIGCgRraW5kInIKEVBsYXlUYWJsZVJlc3BvbnNlEiwKBXdhdGNoGAEgASgLMhsudHV0ZS52MS5XYXRjaFRhYmxlUmVzcG9uc2VIABInCgZyZXN1bHQYAiABKAsyFS50dXRlLnYxLkFjdGlvblJlc3VsdEgAQgYKBGtpbmQiZAoMQWN0aW9uUmVzdWx0EhIKCnJlcXVlc3RfaWQYASABKAkSFQoNdGFibGVfdmVyc2lvbhgCIAEoAxIpCghyZWplY3RlZBgDIAEoCzIXLnR1dGUudjEuQWN0aW9uUmVqZWN0ZWQiuAEKDkFjdGlvblJlamVjdGVkEgwKBGNvZGUYASABKAUSDgoGcmVhc29uGAIgASgJEg8KB21lc3NhZ2UYAyABKAkSNwoIbWV0YWRhdGEYBCADKAsyJS50dXRlLnYxLkFjdGlvblJlamVjdGVkLk1ldGFkYXRhRW50cnkSDQoFZmllbGQYBSABKAkaLwoNTWV0YWRhdGFFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIiAKEEZpbmRNYXRjaFJlcXVlc3QSDAoEbW9kZRgBIAEoCSJPChFGaW5kTWF0Y2hSZXNwb25zZRIRCgl0aWNrZXRfaWQYASABKAkSJwoHd2FpdGluZxgCIAEoCzIWLnR1dGUudjEuVGlja2V0V2FpdGluZyInChJXYXRjaFRpY2tldFJlcXVlc3QSEQoJdGlja2V0X2lkGAEgASgJIisKE0NyZWF0ZVBsYXllclJlcXVlc3QSFAoMZGlzcGxheV9uYW1lGAEgASgJIk0KFENyZWF0ZVBsYXllclJlc3BvbnNlEh8KBnBsYXllchgBIAEoCzIPLnR1dGUudjEuUGxheWVyEhQKDHBsYXllcl90b2tlbhgCIAEoCSIlChBHZXRQbGF5ZXJSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCSI0ChFHZXRQbGF5ZXJSZXNwb25zZRIfCgZwbGF5ZXIYASABKAsyDy50dXRlLnYxLlBsYXllciJNChZMaXN0TGVhZGVyYm9hcmRSZXF1ZXN0EgwKBG1vZGUYASABKAkSEQoJcGFnZV9zaXplGAIgASgFEhIKCnBhZ2VfdG9rZW4YAyABKAkiXgoXTGlzdExlYWRlcmJvYXJkUmVzcG9uc2USKgoHZW50cmllcxgBIAMoCzIZLnR1dGUudjEuTGVhZGVyYm9hcmRFbnRyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiTgoSTGlzdE1hdGNoZXNSZXF1ZXN0EhEKCXBsYXllcl9pZBgBIAEoCRIRCglwYWdlX3NpemUYAiABKAUSEgoKcGFnZV90b2tlbhgDIAEoCSJWChNMaXN0TWF0Y2hlc1Jlc3BvbnNlEiYKB21hdGNoZXMYASADKAsyFS50dXRlLnYxLk1hdGNoU3VtbWFyeRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkylwkKC1R1dGVTZXJ2aWNlEkgKC0NyZWF0ZVRhYmxlEhsudHV0ZS52MS5DcmVhdGVUYWJsZVJlcXVlc3QaHC50dXRlLnYxLkNyZWF0ZVRhYmxlUmVzcG9uc2USRQoKTGlzdFRhYmxlcxIaLnR1dGUudjEuTGlzdFRhYmxlc1JlcXVlc3QaGy50dXRlLnYxLkxpc3RUYWJsZXNSZXNwb25zZRJCCglKb2luVGFibGUSGS50dXRlLnYxLkpvaW5UYWJsZVJlcXVlc3QaGi50dXRlLnYxLkpvaW5UYWJsZVJlc3BvbnNlEjkKBkFkZEJvdBIWLnR1dGUudjEuQWRkQm90UmVxdWVzdBoXLnR1dGUudjEuQWRkQm90UmVzcG9uc2USRQoKTGVhdmVUYWJsZRIaLnR1dGUudjEuTGVhdmVUYWJsZVJlcXVlc3QaGy50dXRlLnYxLkxlYXZlVGFibGVSZXNwb25zZRI/CghHZXRUYWJsZRIYLnR1dGUudjEuR2V0VGFibGVSZXF1ZXN0GhkudHV0ZS52MS5HZXRUYWJsZVJlc3BvbnNlEksKDFN1Ym1pdEFjdGlvbhIcLnR1dGUudjEuU3VibWl0QWN0aW9uUmVxdWVzdBodLnR1dGUudjEuU3VibWl0QWN0aW9uUmVzcG9uc2USRwoKV2F0Y2hUYWJsZRIaLnR1dGUudjEuV2F0Y2hUYWJsZVJlcXVlc3QaGy50dXRlLnYxLldhdGNoVGFibGVSZXNwb25zZTABEkYKCVBsYXlUYWJsZRIZLnR1dGUudjEuUGxheVRhYmxlUmVxdWVzdBoaLnR1dGUudjEuUGxheVRhYmxlUmVzcG9uc2UoATABElEKDkdldE1hdGNoUmVjb3JkEh4udHV0ZS52MS5HZXRNYXRjaFJlY29yZFJlcXVlc3QaHy50dXRlLnYxLkdldE1hdGNoUmVjb3JkUmVzcG9uc2USQgoJRmluZE1hdGNoEhkudHV0ZS52MS5GaW5kTWF0Y2hSZXF1ZXN0GhoudHV0ZS52MS5GaW5kTWF0Y2hSZXNwb25zZRJKCgtXYXRjaFRpY2tldBIbLnR1dGUudjEuV2F0Y2hUaWNrZXRSZXF1ZXN0GhwudHV0ZS52MS5XYXRjaFRpY2tldFJlc3BvbnNlMAESSwoMQ3JlYXRlUGxheWVyEhwudHV0ZS52MS5DcmVhdGVQbGF5ZXJSZXF1ZXN0Gh0udHV0ZS52MS5DcmVhdGVQbGF5ZXJSZXNwb25zZRJCCglHZXRQbGF5ZXISGS50dXRlLnYxLkdldFBsYXllclJlcXVlc3QaGi50dXRlLnYxLkdldFBsYXllclJlc3BvbnNlElQKD0xpc3RMZWFkZXJib2FyZBIfLnR1dGUudjEuTGlzdExlYWRlcmJvYXJkUmVxdWVzdBogLnR1dGUudjEuTGlzdExlYWRlcmJvYXJkUmVzcG9uc2USSAoLTGlzdE1hdGNoZXMSGy50dXRlLnYxLkxpc3RNYXRjaGVzUmVxdWVzdBocLnR1dGUudjEuTGlzdE1hdGNoZXNSZXNwb25zZWIGcHJvdG8z", [file_tute_v1_action, file_tute_v1_event, file_tute_v1_matchmaking, file_tute_v1_player, file_tute_v1_record, file_tute_v1_rules, file_tute_v1_table, file_tute_v1_view]);
 
 /**
  * Request of CreateTable.
@@ -784,6 +784,171 @@ export const EventBatchSchema: GenMessage<EventBatch> = /*@__PURE__*/
   messageDesc(file_tute_v1_service, 19);
 
 /**
+ * Request message of PlayTable: the first one is a watch, every later one a submit.
+ *
+ * @generated from message tute.v1.PlayTableRequest
+ */
+export type PlayTableRequest = Message<"tute.v1.PlayTableRequest"> & {
+  /**
+   * What the message asks.
+   *
+   * @generated from oneof tute.v1.PlayTableRequest.kind
+   */
+  kind: {
+    /**
+     * The first message: the table to follow and how, as WatchTable's request.
+     *
+     * @generated from field: tute.v1.WatchTableRequest watch = 1;
+     */
+    value: WatchTableRequest;
+    case: "watch";
+  } | {
+    /**
+     * A later message: an action for the caller's seat, as SubmitAction's request (table_id
+     * empty or the stream's table; omit_view is implied: the result carries no view).
+     *
+     * @generated from field: tute.v1.SubmitActionRequest submit = 2;
+     */
+    value: SubmitActionRequest;
+    case: "submit";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message tute.v1.PlayTableRequest.
+ * Use `create(PlayTableRequestSchema)` to create a new message.
+ */
+export const PlayTableRequestSchema: GenMessage<PlayTableRequest> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 20);
+
+/**
+ * Response message of PlayTable.
+ *
+ * @generated from message tute.v1.PlayTableResponse
+ */
+export type PlayTableResponse = Message<"tute.v1.PlayTableResponse"> & {
+  /**
+   * What the message carries.
+   *
+   * @generated from oneof tute.v1.PlayTableResponse.kind
+   */
+  kind: {
+    /**
+     * What WatchTable sends: the snapshot, then events (one each, or in batches).
+     *
+     * @generated from field: tute.v1.WatchTableResponse watch = 1;
+     */
+    value: WatchTableResponse;
+    case: "watch";
+  } | {
+    /**
+     * The answer to one submit, in the order the submits were sent.
+     *
+     * @generated from field: tute.v1.ActionResult result = 2;
+     */
+    value: ActionResult;
+    case: "result";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message tute.v1.PlayTableResponse.
+ * Use `create(PlayTableResponseSchema)` to create a new message.
+ */
+export const PlayTableResponseSchema: GenMessage<PlayTableResponse> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 21);
+
+/**
+ * PlayTable's answer to one submit.
+ *
+ * @generated from message tute.v1.ActionResult
+ */
+export type ActionResult = Message<"tute.v1.ActionResult"> & {
+  /**
+   * The submit's request_id (empty when it had none).
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * Accepted: the table version after the action (its events come on the stream). 0 when
+   * rejected.
+   *
+   * @generated from field: int64 table_version = 2;
+   */
+  tableVersion: bigint;
+
+  /**
+   * Rejected: why, as SubmitAction's error status would say; nothing was applied. Unset when
+   * the action was accepted.
+   *
+   * @generated from field: tute.v1.ActionRejected rejected = 3;
+   */
+  rejected?: ActionRejected | undefined;
+};
+
+/**
+ * Describes the message tute.v1.ActionResult.
+ * Use `create(ActionResultSchema)` to create a new message.
+ */
+export const ActionResultSchema: GenMessage<ActionResult> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 22);
+
+/**
+ * Why PlayTable rejected a submit: what SubmitAction's error status carries (its code, its
+ * ErrorInfo and, for a malformed request, its BadRequest field).
+ *
+ * @generated from message tute.v1.ActionRejected
+ */
+export type ActionRejected = Message<"tute.v1.ActionRejected"> & {
+  /**
+   * The gRPC status code, as a number (google.rpc.Code: 3 INVALID_ARGUMENT, 7
+   * PERMISSION_DENIED, 9 FAILED_PRECONDITION, 10 ABORTED, 16 UNAUTHENTICATED, ...).
+   *
+   * @generated from field: int32 code = 1;
+   */
+  code: number;
+
+  /**
+   * ErrorInfo.reason: one of the reasons listed above the service (for example NOT_YOUR_TURN,
+   * MUST_FOLLOW_SUIT, STALE_VERSION).
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+
+  /**
+   * A message for developers (never a hidden card).
+   *
+   * @generated from field: string message = 3;
+   */
+  message: string;
+
+  /**
+   * ErrorInfo.metadata.
+   *
+   * @generated from field: map<string, string> metadata = 4;
+   */
+  metadata: { [key: string]: string };
+
+  /**
+   * For INVALID_ARGUMENT: the request field at fault (as BadRequest names it, for example
+   * "action"); empty otherwise.
+   *
+   * @generated from field: string field = 5;
+   */
+  field: string;
+};
+
+/**
+ * Describes the message tute.v1.ActionRejected.
+ * Use `create(ActionRejectedSchema)` to create a new message.
+ */
+export const ActionRejectedSchema: GenMessage<ActionRejected> = /*@__PURE__*/
+  messageDesc(file_tute_v1_service, 23);
+
+/**
  * Request of FindMatch.
  *
  * @generated from message tute.v1.FindMatchRequest
@@ -802,7 +967,7 @@ export type FindMatchRequest = Message<"tute.v1.FindMatchRequest"> & {
  * Use `create(FindMatchRequestSchema)` to create a new message.
  */
 export const FindMatchRequestSchema: GenMessage<FindMatchRequest> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 20);
+  messageDesc(file_tute_v1_service, 24);
 
 /**
  * Response of FindMatch.
@@ -830,7 +995,7 @@ export type FindMatchResponse = Message<"tute.v1.FindMatchResponse"> & {
  * Use `create(FindMatchResponseSchema)` to create a new message.
  */
 export const FindMatchResponseSchema: GenMessage<FindMatchResponse> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 21);
+  messageDesc(file_tute_v1_service, 25);
 
 /**
  * Request of WatchTicket.
@@ -851,7 +1016,7 @@ export type WatchTicketRequest = Message<"tute.v1.WatchTicketRequest"> & {
  * Use `create(WatchTicketRequestSchema)` to create a new message.
  */
 export const WatchTicketRequestSchema: GenMessage<WatchTicketRequest> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 22);
+  messageDesc(file_tute_v1_service, 26);
 
 /**
  * Request of CreatePlayer.
@@ -874,7 +1039,7 @@ export type CreatePlayerRequest = Message<"tute.v1.CreatePlayerRequest"> & {
  * Use `create(CreatePlayerRequestSchema)` to create a new message.
  */
 export const CreatePlayerRequestSchema: GenMessage<CreatePlayerRequest> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 23);
+  messageDesc(file_tute_v1_service, 27);
 
 /**
  * Response of CreatePlayer.
@@ -903,7 +1068,7 @@ export type CreatePlayerResponse = Message<"tute.v1.CreatePlayerResponse"> & {
  * Use `create(CreatePlayerResponseSchema)` to create a new message.
  */
 export const CreatePlayerResponseSchema: GenMessage<CreatePlayerResponse> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 24);
+  messageDesc(file_tute_v1_service, 28);
 
 /**
  * Request of GetPlayer.
@@ -925,7 +1090,7 @@ export type GetPlayerRequest = Message<"tute.v1.GetPlayerRequest"> & {
  * Use `create(GetPlayerRequestSchema)` to create a new message.
  */
 export const GetPlayerRequestSchema: GenMessage<GetPlayerRequest> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 25);
+  messageDesc(file_tute_v1_service, 29);
 
 /**
  * Response of GetPlayer.
@@ -946,7 +1111,7 @@ export type GetPlayerResponse = Message<"tute.v1.GetPlayerResponse"> & {
  * Use `create(GetPlayerResponseSchema)` to create a new message.
  */
 export const GetPlayerResponseSchema: GenMessage<GetPlayerResponse> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 26);
+  messageDesc(file_tute_v1_service, 30);
 
 /**
  * Request of ListLeaderboard.
@@ -983,7 +1148,7 @@ export type ListLeaderboardRequest = Message<"tute.v1.ListLeaderboardRequest"> &
  * Use `create(ListLeaderboardRequestSchema)` to create a new message.
  */
 export const ListLeaderboardRequestSchema: GenMessage<ListLeaderboardRequest> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 27);
+  messageDesc(file_tute_v1_service, 31);
 
 /**
  * Response of ListLeaderboard.
@@ -1011,7 +1176,7 @@ export type ListLeaderboardResponse = Message<"tute.v1.ListLeaderboardResponse">
  * Use `create(ListLeaderboardResponseSchema)` to create a new message.
  */
 export const ListLeaderboardResponseSchema: GenMessage<ListLeaderboardResponse> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 28);
+  messageDesc(file_tute_v1_service, 32);
 
 /**
  * Request of ListMatches.
@@ -1049,7 +1214,7 @@ export type ListMatchesRequest = Message<"tute.v1.ListMatchesRequest"> & {
  * Use `create(ListMatchesRequestSchema)` to create a new message.
  */
 export const ListMatchesRequestSchema: GenMessage<ListMatchesRequest> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 29);
+  messageDesc(file_tute_v1_service, 33);
 
 /**
  * Response of ListMatches.
@@ -1077,7 +1242,7 @@ export type ListMatchesResponse = Message<"tute.v1.ListMatchesResponse"> & {
  * Use `create(ListMatchesResponseSchema)` to create a new message.
  */
 export const ListMatchesResponseSchema: GenMessage<ListMatchesResponse> = /*@__PURE__*/
-  messageDesc(file_tute_v1_service, 30);
+  messageDesc(file_tute_v1_service, 34);
 
 /**
  * TuteService: an authoritative Tute server. The server holds the game; clients send actions
@@ -1311,6 +1476,32 @@ export const TuteService: GenService<{
     methodKind: "server_streaming";
     input: typeof WatchTableRequestSchema;
     output: typeof WatchTableResponseSchema;
+  },
+  /**
+   * Plays a seat over one bidirectional stream: WatchTable and SubmitAction in one call, for
+   * a client that plays from its stream (native gRPC only: over Connect and gRPC-Web it
+   * answers UNIMPLEMENTED; browsers use WatchTable and SubmitAction). Each action then costs
+   * one message instead of one call, which is cheaper for the server and the client.
+   * The first request message must be `watch` (a WatchTableRequest: the table, resume_after,
+   * batch_events); the stream then sends what WatchTable sends (PlayTableResponse.watch),
+   * with the same token rules, limits and errors, and ends as WatchTable does. Each later
+   * request message is a `submit` (a SubmitActionRequest for the caller's seat, with the
+   * seat token of the call's `authorization` metadata; its table_id is empty or the
+   * stream's; omit_view is implied). Submits are applied one at a time in the order sent, and
+   * each gets one PlayTableResponse.result, in that order: accepted (the table version after
+   * it) or rejected with the status SubmitAction would have answered (ActionRejected), and
+   * then nothing was applied and the stream goes on. The action's events arrive on the
+   * stream as usual, before or after its result. Closing the sending side leaves the stream
+   * watching; cancelling the call ends it.
+   * Errors: those of WatchTable, and INVALID_ARGUMENT (INVALID_ARGUMENT: the first message
+   * is not a watch, field "watch"). Each ends the stream; a refused submit does not.
+   *
+   * @generated from rpc tute.v1.TuteService.PlayTable
+   */
+  playTable: {
+    methodKind: "bidi_streaming";
+    input: typeof PlayTableRequestSchema;
+    output: typeof PlayTableResponseSchema;
   },
   /**
    * Returns the record of a table's finished match (record.proto, docs/fair-deals.md): its
