@@ -10,7 +10,10 @@ Two client patterns:
 - (a) ``get+submit``: GetTable for the seat on turn, then SubmitAction of one of its legal
   actions (what a simple client does: two calls per action);
 - (b) ``stream``: the seat acts from its own stream, on the legal actions of the last
-  TurnStarted its copy of the stream carried (one SubmitAction per action).
+  TurnStarted its copy of the stream carried (one SubmitAction per action);
+- (c) ``play stream``: as (b), but each seat holds one PlayTable call (the bidirectional
+  stream): it receives its events on it and writes its actions on it, so an action costs no
+  unary call at all (measured against (b), as the issue asks, to show whether it pays).
 
 Latency runs from just before SubmitAction to the moment the action's events (table version
 + 1) have reached all four seat streams. Server CPU is the server processes' own CPU time
@@ -21,9 +24,9 @@ grpc.aio server (generic handlers, bytes in and out, no game logic) where one un
 bumps the table's version under its lock and puts one message of the same size as the bytes a
 watcher receives per tute action (measured in the run) on the table's 4 server streams.
 
-Windows alternate (baseline, pattern b, pattern a, then baseline and pattern b at a fixed total
-rate, ``--rate``) for ``--rounds`` rounds; each figure is the median over rounds and each ratio
-the median of the rounds' ratios. Then the same with 2 replicas on one Redis (its own
+Windows alternate (baseline, pattern b, pattern c, pattern a, then baseline and pattern b at a
+fixed total rate, ``--rate``) for ``--rounds`` rounds; each figure is the median over rounds and
+each ratio the median of the rounds' ratios. Then the same with 2 replicas on one Redis (its own
 redis-server on a free port; seats 0 and 2 on one replica, 1 and 3 on the other). Then scale:
 the resident memory of one fresh server holding ``--idle-tables`` idle tables (one seated
 player each) and then ``--streams`` open seat streams, beside a bare grpc.aio server holding the
@@ -237,10 +240,16 @@ class TuteTable:
         *,
         batch: bool,
         omit_view: bool,
+        play: bool = False,
     ) -> None:
         from tute.v1 import service_pb2
 
         self.pb = service_pb2
+        self.play = play
+        """Pattern (c): each seat watches and acts on one PlayTable stream (windows 'c');
+        else WatchTable streams and SubmitAction calls (windows 'a' and 'b')."""
+        self.calls: dict[int, Any] = {}
+        """Pattern (c): the seats' PlayTable calls."""
         self.batch = batch
         """The seat streams ask for batch_events (one message per commit)."""
         self.omit_view = omit_view
@@ -261,43 +270,62 @@ class TuteTable:
     def stub(self, seat: int) -> Any:
         return self.stubs[seat % len(self.stubs)]
 
+    async def _open(self, table_id: str, seat: int, md: Any) -> Any:
+        """The seat's stream: PlayTable (pattern c, opened with its watch) or WatchTable."""
+        watch = self.pb.WatchTableRequest(
+            table_id=table_id, resume_after=0, batch_events=self.batch
+        )
+        if not self.play:
+            return self.stub(seat).WatchTable(watch, metadata=md)
+        call = self.stub(seat).PlayTable(metadata=md)
+        self.calls[seat] = call
+        await call.write(self.pb.PlayTableRequest(watch=watch))
+        return call
+
     async def _watch(
         self, table_id: str, seat: int, md: Any, ready: asyncio.Event, last: int
     ) -> None:
-        call = self.stub(seat).WatchTable(
-            self.pb.WatchTableRequest(table_id=table_id, resume_after=0, batch_events=self.batch),
-            metadata=md,
-        )
-        seen = 0
         win = self.win
+        call = await self._open(table_id, seat, md)
+        seen = [0]
         try:
-            async for msg in call:
-                if win.measuring and seat == 0 and win.kind in ("a", "b"):
+            async for got in call:
+                msg = got
+                if self.play:
+                    if got.HasField("result"):
+                        win.rejected += got.result.HasField("rejected")
+                        continue
+                    msg = got.watch
+                if win.measuring and seat == 0 and win.kind in ("a", "b", "c"):
                     win.bytes_per_watcher += msg.ByteSize()
                 for ev in msg.events.events if self.batch else (msg.event,):
                     if ev.sequence >= last:
                         ready.set()
-                    kind = ev.WhichOneof("kind")
-                    if kind == "match_ended":
-                        self.over = True
-                        self.turn_changed.set()
-                    elif kind == "turn_started":
-                        ts = ev.turn_started
-                        if ts.seat == seat and len(ts.legal_actions):
-                            self.turn = (ev.table_version, seat, list(ts.legal_actions))
-                            self.turn_changed.set()
-                    if ev.table_version <= seen:
-                        continue
-                    seen = ev.table_version
-                    n = self.arrivals.get(seen, 0) + 1
-                    self.arrivals[seen] = n
-                    if n == 4:
-                        del self.arrivals[seen]
-                        t0 = self.pending.pop(seen, None)
-                        if t0 is not None:
-                            win.record(time.perf_counter() - t0)
+                    self._see(ev, seat, seen)
         except grpc.aio.AioRpcError:
             pass
+
+    def _see(self, ev: Any, seat: int, seen: list[int]) -> None:
+        """One event on ``seat``'s stream: its turn, the match's end, the arrival count."""
+        kind = ev.WhichOneof("kind")
+        if kind == "match_ended":
+            self.over = True
+            self.turn_changed.set()
+        elif kind == "turn_started":
+            ts = ev.turn_started
+            if ts.seat == seat and len(ts.legal_actions):
+                self.turn = (ev.table_version, seat, list(ts.legal_actions))
+                self.turn_changed.set()
+        if ev.table_version <= seen[0]:
+            return
+        seen[0] = ev.table_version
+        n = self.arrivals.get(seen[0], 0) + 1
+        self.arrivals[seen[0]] = n
+        if n == 4:
+            del self.arrivals[seen[0]]
+            t0 = self.pending.pop(seen[0], None)
+            if t0 is not None:
+                self.win.record(time.perf_counter() - t0)
 
     async def _next_turn(self, version: int) -> tuple[int, list[Any]] | None:
         """The seat on turn at ``version`` and its legal actions, from that seat's stream."""
@@ -354,11 +382,11 @@ class TuteTable:
             version, turn_seat = view.version, view.turn_seat
             self.over = False
             while view.status == PLAYING and not self.over and win.submits < MAX_SUBMITS:
-                if not await win.wait_kind(("a", "b"), self.stop):
+                if not await win.wait_kind(("c",) if self.play else ("a", "b"), self.stop):
                     return
                 t_start = time.perf_counter()
                 legal: list[Any] | None = None
-                if win.kind == "b":
+                if win.kind in ("b", "c"):
                     got = await self._next_turn(version)
                     if got is not None:
                         turn_seat, legal = got
@@ -381,8 +409,26 @@ class TuteTable:
                     if view.status != PLAYING:
                         break
                     version, legal = view.version, list(view.legal_actions)
+                    if not legal:  # the turn moved between the two reads: read again
+                        turn_seat = -1
+                        continue
                 seat = turn_seat
                 action = self.rng.choice(legal)
+                if self.play:  # (c): the action goes on the seat's own stream
+                    self.pending[version + 1] = time.perf_counter()
+                    win.submits += 1
+                    await self.calls[seat].write(
+                        pb.PlayTableRequest(
+                            submit=pb.SubmitActionRequest(action=action, request_id="")
+                        )
+                    )
+                    if win.measuring:
+                        win.done += 1
+                    version += 1  # one commit per action; the next turn comes from the stream
+                    turn_seat = -1  # who is on turn next: from the stream (or GetTable's view)
+                    if win.interval:
+                        await asyncio.sleep(max(0.0, t_start + win.interval - time.perf_counter()))
+                    continue
                 # (b) plays from its stream: the response's view is not needed
                 omit = win.kind == "b" and self.omit_view
                 t0 = time.perf_counter()
@@ -414,6 +460,9 @@ class TuteTable:
                 if win.interval:
                     await asyncio.sleep(max(0.0, t_start + win.interval - time.perf_counter()))
         finally:
+            for c in self.calls.values():
+                c.cancel()
+            self.calls.clear()
             for w in watchers:
                 w.cancel()
             await asyncio.gather(*watchers, return_exceptions=True)
@@ -509,7 +558,9 @@ async def load_main(spec: dict[str, Any]) -> None:
             spec["seed"] * 1000 + i,
             batch=spec["batch"],
             omit_view=spec["omit_view"],
+            play=play,
         )
+        for play in ((False, True) if spec.get("play") else (False,))
         for i in range(n)
     ]
     bases = [BaseTable(base_channel, spec["table_offset"] + i, win, stop) for i in range(n)]
@@ -561,7 +612,7 @@ async def load_main(spec: dict[str, Any]) -> None:
                 "bytes_per_watcher": win.bytes_per_watcher,
             }
         )
-        if w["kind"] in ("a", "b") and win.done:
+        if w["kind"] in ("a", "b", "c") and win.done:
             # the baseline's message: the bytes one watcher gets per tute action
             size[0] = max(size[0] // 2, int(win.bytes_per_watcher / win.done))
     stop.set()
@@ -571,7 +622,9 @@ async def load_main(spec: dict[str, Any]) -> None:
     _, pending = await asyncio.wait(drivers, timeout=30)
     for d in pending:
         d.cancel()
-    await asyncio.gather(*drivers, return_exceptions=True)
+    for r in await asyncio.gather(*drivers, return_exceptions=True):
+        if isinstance(r, Exception):  # a table that stopped playing: say why
+            print(f"load: a table's driver failed: {r!r}", file=sys.stderr)
     for b in bases:
         for c in b.calls:
             c.cancel()
@@ -904,6 +957,7 @@ def run_phase(
             "seed": a.seed,
             "batch": not a.no_batch,
             "omit_view": not a.with_view,
+            "play": any(kind == "c" for kind, _ in kinds),
             "windows": schedule(kinds, a.rounds, a.warmup, a.window, 0.3),
             "cpu_pids": {
                 "tute": [s.proc.pid for s in servers],
@@ -1003,7 +1057,12 @@ def main() -> None:
         tmp = Path(tmp_s)
         r = a.rate
         mem, _ = run_phase(
-            a, tmp, "memory", 1, [("base", 0), ("b", 0), ("a", 0), ("base", r), ("b", r)], None
+            a,
+            tmp,
+            "memory",
+            1,
+            [("base", 0), ("b", 0), ("c", 0), ("a", 0), ("base", r), ("b", r)],
+            None,
         )
         t = lap("memory", t)
         red = None
@@ -1011,7 +1070,9 @@ def main() -> None:
         if not a.no_redis:
             with running_redis(tmp / "redis") as rs:
                 used0 = redis_used_kb(rs.port)
-                red, outs = run_phase(a, tmp, rs.url, 2, [("base", 0), ("b", 0), ("a", 0)], rs.pid)
+                red, outs = run_phase(
+                    a, tmp, rs.url, 2, [("base", 0), ("b", 0), ("c", 0), ("a", 0)], rs.pid
+                )
                 created = sum(o["tables_created"] for o in outs)
                 redis_kb = (redis_used_kb(rs.port) - used0) / max(1, created)
             t = lap("redis", t)
@@ -1097,7 +1158,7 @@ def run_engine(a: argparse.Namespace) -> dict[str, Any]:
 def report(
     a: argparse.Namespace, mem: Any, red: Any, scale: dict[str, Any], redis_kb: float
 ) -> dict[str, Any]:
-    base, b, pa = mem[("base", 0)], mem[("b", 0)], mem[("a", 0)]
+    base, b, pa, pc = mem[("base", 0)], mem[("b", 0)], mem[("a", 0)], mem[("c", 0)]
     base_r, b_r = mem[("base", a.rate)], mem[("b", a.rate)]
 
     def med(rows: list[dict[str, float]], key: str) -> float:
@@ -1106,6 +1167,7 @@ def report(
     rows = [
         ("memory: baseline publish", base, None),
         ("memory: (b) stream", b, base),
+        ("memory: (c) play stream", mem[("c", 0)], base),
         ("memory: (a) get+submit", pa, base),
         (f"memory: baseline @{a.rate:g}/s", base_r, None),
         (f"memory: (b) stream @{a.rate:g}/s", b_r, base_r),
@@ -1114,6 +1176,7 @@ def report(
         rows += [
             ("redis x2: baseline publish", red[("base", 0)], None),
             ("redis x2: (b) stream", red[("b", 0)], red[("base", 0)]),
+            ("redis x2: (c) play stream", red[("c", 0)], red[("base", 0)]),
             ("redis x2: (a) get+submit", red[("a", 0)], red[("base", 0)]),
         ]
     print(
@@ -1162,6 +1225,12 @@ def report(
         "kb_per_table": rnd(scale["kb_per_table"]),
         "streams_open": scale["streams_open"],
         "baseline_streams_open": scale["baseline_streams_open"],
+        "actions_per_s_play": rnd(med(pc, "per_s"), 1),
+        "ratio_play": rnd(ratio_rounds(pc, base, "per_s"), 3),
+        "ratio_play_vs_stream": rnd(ratio_rounds(pc, b, "per_s"), 3),
+        "p99_ms_play": rnd(med(pc, "p99_ms")),
+        "server_cpu_us_per_action_play": rnd(med(pc, "cpu_us"), 1),
+        "cpu_ratio_play": rnd(ratio_rounds(pc, base, "cpu_us"), 3),
         "server_cpu_us_per_action": rnd(med(b, "cpu_us"), 1),
         "server_cpu_us_per_action_get_submit": rnd(med(pa, "cpu_us"), 1),
         "baseline_cpu_us_per_publish": rnd(med(base, "cpu_us"), 1),
@@ -1183,6 +1252,8 @@ def report(
                 "redis_actions_per_s_get_submit": rnd(med(red[("a", 0)], "per_s"), 1),
                 "redis_baseline_publish_per_s": rnd(med(rbase, "per_s"), 1),
                 "redis_ratio": rnd(ratio_rounds(rb, rbase, "per_s"), 3),
+                "redis_actions_per_s_play": rnd(med(red[("c", 0)], "per_s"), 1),
+                "redis_ratio_play": rnd(ratio_rounds(red[("c", 0)], rbase, "per_s"), 3),
                 "redis_p99_ms": rnd(med(rb, "p99_ms")),
                 "redis_server_cpu_us_per_action": rnd(med(rb, "cpu_us"), 1),
                 "redis_cpu_us_per_action": rnd(med(rb, "redis_cpu_us"), 1),

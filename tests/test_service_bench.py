@@ -78,6 +78,7 @@ def run_bench(*extra: str) -> dict[str, Any]:
     # the load ran: both patterns and the baseline completed actions, streams were opened
     assert result["actions_per_s"] > 0
     assert result["actions_per_s_stream"] > 0
+    assert result["actions_per_s_play"] > 0, "pattern (c) played over PlayTable streams"
     assert result["baseline_publish_per_s"] > 0
     assert result["kb_per_stream"] is not None
     return result
@@ -93,3 +94,4 @@ def test_service_bench_smoke_on_the_memory_store() -> None:
 def test_service_bench_smoke() -> None:
     result = run_bench()
     assert result["redis_actions_per_s"] > 0
+    assert result["redis_actions_per_s_play"] > 0

@@ -87,7 +87,8 @@ async def test_a_client_built_from_the_v1_proto_lists_the_services(
     assert method.client_streaming and method.server_streaming
     pool = descriptor_pool.DescriptorPool()
     pool.Add(fd)
-    request_cls = message_factory.GetMessageClass(
+    # a class built at run time from the pool: its fields are unknown to the type checker
+    request_cls: Any = message_factory.GetMessageClass(
         pool.FindMessageTypeByName("grpc.reflection.v1.ServerReflectionRequest")
     )
     response_cls = message_factory.GetMessageClass(
