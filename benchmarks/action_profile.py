@@ -14,12 +14,16 @@ functions the server calls, in its order, timing each with ``perf_counter_ns``:
 - ``engine``: ``engine.apply`` alone (on the same state, its result discarded);
 - ``event conversion``: the rest of ``changes.act`` (engine events to protobuf variants, the
   turn clock's TurnStarted), numbering and serializing the stored events;
-- ``record encode``: ``encode_record``, and the copy of the record the commit keeps decoded;
+- ``record encode``: the copy of the record the commit keeps decoded (a playing table's;
+  the memory store keeps it as a :class:`~service.store.base.Deferred` that is never encoded
+  while the copy stays kept, so no ``encode_record`` here; Redis would add one);
 - ``response``: the SubmitActionResponse (the caller's view and its events) and its bytes;
 - ``store commit``: the memory store's compare-and-set (and the push to the subscriptions),
   then keeping the committed record decoded;
-- ``fan-out``: each of the four watchers' ``WatchTableResponse`` from the stored bytes;
-- ``stream encode``: those messages' bytes, as gRPC serializes them.
+- ``fan-out``: each of the four watchers' event bytes read as a message (the stream reads
+  its time and kind);
+- ``stream encode``: each watcher's ``WatchTableResponse`` bytes framed around the stored
+  event bytes (:mod:`service.wire.stream`: nothing is serialized again).
 
 Then the same actions end to end through ``TuteServicer.SubmitAction`` (everything but gRPC), so
 that the total can be set beside the server CPU per action the service benchmark measures:
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import json
 import logging
 import random
@@ -48,11 +53,12 @@ from service.auth import bearer_token, hash_token
 from service.config import Settings
 from service.metrics import Metrics
 from service.servicer import TuteServicer
-from service.store.base import Commit
+from service.store.base import Commit, Deferred
 from service.store.memory import MemoryStore
 from service.tables import changes
 from service.tables.model import copy_record, encode_record
 from service.tables.service import TableService
+from service.wire import stream
 from tute.v1 import rules_pb2, service_pb2
 
 PRESET = "parejas-manos"
@@ -142,8 +148,8 @@ async def staged(
                 commits.set_expiry(rec, now)
                 stored = commits.number(rec, variants, now)
                 t.append(pc())
-                record = encode_record(rec)
                 kept = copy_record(rec)
+                record = Deferred(functools.partial(encode_record, kept))
                 t.append(pc())
                 resp = service_pb2.SubmitActionResponse(
                     table_version=rec.version,
@@ -166,14 +172,13 @@ async def staged(
                 assert outcome.applied
                 commits._keep_decoded(table_id, record, kept)
                 t.append(pc())
-                msgs = [
-                    service_pb2.WatchTableResponse(event=wire.parse(ev.for_seat(s)))
-                    for s in range(4)
-                    for ev in stored
-                ]
+                per_seat = [[ev.for_seat(s) for ev in stored] for s in range(4)]
+                for events in per_seat:
+                    for data in events:
+                        wire.event_time(wire.parse(data))
                 t.append(pc())
-                for m in msgs:
-                    m.SerializeToString()
+                for events in per_seat:
+                    stream.batch_response(events)
                 t.append(pc())
                 for i, stage in enumerate(STAGES):
                     samples[stage].append(t[i + 1] - t[i])

@@ -44,6 +44,7 @@ from .errors import (
 from .metrics import GO_CODES, Metrics
 from .reasons import STATUS, Reason
 from .store.base import StoreUnavailable
+from .wire.stream import passing_bytes
 
 log = structlog.get_logger("tute.rpc")
 DOMAIN = "tute.v1"
@@ -202,10 +203,12 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 self._wrap_unary(handler.unary_unary, decode, service, method),
                 response_serializer=handler.response_serializer,
             )
+        # A stream's handler may yield a message already serialized (WatchTable's events):
+        # its bytes are sent as they are.
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
                 self._wrap_stream(handler.unary_stream, decode, service, method),
-                response_serializer=handler.response_serializer,
+                response_serializer=passing_bytes(handler.response_serializer),
             )
         # Client and bidirectional streams (server reflection): grpc parses their messages.
         if handler.stream_unary is not None:
@@ -218,7 +221,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             return grpc.stream_stream_rpc_method_handler(
                 self._wrap_request_stream(handler.stream_stream, "bidi_stream", service, method),
                 request_deserializer=decode,
-                response_serializer=handler.response_serializer,
+                response_serializer=passing_bytes(handler.response_serializer),
             )
         return handler
 

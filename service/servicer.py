@@ -73,6 +73,8 @@ from .tables.model import (
 )
 from .tables.service import TableService
 from .tables.streams import Snapshot
+from .wire import stream
+from .wire.stream import WatchItem
 
 log = structlog.get_logger("tute.rpc")
 T = TypeVar("T")
@@ -441,7 +443,10 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
 
     async def WatchTable(
         self, request: service_pb2.WatchTableRequest, context: Any
-    ) -> AsyncGenerator[service_pb2.WatchTableResponse, None]:
+    ) -> AsyncGenerator[WatchItem, None]:
+        """The table's events for the caller: a snapshot as a message, events as the bytes
+        of their ``WatchTableResponse`` (:mod:`service.wire.stream`; the gRPC handler sends
+        them as they are)."""
         self._caller(context)
         resume_after = request.resume_after if request.HasField("resume_after") else None
         batch = request.batch_events
@@ -459,9 +464,9 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                 if isinstance(item, Snapshot):
                     yield _snapshot(item)
                 elif batch:
-                    yield service_pb2.WatchTableResponse(events=service_pb2.EventBatch(events=item))
+                    yield stream.batch_response(item)
                 else:  # one event per list
-                    yield service_pb2.WatchTableResponse(event=item[0])
+                    yield stream.event_response(item[0])
                 del item
 
     async def PlayTable(
@@ -477,14 +482,14 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         table_id, token = first.watch.table_id, _token(context)
         writing = asyncio.Lock()  # one message at a time on the call
 
-        async def write(message: service_pb2.PlayTableResponse) -> None:
+        async def write(message: service_pb2.PlayTableResponse | bytes) -> None:
             async with writing:
                 await context.write(message)
 
         async def watch() -> None:
             async with contextlib.aclosing(self.WatchTable(first.watch, context)) as items:
                 async for item in items:
-                    await write(service_pb2.PlayTableResponse(watch=item))
+                    await write(stream.play_watch(item))
 
         async def submits() -> None:
             async for req in requests:

@@ -42,6 +42,7 @@ from .interceptor import CallRecorder, status_of, to_status
 from .metrics import Metrics
 from .reasons import Reason
 from .servicer import TuteServicer
+from .wire.stream import watch_message
 
 SERVICE = "tute.v1.TuteService"
 PREFIX = f"/{SERVICE}/"
@@ -219,7 +220,9 @@ class ConnectService:
             stream = getattr(self.servicer, method)(request, HttpContext(ctx))
             try:
                 async for item in stream:
-                    yield item
+                    # Connect encodes messages (its JSON from their fields): a response the
+                    # servicer yields already serialized is parsed back
+                    yield watch_message(item) if isinstance(item, bytes) else item
                     sent.inc()
             finally:
                 close = getattr(stream, "aclose", None)  # the servicer's async generator

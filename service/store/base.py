@@ -14,13 +14,44 @@ from __future__ import annotations
 import abc
 import asyncio
 import dataclasses
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
 from .queue import TicketQueue
 
 
 class StoreUnavailable(Exception):
     """The store cannot be reached (the server answers UNAVAILABLE)."""
+
+
+class Deferred:
+    """A record's bytes, encoded only when a store needs them (:func:`record_bytes`).
+
+    A store that keeps records in its own process (the memory store) keeps this object as it
+    is, and the replica that committed it, which holds the decoded record it stands for, loads
+    that without encoding or decoding anything. A store that sends records elsewhere (Redis)
+    takes the bytes at once. Once encoded, the bytes are kept and what they encode is let go.
+    """
+
+    __slots__ = ("_data", "_encode")
+
+    def __init__(self, encode: Callable[[], bytes]) -> None:
+        self._encode: Callable[[], bytes] | None = encode
+        self._data = b""
+
+    def data(self) -> bytes:
+        """The bytes (encoded on the first call)."""
+        if self._encode is not None:
+            self._data, self._encode = self._encode(), None
+        return self._data
+
+
+RecordData = bytes | Deferred
+"""A table's record as a store holds it: bytes, or bytes yet to be made."""
+
+
+def record_bytes(data: RecordData) -> bytes:
+    """The bytes of a record (a :class:`Deferred` one encoded now)."""
+    return data if isinstance(data, bytes) else data.data()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -81,7 +112,7 @@ class Commit:
     """
 
     expected_version: int
-    record: bytes
+    record: RecordData
     events: Sequence[StoredEvent] = ()
     status: str = ""
     lobby: LobbyEntry | None = None
@@ -104,7 +135,7 @@ class ListedTable:
 
     entry: LobbyEntry
     version: int
-    record: bytes | None
+    record: RecordData | None
     watchers: Mapping[str, int]
 
 
@@ -289,8 +320,9 @@ class Store(abc.ABC):
         with its due time (0: nothing due)."""
 
     @abc.abstractmethod
-    async def load(self, table_id: str) -> tuple[int, bytes] | None:
-        """(version, record) of a table, or None if unknown."""
+    async def load(self, table_id: str) -> tuple[int, RecordData] | None:
+        """(version, record) of a table, or None if unknown (the record as committed: a
+        :class:`Deferred` one may come back as that very object)."""
 
     @abc.abstractmethod
     async def find_invite(self, invite_code: str) -> str | None:

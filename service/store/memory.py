@@ -24,6 +24,7 @@ from .base import (
     LobbyCursor,
     LobbyEntry,
     QueueSubscription,
+    RecordData,
     Store,
     StoredEvent,
     Subscription,
@@ -51,7 +52,7 @@ class _Table:
     )
 
     def __init__(self, record: bytes) -> None:
-        self.record = record
+        self.record: RecordData = record
         self.version = 1
         self.events: list[StoredEvent] = []
         """The kept events: sequence numbers ``first_seq`` .. ``last_seq``, without gaps."""
@@ -154,7 +155,7 @@ class MemoryStore(Store):
         self._drop(table_id)
         return True
 
-    async def load(self, table_id: str) -> tuple[int, bytes] | None:
+    async def load(self, table_id: str) -> tuple[int, RecordData] | None:
         t = self._get(table_id)
         return None if t is None else (t.version, t.record)
 

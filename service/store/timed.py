@@ -14,6 +14,7 @@ from .base import (
     ListedTable,
     LobbyCursor,
     LobbyEntry,
+    RecordData,
     Store,
     StoredEvent,
     StoreUnavailable,
@@ -61,7 +62,7 @@ class TimedStore(Store):
     async def delete(self, table_id: str, expected_version: int) -> bool:
         return await self._timed("delete", self.inner.delete(table_id, expected_version))
 
-    async def load(self, table_id: str) -> tuple[int, bytes] | None:
+    async def load(self, table_id: str) -> tuple[int, RecordData] | None:
         return await self._timed("load", self.inner.load(table_id))
 
     async def find_invite(self, invite_code: str) -> str | None:

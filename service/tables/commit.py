@@ -29,7 +29,15 @@ from ..errors import Aborted, NotFound, ServiceError
 from ..metrics import Metrics
 from ..players import PlayerStore
 from ..reasons import Reason
-from ..store.base import Commit, LobbyEntry, Store, StoredEvent
+from ..store.base import (
+    Commit,
+    Deferred,
+    LobbyEntry,
+    RecordData,
+    Store,
+    StoredEvent,
+    record_bytes,
+)
 from ..wire import EventVariants
 from . import records
 from .access import check_table_id
@@ -114,10 +122,11 @@ class Committer:
         self.ctx = ctx
         self._wake = wake
         """Wakes the scheduler (a committed table is due now)."""
-        self._decoded: dict[str, tuple[bytes, TableRecord]] = {}
-        """By table: the record bytes this replica committed last and the record they
-        encode. A load that finds those very bytes in the store (the table has not changed
-        since, on any replica) takes a copy instead of decoding them again."""
+        self._decoded: dict[str, tuple[RecordData, TableRecord]] = {}
+        """By table: the record data this replica committed last and the record they
+        encode. A load that finds that very data in the store (the table has not changed
+        since, on any replica) takes a copy instead of decoding it again; in the memory store
+        the data is a :class:`~service.store.base.Deferred` that is never encoded at all."""
 
     async def load(self, table_id: str, *, presence: bool = True) -> TableRecord:
         """The table's record; with ``presence``, also which seats are connected (on any
@@ -132,7 +141,7 @@ class Committer:
         if kept is not None and (kept[0] is data or kept[0] == data):
             rec = copy_record(kept[1])
         else:
-            rec = decode_record(data)
+            rec = decode_record(record_bytes(data))
         rec.version = version
         if presence:
             rec.connected = connected(rec, await store.present_watchers(table_id, self.ctx.clock()))
@@ -151,7 +160,7 @@ class Committer:
         for table in listed[:size]:
             if table.record is None:
                 continue  # gone since it was listed
-            rec = decode_record(table.record)
+            rec = decode_record(record_bytes(table.record))
             rec.version = table.version
             rec.connected = connected(rec, table.watchers)
             page.append(rec)
@@ -262,10 +271,12 @@ class Committer:
         stored = self.number(rec, changed.events, now)
         response = respond(rec, changed.events) if respond is not None else None
         due = self.due_at(rec, now)
-        data = encode_record(rec)
-        # kept decoded for the next load (a playing table's): copied before the commit's
-        # await, as encoded
+        # A playing table's record is kept decoded for its next load: a copy, made before
+        # the commit's await, that nothing changes. Its bytes are that copy's, made only
+        # when the store needs them (Redis: at once; the memory store: when it is evicted
+        # from the decoded ones, or never).
         kept = copy_record(rec) if rec.status == PLAYING else None
+        data: RecordData = encode_record(rec) if kept is None else _deferred(kept)
         outcome = await self.ctx.store.commit(
             table_id,
             Commit(
@@ -294,7 +305,7 @@ class Committer:
                 await records.keep(self.ctx.history, rec)
         return Committed(rec, changed.result, stored, response), rec.version
 
-    def _keep_decoded(self, table_id: str, data: bytes, rec: TableRecord | None) -> None:
+    def _keep_decoded(self, table_id: str, data: RecordData, rec: TableRecord | None) -> None:
         """Keep a playing table's committed record decoded (the newest :data:`DECODED_MAX`
         of them): the tables whose next load is near. ``rec`` None: not playing, none kept."""
         decoded = self._decoded
@@ -302,7 +313,9 @@ class Committer:
         if rec is None:
             return
         if len(decoded) >= DECODED_MAX:
-            del decoded[next(iter(decoded))]
+            oldest = next(iter(decoded))
+            # its bytes made now: the store keeps those rather than the decoded record
+            record_bytes(decoded.pop(oldest)[0])
         decoded[table_id] = (data, rec)
 
     @staticmethod
@@ -352,6 +365,11 @@ class Committer:
             away_due = min(rec.away.values()) + grace
             due = min(due, away_due) if due else away_due
         return due
+
+
+def _deferred(rec: TableRecord) -> Deferred:
+    """``rec``'s bytes, encoded when first asked for (``rec`` must not change meanwhile)."""
+    return Deferred(lambda: encode_record(rec))
 
 
 def rating_due(rec: TableRecord) -> bool:

@@ -100,9 +100,10 @@ class Streams:
         seat_player: SeatPlayer | None = None,
         *,
         batch: bool = False,
-    ) -> AsyncGenerator[Snapshot | list[wire.Event], None]:
-        """A snapshot (or the missed events after ``resume_after``), then live events, in
-        lists of consecutive events: with ``batch`` the events that are ready at once (those
+    ) -> AsyncGenerator[Snapshot | list[bytes], None]:
+        """A snapshot (or the missed events after ``resume_after``), then live events (each
+        the serialized ``tute.v1.Event`` of the stream's audience), in lists of consecutive
+        events: with ``batch`` the events that are ready at once (those
         of one commit, or more when the stream is behind), else one event each.
         ``seat_player``: the player id by which the token may open a player's seat
         (:meth:`service.identity.Identity.seat_player`)."""
@@ -275,9 +276,11 @@ class _Follow:
         was checked against: a live event at or below it that is not the next one means
         the table's history changed under the stream."""
 
-    def _event(self, ev: StoredEvent) -> wire.Event:
+    def _event(self, ev: StoredEvent) -> bytes:
+        """The event's bytes for this stream's audience (its seat's own from the SeatJoined
+        that began the stream's occupancy on)."""
         seat = self.seat
-        return wire.parse(ev.for_seat(seat if seat is not None and ev.seq >= self.since else None))
+        return ev.for_seat(seat if seat is not None and ev.seq >= self.since else None)
 
     async def _resync(self, sent: int) -> TableRecord:
         """The table afresh, for a snapshot that replaces what the stream sent; SEAT_LOST when
@@ -295,7 +298,7 @@ class _Follow:
 
     async def items(
         self, sub: Subscription, resume_after: int | None
-    ) -> AsyncGenerator[Snapshot | list[wire.Event], None]:
+    ) -> AsyncGenerator[Snapshot | list[bytes], None]:
         """A snapshot (or the missed events after ``resume_after``), then the live events;
         events come in lists of consecutive ones: with ``batch``, as many as are ready at
         once (up to :data:`MAX_BATCH`), else one each."""
@@ -334,13 +337,13 @@ class _Follow:
                 assert seat is not None
                 raise seat_lost(seat)
 
-    async def _live(self, got: list[StoredEvent]) -> list[Snapshot | list[wire.Event]]:
+    async def _live(self, got: list[StoredEvent]) -> list[Snapshot | list[bytes]]:
         """What the stream sends for live events ``got``: lists of the events that continue
         what it sent; a fresh snapshot where the table's history went back or changed under
         the stream (a store restored from an older snapshot) or does not continue it. Stops
         after an event that ends the stream's occupancy (``lost``: the stream then ends)."""
-        out: list[Snapshot | list[wire.Event]] = []
-        events: list[wire.Event] = []
+        out: list[Snapshot | list[bytes]] = []
+        events: list[bytes] = []
         seat = self.seat
         clock, publish = self.streams.ctx.clock, self.streams.ctx.metrics.publish
         for ev in got:
@@ -355,9 +358,10 @@ class _Follow:
                 continue
             if ev.seq <= self.last:
                 continue
-            msg = self._event(ev)
+            data = self._event(ev)
+            msg = wire.parse(data)  # read for its time and kind; the bytes are what is sent
             publish.observe(max(0.0, clock() - wire.event_time(msg)))
-            events.append(msg)
+            events.append(data)
             self.last = ev.seq
             if seat is not None and msg.sequence > self.loaded_last and ends_occupancy(msg, seat):
                 self.lost = True

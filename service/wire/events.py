@@ -253,7 +253,8 @@ def parse(data: bytes) -> event_pb2.Event:
 
 def event_time(ev: event_pb2.Event) -> float:
     """When the event was committed (Unix time)."""
-    return float(ev.time.ToNanoseconds()) / 1e9
+    t = ev.time
+    return t.seconds + t.nanos / 1e9
 
 
 def ends_occupancy(ev: event_pb2.Event, seat: int) -> bool:

@@ -26,6 +26,7 @@ from service.auth import hash_token
 from service.players import PlayerStore, Rated, Standing, bot_rated, rate_match
 from service.players.sqlite import SqlitePlayerStore
 from service.server import Server
+from service.store.base import record_bytes
 from service.store.redis import RedisStore
 from service.tables import ratings
 from tests.service.helpers import error_info, registered_reason
@@ -436,7 +437,7 @@ async def test_a_replica_killed_before_the_rating_write_leaves_it_to_another(
 
             async def marked() -> bool:
                 found = await store.load(table_id)
-                return found is not None and b'"rated":true' in found[1]
+                return found is not None and b'"rated":true' in record_bytes(found[1])
 
             await eventually(marked, what="the table marked rated")
             # written once: the result is recorded, a second write is refused

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 import engine
 from service.config import Settings
 from service.metrics import Metrics
+from service.store.base import Deferred, record_bytes
 from service.store.memory import MemoryStore
-from service.tables import changes
-from service.tables.model import HUMAN, PLAYING, TableRecord, decode_record
+from service.tables import changes, commit
+from service.tables.model import HUMAN, PLAYING, TableRecord, decode_record, encode_record
 from service.tables.service import TableService
 
 SETTINGS = Settings(create_rate_per_s=0, watch_rate_per_s=0, max_streams_per_caller=0)
@@ -21,15 +24,15 @@ SETTINGS = Settings(create_rate_per_s=0, watch_rate_per_s=0, max_streams_per_cal
 async def _decoded(store: MemoryStore, table_id: str) -> TableRecord:
     found = await store.load(table_id)
     assert found is not None
-    rec = decode_record(found[1])
+    rec = decode_record(record_bytes(found[1]))
     rec.version = found[0]
     return rec
 
 
-async def _playing_table(app: TableService) -> str:
+async def _playing_table(app: TableService, table_id: str = "t0") -> str:
     rules = engine.PRESETS["parejas-manos"]
     rec = changes.new_table(
-        "t0",
+        table_id,
         "parejas-manos",
         rules,
         private=False,
@@ -45,8 +48,8 @@ async def _playing_table(app: TableService) -> str:
                 r, s, HUMAN, f"p{s}", f"{s:064x}", "", now=1.0, away_from_start=False
             )
 
-        await app.commits.mutate("t0", sit)
-    return "t0"
+        await app.commits.mutate(table_id, sit)
+    return table_id
 
 
 async def test_a_kept_record_is_what_the_stored_bytes_decode_to() -> None:
@@ -82,3 +85,45 @@ async def test_a_kept_record_is_what_the_stored_bytes_decode_to() -> None:
     finally:
         app.close_bots()
         other.close_bots()
+
+
+async def test_the_memory_store_keeps_a_playing_record_unencoded_until_it_is_evicted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    encoded: list[str] = []
+
+    def counting(rec: TableRecord) -> bytes:
+        encoded.append(rec.table_id)
+        return encode_record(rec)
+
+    monkeypatch.setattr(commit, "encode_record", counting)
+    monkeypatch.setattr(commit, "DECODED_MAX", 2)
+    store = MemoryStore()
+    app = TableService(store, SETTINGS, Metrics())
+    try:
+        ids = [await _playing_table(app, f"t{i}") for i in range(3)]
+        encoded.clear()
+        rec = await app.load(ids[0], presence=False)
+        assert rec.state is not None
+        seat = rec.state.turn
+        action = engine.legal_actions(rec.state, seat)[0]
+        await app.commits.mutate(ids[0], lambda r: changes.act(r, seat, action, now=9.0))
+        # t0 committed and kept decoded, never encoded; t1, the oldest kept, made way for it
+        assert encoded == [ids[1]]
+        found = await store.load(ids[0])
+        assert found is not None and isinstance(found[1], Deferred)
+        # two other tables committed after it push it out of the decoded ones: its bytes
+        # are made then, and they decode to the record a load gives
+        for table_id in ids[1:]:
+            r = await app.load(table_id, presence=False)
+            assert r.state is not None
+            s, a = r.state.turn, engine.legal_actions(r.state, r.state.turn)[0]
+
+            def play(x: TableRecord, s: int = s, a: int = a) -> changes.Changed[None]:
+                return changes.act(x, s, a, now=9.0)
+
+            await app.commits.mutate(table_id, play)
+        assert ids[0] in encoded
+        assert await app.load(ids[0], presence=False) == await _decoded(store, ids[0])
+    finally:
+        app.close_bots()

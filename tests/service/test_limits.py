@@ -19,6 +19,7 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
 from service.server import Server, create_server
+from service.store.base import record_bytes
 from service.store.memory import MemoryStore
 from tests.support.clock import FakeClock
 from tests.support.wait import eventually
@@ -237,7 +238,7 @@ async def test_add_bot_takes_the_owner_token_or_a_seat_token_of_that_table() -> 
                 reason="NOT_SEATED",
             )
             found = await env.server.store.load(tid)
-            assert found is not None and mine.owner_token.encode() not in found[1]
+            assert found is not None and mine.owner_token.encode() not in record_bytes(found[1])
 
 
 async def test_add_bot_is_limited_per_caller() -> None:

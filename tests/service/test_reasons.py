@@ -29,7 +29,7 @@ from service.auth import hash_token
 from service.reasons import STATUS, Reason, from_engine
 from service.server import Server, create_server
 from service.store import memory
-from service.store.base import Commit, CommitOutcome, StoreUnavailable
+from service.store.base import Commit, CommitOutcome, RecordData, StoreUnavailable
 from service.store.memory import MemoryStore
 from tests.engine.positions import deck_for
 from tests.support import jwts
@@ -159,7 +159,7 @@ class FlakyStore(MemoryStore):
 
     mode = ""
 
-    async def load(self, table_id: str) -> tuple[int, bytes] | None:
+    async def load(self, table_id: str) -> tuple[int, RecordData] | None:
         if self.mode == "down":
             raise StoreUnavailable("switched off by the test")
         if self.mode == "bug":

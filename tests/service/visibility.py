@@ -38,6 +38,7 @@ from google.protobuf.message import Message
 import engine
 from engine.cards import BIT, RANKS, card_of, card_text, cards_of
 from engine.game import pack_for
+from service.store.base import record_bytes
 from service.tables.model import decode_record
 from tute.v1 import action_pb2, card_pb2, event_pb2, view_pb2
 
@@ -256,7 +257,7 @@ class Oracle:
         async def commit(table_id: str, change: Any) -> Any:
             out = await orig_commit(table_id, change)
             if out.applied:
-                rec = decode_record(change.record)
+                rec = decode_record(record_bytes(change.record))  # a deferred one: encoded now
                 assert rec.version == change.expected_version + 1
                 self.tables[table_id].record(rec.version, rec.state)
             return out

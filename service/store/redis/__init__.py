@@ -32,6 +32,7 @@ from ..base import (
     StoredEvent,
     StoreUnavailable,
     Subscription,
+    record_bytes,
 )
 from .connect import UNREACHABLE, Link, Script, guard, open_link, unavailable
 from .index import GONE, Index, encode_lobby, lobby_score, log
@@ -206,7 +207,7 @@ class RedisStore(Store):
         due = repr(commit.due_at) if commit.due_at else "0"
         head: list[bytes | str | int] = [
             commit.expected_version,
-            commit.record,
+            record_bytes(commit.record),
             commit.idempotency_key,
             commit.response,
             entry,
