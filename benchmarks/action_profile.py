@@ -226,6 +226,7 @@ async def profile(n: int, seed: int, timeout: float) -> dict[str, Any]:
         create_rate_per_s=0, watch_rate_per_s=0, max_streams_per_caller=0, max_tables=1_000_000
     )
     app = TableService(store, settings, Metrics())
+    await app.start_history()  # where finished matches' records go (in memory by default)
     servicer = TuteServicer(app)
     rng = random.Random(seed)
     deadline = time.monotonic() + timeout
