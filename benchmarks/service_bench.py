@@ -993,7 +993,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--window", type=float, default=2.0, help="measured seconds per window")
     ap.add_argument("--warmup", type=float, default=0.7, help="unmeasured seconds per window")
-    ap.add_argument("--idle-tables", type=int, default=1000)
+    ap.add_argument("--idle-tables", type=int, default=5000)
     ap.add_argument("--streams", type=int, default=2000)
     ap.add_argument("--scale-timeout", type=float, default=240.0)
     ap.add_argument("--seed", type=int, default=1)
