@@ -44,7 +44,6 @@ from .errors import (
 from .metrics import GO_CODES, Metrics
 from .reasons import STATUS, Reason
 from .store.base import StoreUnavailable
-from .wire.stream import passing_bytes
 
 log = structlog.get_logger("tute.rpc")
 DOMAIN = "tute.v1"
@@ -352,6 +351,19 @@ class _CountingContext:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._context, name)
+
+
+def passing_bytes(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes] | None:
+    """A gRPC response serializer that sends bytes as they are (a message already
+    serialized) and serializes anything else with ``serialize``."""
+    if serialize is None:
+        return None
+    encode = serialize
+
+    def serializer(message: Any) -> bytes:
+        return message if type(message) is bytes else encode(message)
+
+    return serializer
 
 
 def _decode(decode: Callable[[bytes], Any] | None, raw: Any) -> Any:

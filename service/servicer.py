@@ -21,7 +21,7 @@ import json
 import math
 import secrets
 import unicodedata
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 import structlog
@@ -73,8 +73,6 @@ from .tables.model import (
 )
 from .tables.service import TableService
 from .tables.streams import Snapshot
-from .wire import stream
-from .wire.stream import WatchItem
 
 log = structlog.get_logger("tute.rpc")
 T = TypeVar("T")
@@ -445,8 +443,8 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         self, request: service_pb2.WatchTableRequest, context: Any
     ) -> AsyncGenerator[WatchItem, None]:
         """The table's events for the caller: a snapshot as a message, events as the bytes
-        of their ``WatchTableResponse`` (:mod:`service.wire.stream`; the gRPC handler sends
-        them as they are)."""
+        of their ``WatchTableResponse`` (see "A watch stream's messages" below; the gRPC
+        handler sends them as they are)."""
         self._caller(context)
         resume_after = request.resume_after if request.HasField("resume_after") else None
         batch = request.batch_events
@@ -464,9 +462,9 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                 if isinstance(item, Snapshot):
                     yield _snapshot(item)
                 elif batch:
-                    yield stream.batch_response(item)
+                    yield batch_response(item)
                 else:  # one event per list
-                    yield stream.event_response(item[0])
+                    yield event_response(item[0])
                 del item
 
     async def PlayTable(
@@ -489,7 +487,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         async def watch() -> None:
             async with contextlib.aclosing(self.WatchTable(first.watch, context)) as items:
                 async for item in items:
-                    await write(stream.play_watch(item))
+                    await write(play_watch(item))
 
         async def submits() -> None:
             async for req in requests:
@@ -739,6 +737,70 @@ def _board_row(rank: int, row: LeaderboardEntry, mode: str) -> player_pb2.Leader
         display_name=row.player.name,
         rating=_rating_to_proto(mode, row.standing),
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# A watch stream's messages, written straight from the events' stored bytes
+# ---------------------------------------------------------------------------------------------
+# An event reaches a watcher as the bytes the store keeps for its audience (StoredEvent). A
+# WatchTableResponse carrying events is those bytes framed as protobuf embedded messages (a
+# field key and a length each), so the stream writes the framing around them instead of
+# parsing each event into a message, copying it into a response and serializing it again. The
+# bytes are exactly what serializing the message gives (tests/service/test_stream_bytes.py);
+# the gRPC handlers pass bytes through (interceptor.passing_bytes), and a transport that needs
+# the message (Connect's JSON) parses them back (watch_message).
+
+WatchItem = service_pb2.WatchTableResponse | bytes
+"""What WatchTable yields: a message (a snapshot), or a serialized ``WatchTableResponse``."""
+
+
+def _tag(message: Any, field: str) -> bytes:
+    """The key of a length-delimited field (wire type 2) of the message class ``message``, as
+    a varint."""
+    return _varint(message.DESCRIPTOR.fields_by_name[field].number << 3 | 2)
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_EVENT = _tag(service_pb2.WatchTableResponse, "event")
+_EVENTS = _tag(service_pb2.WatchTableResponse, "events")
+_BATCH_EVENT = _tag(service_pb2.EventBatch, "events")
+_PLAY_WATCH = _tag(service_pb2.PlayTableResponse, "watch")
+
+
+def _field(tag: bytes, data: bytes) -> bytes:
+    return tag + _varint(len(data)) + data
+
+
+def event_response(event: bytes) -> bytes:
+    """``WatchTableResponse{event}`` of one serialized event."""
+    return _field(_EVENT, event)
+
+
+def batch_response(events: Sequence[bytes]) -> bytes:
+    """``WatchTableResponse{events: EventBatch{events}}`` of serialized events, in order."""
+    return _field(_EVENTS, b"".join([_field(_BATCH_EVENT, e) for e in events]))
+
+
+def play_watch(item: WatchItem) -> service_pb2.PlayTableResponse | bytes:
+    """``PlayTableResponse{watch}`` of what WatchTable yielded (bytes stay bytes)."""
+    if isinstance(item, bytes):
+        return _field(_PLAY_WATCH, item)
+    return service_pb2.PlayTableResponse(watch=item)
+
+
+def watch_message(item: WatchItem) -> service_pb2.WatchTableResponse:
+    """What WatchTable yielded, as the message."""
+    if isinstance(item, bytes):
+        return service_pb2.WatchTableResponse.FromString(item)
+    return item
 
 
 def _snapshot(item: Snapshot) -> service_pb2.WatchTableResponse:

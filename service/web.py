@@ -41,8 +41,7 @@ from .errors import InvalidArgument
 from .interceptor import CallRecorder, status_of, to_status
 from .metrics import Metrics
 from .reasons import Reason
-from .servicer import TuteServicer
-from .wire.stream import watch_message
+from .servicer import TuteServicer, watch_message
 
 SERVICE = "tute.v1.TuteService"
 PREFIX = f"/{SERVICE}/"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import random
 
-from service.wire import stream
+from service import servicer as stream
+from service.interceptor import passing_bytes
 from tute.v1 import card_pb2, event_pb2, service_pb2
 
 
@@ -56,9 +57,9 @@ def test_snapshots_stay_messages_and_the_serializer_passes_bytes_through() -> No
     snap.snapshot.version = 7
     assert stream.watch_message(snap) is snap
     assert stream.play_watch(snap) == service_pb2.PlayTableResponse(watch=snap)
-    serialize = stream.passing_bytes(service_pb2.WatchTableResponse.SerializeToString)
+    serialize = passing_bytes(service_pb2.WatchTableResponse.SerializeToString)
     assert serialize is not None
     assert serialize(snap) == snap.SerializeToString()
     raw = stream.event_response(_event(random.Random(5), 1).SerializeToString())
     assert serialize(raw) is raw
-    assert stream.passing_bytes(None) is None
+    assert passing_bytes(None) is None
