@@ -23,7 +23,7 @@ functions the server calls, in its order, timing each with ``perf_counter_ns``:
 - ``fan-out``: each of the four watchers' event bytes read as a message (the stream reads
   its time and kind);
 - ``stream encode``: each watcher's ``WatchTableResponse`` bytes framed around the stored
-  event bytes (:mod:`service.wire.stream`: nothing is serialized again).
+  event bytes (`service.servicer.batch_response`: nothing is serialized again).
 
 Then the same actions end to end through ``TuteServicer.SubmitAction`` (everything but gRPC), so
 that the total can be set beside the server CPU per action the service benchmark measures:
@@ -52,13 +52,12 @@ from service import wire
 from service.auth import bearer_token, hash_token
 from service.config import Settings
 from service.metrics import Metrics
-from service.servicer import TuteServicer
+from service.servicer import TuteServicer, batch_response
 from service.store.base import Commit, Deferred
 from service.store.memory import MemoryStore
 from service.tables import changes
 from service.tables.model import copy_record, encode_record
 from service.tables.service import TableService
-from service.wire import stream
 from tute.v1 import rules_pb2, service_pb2
 
 PRESET = "parejas-manos"
@@ -178,7 +177,7 @@ async def staged(
                         wire.event_time(wire.parse(data))
                 t.append(pc())
                 for events in per_seat:
-                    stream.batch_response(events)
+                    batch_response(events)
                 t.append(pc())
                 for i, stage in enumerate(STAGES):
                     samples[stage].append(t[i + 1] - t[i])

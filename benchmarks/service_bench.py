@@ -24,16 +24,17 @@ grpc.aio server (generic handlers, bytes in and out, no game logic) where one un
 bumps the table's version under its lock and puts one message of the same size as the bytes a
 watcher receives per tute action (measured in the run) on the table's 4 server streams.
 
-Windows alternate (baseline, pattern b, pattern c, pattern a, then baseline and pattern b at a
-fixed total rate, ``--rate``) for ``--rounds`` rounds; each figure is the median over rounds and
-each ratio the median of the rounds' ratios. Then the same with 2 replicas on one Redis (its own
-redis-server on a free port; seats 0 and 2 on one replica, 1 and 3 on the other). Then scale:
+Windows alternate (baseline, pattern b, pattern c, pattern a, then baseline, pattern b and
+pattern c at a fixed total rate, ``--rate``) for ``--rounds`` rounds; each figure is the median
+over rounds and each ratio the median of the rounds' ratios. Then the same (without the fixed
+rate) with 2 replicas on one Redis (its own redis-server on a free port; seats 0 and 2 on one
+replica, 1 and 3 on the other). Then scale:
 the resident memory of one fresh server holding ``--idle-tables`` idle tables (one seated
 player each) and then ``--streams`` open seat streams, beside a bare grpc.aio server holding the
 same number of streams; Redis memory per table (INFO memory) after the Redis phase's matches
 at the default event retention.
 
-    python -m benchmarks.service_bench            # short form (about 2 minutes)
+    python -m benchmarks.service_bench            # short form (about 3 minutes)
     python -m benchmarks.service_bench --full     # longer windows, more rounds, 10k/20k scale
 
 Prints a table, then as its last line one JSON object. Everything it starts (servers,
@@ -1061,7 +1062,7 @@ def main() -> None:
             tmp,
             "memory",
             1,
-            [("base", 0), ("b", 0), ("c", 0), ("a", 0), ("base", r), ("b", r)],
+            [("base", 0), ("b", 0), ("c", 0), ("a", 0), ("base", r), ("b", r), ("c", r)],
             None,
         )
         t = lap("memory", t)
@@ -1159,7 +1160,7 @@ def report(
     a: argparse.Namespace, mem: Any, red: Any, scale: dict[str, Any], redis_kb: float
 ) -> dict[str, Any]:
     base, b, pa, pc = mem[("base", 0)], mem[("b", 0)], mem[("a", 0)], mem[("c", 0)]
-    base_r, b_r = mem[("base", a.rate)], mem[("b", a.rate)]
+    base_r, b_r, c_r = mem[("base", a.rate)], mem[("b", a.rate)], mem[("c", a.rate)]
 
     def med(rows: list[dict[str, float]], key: str) -> float:
         return median([r[key] for r in rows])
@@ -1171,6 +1172,7 @@ def report(
         ("memory: (a) get+submit", pa, base),
         (f"memory: baseline @{a.rate:g}/s", base_r, None),
         (f"memory: (b) stream @{a.rate:g}/s", b_r, base_r),
+        (f"memory: (c) play @{a.rate:g}/s", c_r, base_r),
     ]
     if red is not None:
         rows += [
@@ -1229,6 +1231,8 @@ def report(
         "ratio_play": rnd(ratio_rounds(pc, base, "per_s"), 3),
         "ratio_play_vs_stream": rnd(ratio_rounds(pc, b, "per_s"), 3),
         "p99_ms_play": rnd(med(pc, "p99_ms")),
+        "p99_ms_play_at_250": rnd(med(c_r, "p99_ms")),
+        "p99_ratio_play": rnd(ratio_rounds(c_r, base_r, "p99_ms"), 3),
         "server_cpu_us_per_action_play": rnd(med(pc, "cpu_us"), 1),
         "cpu_ratio_play": rnd(ratio_rounds(pc, base, "cpu_us"), 3),
         "server_cpu_us_per_action": rnd(med(b, "cpu_us"), 1),

@@ -79,6 +79,7 @@ def run_bench(*extra: str) -> dict[str, Any]:
     assert result["actions_per_s"] > 0
     assert result["actions_per_s_stream"] > 0
     assert result["actions_per_s_play"] > 0, "pattern (c) played over PlayTable streams"
+    assert result["p99_ms_play_at_250"] > 0, "pattern (c) at the fixed rate too"
     assert result["baseline_publish_per_s"] > 0
     assert result["kb_per_stream"] is not None
     return result
