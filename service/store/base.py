@@ -1,7 +1,8 @@
 """The store interface: small, so that each store (memory, Redis) implements it honestly.
 
-A table is one record (opaque bytes) with a version that grows by one per commit, plus an
-append-only log of events with gap-free sequence numbers. Every change goes through
+A table is one record (opaque bytes, or a :class:`Deferred` whose bytes are made when a store
+needs them) with a version that grows by one per commit, plus an append-only log of events
+with gap-free sequence numbers. Every change goes through
 :meth:`Store.commit`, a compare-and-set that in one atomic step checks the version and the
 idempotency key, writes the record, appends the events, updates the lobby entry and the
 table's due-item, and then publishes the events to subscribers of any replica. (The Redis
