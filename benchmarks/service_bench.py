@@ -70,7 +70,8 @@ MAX_SAMPLES = 500_000  # latency samples kept per window (bounded memory)
 MAX_SUBMITS = 10_000_000  # hard bound on submissions per client process
 SETUP_TIMEOUT = 120.0
 BASE_SERVICE = "bench.Bench"
-STALL_S = 3.0  # the scale run stops waiting for streams to open after this long without one
+STALL_S = 10.0  # the scale run stops waiting for streams to open after this long without one
+# (long enough for grpc to retry a connection refused in a burst of hundreds: its backoff)
 STREAMS_PER_CONNECTION = 90  # below grpc's 100 concurrent streams per HTTP/2 connection
 
 
@@ -741,14 +742,16 @@ def ratio_rounds(rows: list[dict[str, float]], base: list[dict[str, float]], key
 
 async def opened(got: list[int], n: int, deadline: float) -> None:
     """Until ``got[0]`` streams of ``n`` have their first message, the count stops growing for
-    :data:`STALL_S` (some never open here: the memory figures are per stream that did, and the
-    counts are reported), or ``deadline``."""
+    :data:`STALL_S` once some have opened (some never open here: the memory figures are per
+    stream that did, and the counts are reported), or ``deadline``. Before the first one opens
+    there is no stall: with 20,000 streams on hundreds of new connections, the first may take
+    longer than that on a loaded machine."""
     last, since = -1, time.monotonic()
     while got[0] < n and time.monotonic() < deadline:
         now = time.monotonic()
         if got[0] != last:
             last, since = got[0], now
-        elif now - since > STALL_S:
+        elif got[0] > 0 and now - since > STALL_S:
             return
         await asyncio.sleep(0.05)
 
@@ -847,7 +850,7 @@ async def scale_main(spec: dict[str, Any]) -> None:  # noqa: C901 - the scale ru
     rss3 = proc_rss_kb(pid)
     out["streams_open"] = got[0]
     out["streams_refused"] = dict(refused)
-    out["kb_per_stream"] = (rss3 - rss2) / max(1, got[0])
+    out["kb_per_stream"] = (rss3 - rss2) / got[0] if got[0] else math.nan
     out["server_rss_kb"] = rss3
     for c in calls:
         c.cancel()
@@ -871,7 +874,7 @@ async def scale_main(spec: dict[str, Any]) -> None:  # noqa: C901 - the scale ru
     await asyncio.sleep(1.0)
     b1 = proc_rss_kb(base_pid)
     out["baseline_streams_open"] = got[0]
-    out["baseline_kb_per_stream"] = (b1 - b0) / max(1, got[0])
+    out["baseline_kb_per_stream"] = (b1 - b0) / got[0] if got[0] else math.nan
     for c in bcalls:
         c.cancel()
     await asyncio.gather(*btasks, return_exceptions=True)
@@ -1156,6 +1159,12 @@ def run_engine(a: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def _refused(scale: dict[str, Any]) -> str:
+    """The scale run's streams that the server refused, by status, for the scale line."""
+    refused = scale.get("streams_refused") or {}
+    return "".join(f", refused {n}x {why}" for why, n in sorted(refused.items()))
+
+
 def report(
     a: argparse.Namespace, mem: Any, red: Any, scale: dict[str, Any], redis_kb: float
 ) -> dict[str, Any]:
@@ -1206,7 +1215,7 @@ def report(
         f"  scale: {scale['kb_per_table']:.2f} kB per idle table ({a.idle_tables}), "
         f"{scale['kb_per_stream']:.2f} kB per open stream ({scale['streams_open']} of "
         f"{a.streams} opened); bare grpc.aio {scale['baseline_kb_per_stream']:.2f} kB per stream "
-        f"({scale['baseline_streams_open']} opened); Redis "
+        f"({scale['baseline_streams_open']} opened){_refused(scale)}; Redis "
         f"{redis_kb:.2f} kB per table (played, default retention)"
     )
     out: dict[str, Any] = {
