@@ -172,7 +172,7 @@ compile: $(MYPYC_STAMP) ## the engine compiled with mypyc into build/mypyc (PYTH
 bench: $(STAMP) $(MYPYC_STAMP) system-deps ## service beside bare grpc.aio (memory, Redis x2, memory per table/stream) and the engine beside OpenSpiel, all interleaved (< 4 min)
 	$(PY) -m benchmarks.service_bench --compiled $(MYPYC_DIR)
 
-bench-full: $(STAMP) $(MYPYC_STAMP) system-deps ## the same, longer windows, more rounds, 10,000 idle tables and 20,000 streams (~10 min)
+bench-full: $(STAMP) $(MYPYC_STAMP) system-deps ## the same, longer windows, more rounds, 10,000 idle tables and 20,000 streams (~13 min)
 	$(PY) -m benchmarks.service_bench --full --compiled $(MYPYC_DIR)
 
 bench-redis: $(STAMP) system-deps ## Redis store: 2 replicas on Redis beside the memory store and bare Redis baselines (~2 min)
