@@ -16,6 +16,7 @@ changed the table (then the stored response is looked up).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import Generic, Protocol, TypeVar
 
@@ -276,7 +277,9 @@ class Committer:
         # when the store needs them (Redis: at once; the memory store: when it is evicted
         # from the decoded ones, or never).
         kept = copy_record(rec) if rec.status == PLAYING else None
-        data: RecordData = encode_record(rec) if kept is None else _deferred(kept)
+        data: RecordData = (
+            encode_record(rec) if kept is None else Deferred(functools.partial(encode_record, kept))
+        )
         outcome = await self.ctx.store.commit(
             table_id,
             Commit(
@@ -365,11 +368,6 @@ class Committer:
             away_due = min(rec.away.values()) + grace
             due = min(due, away_due) if due else away_due
         return due
-
-
-def _deferred(rec: TableRecord) -> Deferred:
-    """``rec``'s bytes, encoded when first asked for (``rec`` must not change meanwhile)."""
-    return Deferred(lambda: encode_record(rec))
 
 
 def rating_due(rec: TableRecord) -> bool:
