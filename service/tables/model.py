@@ -11,7 +11,7 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 import engine
 from engine.bots import BOTS
@@ -258,14 +258,25 @@ def copy_record(rec: TableRecord) -> TableRecord:
     """A copy of a record that a change may edit without touching ``rec``: what
     :func:`decode_record` of its bytes gives (``connected`` empty), without decoding. The
     engine state and the rules are immutable values and shared."""
-    return dataclasses.replace(
-        rec,
-        seats=[dataclasses.replace(s) for s in rec.seats],
-        games=list(rec.games),
-        away=dict(rec.away),
-        connected=frozenset(),
-        fair=None if rec.fair is None else rec.fair.copy(),
-    )
+    copied = _attributes(rec)
+    copied.seats = [_attributes(s) for s in rec.seats]
+    copied.games = list(rec.games)
+    copied.away = dict(rec.away)
+    copied.connected = frozenset()
+    copied.fair = None if rec.fair is None else rec.fair.copy()
+    return copied
+
+
+_D = TypeVar("_D")
+
+
+def _attributes(obj: _D) -> _D:
+    """A new instance of ``obj``'s dataclass with the same attribute values: what
+    ``dataclasses.replace(obj)`` gives, at a quarter of its cost (no ``__init__`` call with
+    every field by keyword; a copy is made twice per action)."""
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    return new
 
 
 def decode_record(data: bytes) -> TableRecord:

@@ -15,7 +15,14 @@ from service.metrics import Metrics
 from service.store.base import Deferred, record_bytes
 from service.store.memory import MemoryStore
 from service.tables import changes, commit
-from service.tables.model import HUMAN, PLAYING, TableRecord, decode_record, encode_record
+from service.tables.model import (
+    HUMAN,
+    PLAYING,
+    GameRecord,
+    TableRecord,
+    decode_record,
+    encode_record,
+)
 from service.tables.service import TableService
 
 SETTINGS = Settings(create_rate_per_s=0, watch_rate_per_s=0, max_streams_per_caller=0)
@@ -68,6 +75,9 @@ async def test_a_kept_record_is_what_the_stored_bytes_decode_to() -> None:
             again = await app.load(table_id, presence=False)
             rec.seats[0].name = "edited"  # an edit of one copy is not in the next
             rec.away[1] = 5.0
+            rec.games.append(GameRecord(99, 0, (0, 0), False))
+            if rec.fair is not None:
+                rec.fair.actions.append([0, 0, 0])
             assert again == await _decoded(store, table_id)
             seat = rec.state.turn
             action = rng.choice(engine.legal_actions(rec.state, seat))
