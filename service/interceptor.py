@@ -17,7 +17,6 @@ error that breaks that (a bug) is logged and answered INTERNAL too.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import math
 import re
@@ -224,43 +223,12 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
             )
         return handler
 
-    def _begin(self, kind: str, service: str, method: str, context: Any) -> float:
-        return self.recorder.begin(kind, service, method, context.peer())
-
-    def _end(self, kind: str, service: str, method: str, t0: float, code: str) -> None:
-        self.recorder.end(kind, service, method, t0, code)
-
     def _received(self, kind: str, service: str, method: str, request: Any) -> None:
         self.recorder.received(kind, service, method, request)
 
-    async def _fail(self, exc: BaseException, context: Any) -> str:
-        code, err_status = status_of(exc)
-        context.set_code(grpc.StatusCode[code])
-        await context.abort_with_status(rpc_status.to_status(err_status))
-        return code  # pragma: no cover - abort raises
-
-    @contextlib.asynccontextmanager
-    async def _guard(
-        self, kind: str, service: str, method: str, context: Any
-    ) -> AsyncIterator[None]:
+    def _guard(self, kind: str, service: str, method: str, context: Any) -> _Guard:
         """Around one call: log context, metrics, and every error turned into a status."""
-        t0 = self._begin(kind, service, method, context)
-        code = "OK"
-        try:
-            yield
-        except (asyncio.CancelledError, GeneratorExit):
-            # a stream the client cancelled is cancelled or closed where it waits or sends
-            code = "CANCELLED"
-            raise
-        except grpc.aio.AbortError:
-            code = context.code().name if context.code() else "UNKNOWN"
-            raise
-        except Exception as exc:  # every error becomes a status here
-            err = as_service_error(exc)
-            code = err.code.name if err is not None else "INTERNAL"
-            await self._fail(exc, context)
-        finally:
-            self._end(kind, service, method, t0, code)
+        return _Guard(self.recorder, kind, service, method, context)
 
     def _wrap_unary(
         self,
@@ -336,6 +304,49 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                     sent.inc()
 
         return stream
+
+
+class _Guard:
+    """:meth:`CallInterceptor._guard`: what an ``asynccontextmanager`` would do, as a class (it
+    runs around every call, and a generator-based one costs more)."""
+
+    __slots__ = ("_call", "_context", "_recorder", "_t0")
+
+    def __init__(
+        self, recorder: CallRecorder, kind: str, service: str, method: str, context: Any
+    ) -> None:
+        self._recorder = recorder
+        self._call = (kind, service, method)
+        self._context = context
+        self._t0 = 0.0
+
+    async def __aenter__(self) -> None:
+        self._t0 = self._recorder.begin(*self._call, self._context.peer())
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+        code = "OK"
+        try:
+            if isinstance(exc, asyncio.CancelledError | GeneratorExit):
+                # a stream the client cancelled is cancelled or closed where it waits or sends
+                code = "CANCELLED"
+            elif isinstance(exc, grpc.aio.AbortError):
+                found = self._context.code()
+                code = found.name if found else "UNKNOWN"
+            elif isinstance(exc, Exception):  # every error becomes a status here
+                err = as_service_error(exc)
+                code = err.code.name if err is not None else "INTERNAL"
+                await _abort(exc, self._context)
+                return True  # pragma: no cover - _abort raises
+            return False
+        finally:
+            self._recorder.end(*self._call, self._t0, code)
+
+
+async def _abort(exc: BaseException, context: Any) -> None:
+    """End the call with the status of ``exc`` (raises, as ``abort_with_status`` does)."""
+    code, err_status = status_of(exc)
+    context.set_code(grpc.StatusCode[code])
+    await context.abort_with_status(rpc_status.to_status(err_status))
 
 
 class _CountingContext:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Mapping
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .base import (
     BucketOutcome,
@@ -34,6 +34,8 @@ class TimedStore(Store):
     def __init__(self, inner: Store, metrics: Metrics) -> None:
         self.inner = inner
         self._h = metrics.store_seconds
+        self._ops: dict[str, Any] = {}
+        """By op: its child of ``tute_store_seconds`` (``labels`` looks it up at a cost)."""
         self._errors = metrics.store_errors
 
     async def _timed(self, op: str, call: Awaitable[T]) -> T:
@@ -44,7 +46,10 @@ class TimedStore(Store):
             self._errors.inc()
             raise
         finally:
-            self._h.labels(op).observe(time.perf_counter() - t0)
+            child = self._ops.get(op)
+            if child is None:
+                child = self._ops[op] = self._h.labels(op)
+            child.observe(time.perf_counter() - t0)
 
     async def create(
         self,
