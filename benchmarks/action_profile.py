@@ -20,8 +20,10 @@ functions the server calls, in its order, timing each with ``perf_counter_ns``:
 - ``response``: the SubmitActionResponse (the caller's view and its events) and its bytes;
 - ``store commit``: the memory store's compare-and-set (and the push to the subscriptions),
   then keeping the committed record decoded;
-- ``fan-out``: each of the four watchers' event bytes read as a message (the stream reads
-  its time and kind);
+- ``fan-out``: what each of the four watchers reads of each event: the time and the seat
+  whose occupancy it ends, which the committing replica's stored events carry (a stream
+  reads them from the bytes only for events another replica committed), and the publish
+  latency it observes;
 - ``stream encode``: each watcher's ``WatchTableResponse`` bytes framed around the stored
   event bytes (`service.servicer.batch_response`: nothing is serialized again).
 
@@ -55,7 +57,7 @@ from service.metrics import Metrics
 from service.servicer import TuteServicer, batch_response
 from service.store.base import Commit, Deferred
 from service.store.memory import MemoryStore
-from service.tables import changes
+from service.tables import changes, streams
 from service.tables.model import copy_record, encode_record
 from service.tables.service import TableService
 from tute.v1 import rules_pb2, service_pb2
@@ -110,6 +112,7 @@ async def staged(
 ) -> dict[str, list[int]]:
     samples: dict[str, list[int]] = {s: [] for s in STAGES}
     app, commits = servicer.tables, servicer.tables.commits
+    publish = app.metrics.publish
     pc = time.perf_counter_ns
     done = 0
     while done < n and time.monotonic() < deadline:
@@ -172,9 +175,10 @@ async def staged(
                 commits._keep_decoded(table_id, record, kept)
                 t.append(pc())
                 per_seat = [[ev.for_seat(s) for ev in stored] for s in range(4)]
-                for events in per_seat:
-                    for data in events:
-                        wire.event_time(wire.parse(data))
+                for s in range(4):  # what a stream reads of each event: its time and seat
+                    for ev in stored:
+                        streams.ends_occupancy(ev.ended_seat, s)
+                        publish.observe(max(0.0, app.clock() - ev.time))
                 t.append(pc())
                 for events in per_seat:
                     batch_response(events)

@@ -66,6 +66,12 @@ class StoredEvent:
     seq: int
     public: bytes
     private: Mapping[int, bytes] = dataclasses.field(default_factory=dict)
+    time: float = dataclasses.field(default=0.0, compare=False)
+    """When it was committed (Unix time), as its bytes say: the committing replica knows it
+    without reading them; 0.0 for an event read back from a store's bytes (they tell)."""
+    ended_seat: int = dataclasses.field(default=-1, compare=False)
+    """The seat whose occupancy it ends (``service.wire.ended_seat``; -1: none), known with
+    ``time``."""
 
     def for_seat(self, seat: int | None) -> bytes:
         if seat is not None and seat in self.private:

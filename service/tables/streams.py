@@ -49,8 +49,11 @@ third of this), so a crashed replica's watchers fade out by themselves."""
 MAX_BATCH = 256
 """The most events one list of a batching stream holds (:meth:`Streams.watch`)."""
 
-ends_occupancy = wire.ends_occupancy
-"""Does an event end a seat's occupancy (module level: a test may replace it)."""
+
+def ends_occupancy(ended: int, seat: int) -> bool:
+    """Does an event that ends the occupancy of seat ``ended`` (-1: of none) end ``seat``'s?
+    (Module level: a test replaces it.)"""
+    return ended == seat
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -359,11 +362,14 @@ class _Follow:
             if ev.seq <= self.last:
                 continue
             data = self._event(ev)
-            msg = wire.parse(data)  # read for its time and kind; the bytes are what is sent
-            publish.observe(max(0.0, clock() - wire.event_time(msg)))
+            at, ended = ev.time, ev.ended_seat
+            if not at:  # read from the store as bytes alone: they tell (the bytes are sent)
+                msg = wire.parse(data)
+                at, ended = wire.event_time(msg), wire.ended_seat(msg)
+            publish.observe(max(0.0, clock() - at))
             events.append(data)
             self.last = ev.seq
-            if seat is not None and msg.sequence > self.loaded_last and ends_occupancy(msg, seat):
+            if seat is not None and ev.seq > self.loaded_last and ends_occupancy(ended, seat):
                 self.lost = True
                 break
         if events:

@@ -232,10 +232,13 @@ def stamp(variants: EventVariants, seq: int, version: int, now: float) -> Stored
     then read as sent) and serialize it per audience, as the store keeps it."""
     ts = timestamp_pb2.Timestamp()
     ts.FromNanoseconds(int(now * 1e9))
+    public = variants.public
     return StoredEvent(
         seq,
-        _stamp(variants.public, seq, version, ts),
+        _stamp(public, seq, version, ts),
         {s: _stamp(e, seq, version, ts) for s, e in variants.private.items()},
+        time=event_time(public),
+        ended_seat=ended_seat(public),
     )
 
 
@@ -257,13 +260,15 @@ def event_time(ev: event_pb2.Event) -> float:
     return t.seconds + t.nanos / 1e9
 
 
-def ends_occupancy(ev: event_pb2.Event, seat: int) -> bool:
-    """Does this event end the occupancy of ``seat`` (its token stops opening it)?"""
+def ended_seat(ev: event_pb2.Event) -> int:
+    """The seat whose occupancy this event ends (its token stops opening it), -1 for none: a
+    SeatLeft's, a PlayerForfeited's, a SeatJoined's (somebody sat there: to a stream, never
+    its own SeatJoined). Every variant of an event says the same."""
     kind = ev.WhichOneof("kind")
     if kind == "seat_left":
-        return ev.seat_left.seat == seat
+        return ev.seat_left.seat
     if kind == "player_forfeited":
-        return ev.player_forfeited.seat == seat
-    if kind == "seat_joined":  # somebody else sat there (never the stream's own SeatJoined)
-        return ev.seat_joined.seat.index == seat
-    return False
+        return ev.player_forfeited.seat
+    if kind == "seat_joined":
+        return ev.seat_joined.seat.index
+    return -1

@@ -6,8 +6,9 @@ from __future__ import annotations
 import random
 
 from service import servicer as stream
+from service import wire
 from service.interceptor import passing_bytes
-from tute.v1 import card_pb2, event_pb2, service_pb2
+from tute.v1 import card_pb2, event_pb2, service_pb2, table_pb2
 
 
 def _event(rng: random.Random, seq: int) -> event_pb2.Event:
@@ -63,3 +64,24 @@ def test_snapshots_stay_messages_and_the_serializer_passes_bytes_through() -> No
     raw = stream.event_response(_event(random.Random(5), 1).SerializeToString())
     assert serialize(raw) is raw
     assert passing_bytes(None) is None
+
+
+def test_a_stamped_event_carries_what_its_bytes_say_of_its_time_and_ended_seat() -> None:
+    """The committing replica's streams read an event's time and the seat whose occupancy it
+    ends from the stored event, not from its bytes: both say the same."""
+    rng = random.Random(5)
+    seat_events = [
+        event_pb2.Event(seat_left=event_pb2.SeatLeft(seat=2)),
+        event_pb2.Event(player_forfeited=event_pb2.PlayerForfeited(seat=1)),
+        event_pb2.Event(seat_joined=event_pb2.SeatJoined(seat=table_pb2.Seat(index=3))),
+    ]
+    for i in range(200):
+        ev = seat_events[i % 3] if i % 4 == 0 else _event(rng, i)
+        ev.ClearField("time")
+        now = rng.uniform(1.0, 4e9)
+        stored = wire.stamp(wire.EventVariants(ev), i + 1, i // 2 + 1, now)
+        msg = wire.parse(stored.public)
+        assert stored.time == wire.event_time(msg)
+        assert abs(stored.time - now) < 1e-6
+        assert stored.ended_seat == wire.ended_seat(msg)
+    assert [wire.ended_seat(e) for e in seat_events] == [2, 1, 3]
