@@ -300,5 +300,14 @@ def action_to_proto(action: int) -> action_pb2.Action:
 
 
 def timestamp(t: float) -> timestamp_pb2.Timestamp:
+    ts = timestamp_pb2.Timestamp()
+    set_time(ts, t)
+    return ts
+
+
+def set_time(ts: timestamp_pb2.Timestamp, t: float) -> None:
+    """Set a message's Timestamp field ``ts`` to the Unix time ``t`` in place (no message to
+    copy into it)."""
     seconds = int(t)
-    return timestamp_pb2.Timestamp(seconds=seconds, nanos=int((t - seconds) * 1e9))
+    ts.seconds = seconds
+    ts.nanos = int((t - seconds) * 1e9)

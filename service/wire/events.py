@@ -237,7 +237,7 @@ def stamp(variants: EventVariants, seq: int, version: int, now: float) -> Stored
         seq,
         _stamp(public, seq, version, ts),
         {s: _stamp(e, seq, version, ts) for s, e in variants.private.items()},
-        time=event_time(public),
+        time=ts.seconds + ts.nanos / 1e9,  # what event_time reads from the bytes
         ended_seat=ended_seat(public),
     )
 

@@ -34,6 +34,7 @@ from .cards import (
     SUITS,
     card_msgs,
     rules_msg,
+    set_time,
     side_of,
     sorted_cards,
     timestamp,
@@ -127,7 +128,7 @@ def turn_started_event(state: engine.State, deadline: float) -> event_pb2.Event:
         seat=state.turn, kind=_turn_kind(state), trick_number=state.trick_no
     )
     if deadline > 0:
-        msg.deadline.CopyFrom(timestamp(deadline))
+        set_time(msg.deadline, deadline)
     return event_pb2.Event(turn_started=msg)
 
 
@@ -256,7 +257,7 @@ def _match_view(out: view_pb2.TableView, record: TableRecord, v: engine.View) ->
         out.turn_seat = v.turn
         out.turn_kind = _turn_kind(v)
         if record.deadline > 0:
-            out.turn_deadline.CopyFrom(timestamp(record.deadline))
+            set_time(out.turn_deadline, record.deadline)
 
     res = v.last_result
     if res is not None:
