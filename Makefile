@@ -126,12 +126,9 @@ web: web-build $(STAMP) ## build the browser client and serve it: open http://lo
 		--metrics-port 9464 --store memory
 
 test: system-deps ## lint, then every test not marked slow, the engine's doctests (and its tests, compiled)
-	@# lint and the web build need nothing of each other: side by side. The compiled engine
-	@# (for test-compiled) is built while the suite runs: the suite leaves a core idle much of
-	@# the time, waiting on servers, Redis and browsers.
-	$(MAKE) --no-print-directory -j2 --output-sync=target lint web-build
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-suite $(MYPYC_STAMP)
-	$(MAKE) --no-print-directory test-doctest test-compiled
+	@# lint, the web build and the compiled engine need nothing of each other: side by side
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint web-build $(MYPYC_STAMP)
+	$(MAKE) --no-print-directory test-suite test-doctest test-compiled
 
 test-suite: $(STAMP) ## every test not marked slow (part of `make test`)
 	$(PY) -m pytest -q -m "not slow" $(XDIST) $(PYTEST_ARGS)
