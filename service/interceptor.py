@@ -128,44 +128,34 @@ class CallRecorder:
         self.metrics = metrics
         self.access_log = access_log
         self.protocol = protocol
-        self._children: dict[tuple[object, ...], Any] = {}
-        """The metrics' children by their labels, looked up once each (``labels()`` costs a
-        lock and a tuple per call); a few per method, kind and status code."""
-
-    def _child(self, metric: Any, *labels: str) -> Any:
-        key = (id(metric), *labels)  # the metrics live as long as the recorder
-        found = self._children.get(key)
-        if found is None:
-            found = self._children[key] = metric.labels(*labels)
-        return found
 
     def begin(self, kind: str, service: str, method: str, peer: str) -> float:
         """A call starts: a fresh log context naming it; its start time."""
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(method=method, peer=peer)
-        self._child(self.metrics.started, kind, service, method, self.protocol).inc()
+        self.metrics.child(self.metrics.started, kind, service, method, self.protocol).inc()
         return time.perf_counter()
 
     def end(self, kind: str, service: str, method: str, t0: float, code: str) -> None:
         """A call ended with ``code`` (a ``grpc.StatusCode`` name)."""
         elapsed = time.perf_counter() - t0
         labels = (kind, service, method, self.protocol)
-        self._child(self.metrics.handled, *labels, GO_CODES.get(code, code)).inc()
-        self._child(self.metrics.handling, *labels).observe(elapsed)
+        self.metrics.child(self.metrics.handled, *labels, GO_CODES.get(code, code)).inc()
+        self.metrics.child(self.metrics.handling, *labels).observe(elapsed)
         if self.access_log:
             log.info("rpc", service=service, code=code, duration_ms=round(elapsed * 1000, 3))
 
     def received(self, kind: str, service: str, method: str, request: Any) -> None:
         """A request message arrived; a table call's ``table_id`` joins the log context, so
         that every line of the call (its errors and its access line) names the table."""
-        self._child(self.metrics.msg_received, kind, service, method, self.protocol).inc()
+        self.metrics.child(self.metrics.msg_received, kind, service, method, self.protocol).inc()
         table_id = getattr(request, "table_id", None)
         if isinstance(table_id, str) and _TABLE_ID.fullmatch(table_id):
             structlog.contextvars.bind_contextvars(table_id=table_id)
 
     def sent(self, kind: str, service: str, method: str) -> Any:
         """The counter of the messages a call sends."""
-        return self._child(self.metrics.msg_sent, kind, service, method, self.protocol)
+        return self.metrics.child(self.metrics.msg_sent, kind, service, method, self.protocol)
 
 
 class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
+from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -73,6 +74,8 @@ _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 
 class Metrics:
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry()
+        self._children: dict[tuple[object, ...], Any] = {}
+        """The metrics' children by their labels (:meth:`child`)."""
         # process_* (CPU, memory, file descriptors), python_info and python_gc_* beside tute's
         ProcessCollector(registry=r)
         PlatformCollector(registry=r)
@@ -153,6 +156,15 @@ class Metrics:
             ("limit",),
             registry=r,
         )
+
+    def child(self, metric: Any, *labels: str) -> Any:
+        """``metric.labels(*labels)``, looked up once per metric and labels (``labels()`` costs
+        a lock and a tuple per call, and some run on every call or action)."""
+        key = (id(metric), *labels)  # the metrics live as long as this object
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = metric.labels(*labels)
+        return found
 
     def serve(self, port: int, addr: str = "0.0.0.0") -> None:
         """Serve ``/metrics`` on its own port (a daemon thread); OSError if it cannot listen."""

@@ -423,7 +423,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             raise
         if isinstance(done, Repeated):
             return service_pb2.SubmitActionResponse.FromString(done.response)
-        tables.metrics.actions.labels(kind, "applied").inc()
+        tables.metrics.child(tables.metrics.actions, kind, "applied").inc()
         assert done.response is not None
         return done.response
 

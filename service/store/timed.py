@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from .base import (
     BucketOutcome,
@@ -33,9 +33,7 @@ class TimedStore(Store):
 
     def __init__(self, inner: Store, metrics: Metrics) -> None:
         self.inner = inner
-        self._h = metrics.store_seconds
-        self._ops: dict[str, Any] = {}
-        """By op: its child of ``tute_store_seconds`` (``labels`` looks it up at a cost)."""
+        self._metrics = metrics
         self._errors = metrics.store_errors
 
     async def _timed(self, op: str, call: Awaitable[T]) -> T:
@@ -46,10 +44,8 @@ class TimedStore(Store):
             self._errors.inc()
             raise
         finally:
-            child = self._ops.get(op)
-            if child is None:
-                child = self._ops[op] = self._h.labels(op)
-            child.observe(time.perf_counter() - t0)
+            metrics = self._metrics
+            metrics.child(metrics.store_seconds, op).observe(time.perf_counter() - t0)
 
     async def create(
         self,

@@ -272,8 +272,10 @@ _D = TypeVar("_D")
 
 def _attributes(obj: _D) -> _D:
     """A new instance of ``obj``'s dataclass with the same attribute values: what
-    ``dataclasses.replace(obj)`` gives, at a quarter of its cost (no ``__init__`` call with
-    every field by keyword; a copy is made twice per action)."""
+    ``dataclasses.replace(obj)`` gives, at a quarter of its time (no ``__init__`` call with
+    every field by keyword; a copy is made twice per action). Its attributes live in a dict
+    of its own rather than inline: about 300 bytes more per record copy (tracemalloc), which
+    the up to 4,096 records kept decoded can spare."""
     new = object.__new__(type(obj))
     new.__dict__.update(obj.__dict__)
     return new

@@ -237,7 +237,7 @@ def stamp(variants: EventVariants, seq: int, version: int, now: float) -> Stored
         seq,
         _stamp(public, seq, version, ts),
         {s: _stamp(e, seq, version, ts) for s, e in variants.private.items()},
-        time=ts.seconds + ts.nanos / 1e9,  # what event_time reads from the bytes
+        time=_seconds(ts),  # what event_time reads from the bytes
         ended_seat=ended_seat(public),
     )
 
@@ -256,8 +256,11 @@ def parse(data: bytes) -> event_pb2.Event:
 
 def event_time(ev: event_pb2.Event) -> float:
     """When the event was committed (Unix time)."""
-    t = ev.time
-    return t.seconds + t.nanos / 1e9
+    return _seconds(ev.time)
+
+
+def _seconds(ts: timestamp_pb2.Timestamp) -> float:
+    return ts.seconds + ts.nanos / 1e9
 
 
 def ended_seat(ev: event_pb2.Event) -> int:
