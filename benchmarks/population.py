@@ -53,7 +53,7 @@ from service.matchmaking import matcher
 from service.matchmaking.entrants import MODES, SIGMA, Entrant, bot_display
 from service.players import ratings
 from service.players.ratings import Rated, rate_match
-from service.store.queue import MemoryQueue, Ticket
+from service.store.queue import MATCHED, MemoryQueue, Ticket
 
 DEADLINE_S = 30.0
 TICKET_TTL_S = 10_000.0
@@ -123,7 +123,9 @@ class Ladder:
             alive_until=self.now + TICKET_TTL_S,
             entry=e.encode(),
         )
-        await self.queue.enqueue(t, self.now)
+        held = await self.queue.enqueue(t, self.now)
+        if held.state == MATCHED:  # its last match, kept for its watchers, is over (played)
+            await self.queue.enqueue(t, self.now, replace_matched=held.ticket_id)
         self.idle.discard(pid)
         self.enqueued[pid] = self.now
 

@@ -10,13 +10,18 @@ whoever reads a matched ticket first (the claiming replica, or a watcher on any 
 makes the table from the plan, idempotently, so a replica that dies between the claim and
 the table leaves nothing half done.
 
-A claim frees its players in the queue; what keeps a seated player from queueing again while
-its ranked match is played is the player store: seating a plan records the table as each of
-its players' current ranked table before the seats are taken (every replica seating the plan
-writes the same), and FindMatch refuses a player who holds a seat there until the match is
-over (the record is cleared when the table's result is recorded; a finished or vanished table
-holds nobody). From the claim until the seats are taken (the plan's seating) the player is
-not held yet.
+A player is in at most one ranked table, at every step. Until the seating, the queue holds it:
+a claimed ticket stays its player's ticket while it is kept (:data:`KEEP_MATCHED_S`), so
+FindMatch in that window returns the matched ticket (its WatchTicket ends at once with the
+same table and seat, seating the plan itself if nobody has) instead of queueing a second
+one, and in another mode refuses the player as seated at that table. From the seating on,
+the player store holds it: seating a plan records the table as each of its players' current
+ranked table before the seats are taken (every replica seating the plan writes the same),
+and FindMatch refuses a player who holds a seat there until the match is over (the record is
+cleared when the table's result is recorded; a finished or vanished table holds nobody).
+Once the match is over the player queues again at once: FindMatch replaces its matched
+ticket, still kept, with a new waiting one in one step of the queue, so concurrent calls
+still leave one waiting ticket.
 
 Times are the injected clock's (:mod:`service.clock`); the loop and the ticket streams look
 again every ``matchmaking_poll_s`` of the event loop's time (and at once after a pass of this
@@ -59,7 +64,11 @@ log = structlog.get_logger("tute.matchmaking")
 TICKET_ID_RE = re.compile(r"^[0-9a-f]{16}$")
 MAX_TICKET_ID = 64
 KEEP_MATCHED_S = 600.0
-"""How long a matched ticket stays readable for its watchers."""
+"""How long a matched ticket stays readable for its watchers, and its player's ticket (FindMatch
+returns it). Shorter than the time a finished table is kept (``finished_ttl_s``, 3600 s by
+default), so a plan's table not found while its ticket is kept is one not made yet (with a
+``finished_ttl_s`` below it, a finished table dropped within the keep would be made again
+by the ticket's watcher)."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -126,6 +135,17 @@ def check_cooldown(until: float, now: float) -> None:
     raise error
 
 
+def _seated(table_id: str) -> FailedPrecondition:
+    """FAILED_PRECONDITION ALREADY_SEATED: the player holds (or is being given) a seat at the
+    ranked table ``table_id``, whose match is not over (metadata ``table_id``)."""
+    return FailedPrecondition(
+        f"this player is seated at ranked table {table_id}, whose match is not over: "
+        "play it to its end (or leave it) before queueing again",
+        reason=Reason.ALREADY_SEATED,
+        metadata={"table_id": table_id},
+    )
+
+
 def check_mode(mode: str) -> Mode:
     """The ranked mode named (INVALID_ARGUMENT naming ``mode`` otherwise)."""
     found = MODES.get(mode)
@@ -161,10 +181,17 @@ class Matchmaker:
     # -- FindMatch -------------------------------------------------------------------------
 
     async def find_match(self, token: str | None, mode_name: str) -> tuple[Ticket, Waiting]:
-        """Queue the caller in ``mode_name``; its ticket (a waiting one it had in the same
-        mode, or a new one) and its progress. A player in its ranked cooldown (it left a
-        ranked match) is refused: FAILED_PRECONDITION RANKED_COOLDOWN; so is a player seated
-        at a ranked table whose match is not over: FAILED_PRECONDITION ALREADY_SEATED."""
+        """Queue the caller in ``mode_name``; its ticket and its progress. A player has one
+        ticket at a time: a ticket waiting in the same mode is returned as it is, and so is
+        one matched in that mode whose table is not seated yet (its WatchTicket ends at once
+        with the table and seat); a ticket matched whose match is over (its table finished,
+        or playing without the player) is replaced by a new one at once. Refused with
+        FAILED_PRECONDITION: a player in its ranked cooldown (it left a ranked match),
+        RANKED_COOLDOWN; a player seated at a ranked table whose match is not over (its
+        current ranked table in the player store, or its matched ticket's table), or whose
+        ticket was matched in another mode (that table is seated first, as its WatchTicket
+        would), ALREADY_SEATED with the table's id in metadata ``table_id``; a player whose
+        ticket waits in another mode, ALREADY_QUEUED."""
         mode = check_mode(mode_name)
         entrant = await self.directory.entrant(token, mode.name)
         now = self._now()
@@ -179,7 +206,9 @@ class Matchmaker:
             entry=entrant.encode(),
         )
         ticket = await self.queue.enqueue(fresh, now)
-        if ticket.mode != mode.name:
+        while ticket.state == MATCHED and await self._match_over(ticket, entrant.player_id, mode):
+            ticket = await self.queue.enqueue(fresh, now, replace_matched=ticket.ticket_id)
+        if ticket.mode != mode.name:  # waiting: a matched one of another mode was refused
             raise FailedPrecondition(
                 f"this player's ticket waits in mode {ticket.mode}: cancel it first (close "
                 "its WatchTicket stream)",
@@ -216,12 +245,29 @@ class Matchmaker:
             return
         if rec.status == FINISHED or seat_of_player(rec, player_id) is None:
             return
-        raise FailedPrecondition(
-            f"this player is seated at ranked table {table_id}, whose match is not over: "
-            "play it to its end (or leave it) before queueing again",
-            reason=Reason.ALREADY_SEATED,
-            metadata={"table_id": table_id},
-        )
+        raise _seated(table_id)
+
+    async def _match_over(self, ticket: Ticket, player_id: str, mode: Mode) -> bool:
+        """Whether the match of the player's matched ``ticket`` is over: its table finished,
+        or started without the player (it left); then FindMatch replaces the ticket. Not
+        over: the table is not made, or its seats are not taken yet (False in the ticket's
+        mode: FindMatch returns the ticket); FAILED_PRECONDITION ALREADY_SEATED (metadata
+        ``table_id``) when the player sits there (a seating whose record the player store
+        missed), or when ``mode`` is another, after seating the plan (idempotently, as the
+        ticket's watcher does: the table named exists even if the claiming replica died)."""
+        plan = Plan.decode(ticket.plan)
+        try:
+            rec: TableRecord | None = await self.tables.load(plan.table_id, presence=False)
+        except NotFound:
+            rec = None  # not made yet (a finished table outlives the ticket's keep)
+        if rec is not None and rec.status != WAITING:
+            if rec.status == FINISHED or seat_of_player(rec, player_id) is None:
+                return True
+            raise _seated(plan.table_id)
+        if ticket.mode != mode.name:
+            await self.seat(plan)
+            raise _seated(plan.table_id)
+        return False
 
     async def _own_ticket(self, ticket_id: str, token: str | None) -> Entrant:
         """The entrant of the caller's live ticket (INVALID_ARGUMENT, NOT_FOUND

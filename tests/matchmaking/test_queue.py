@@ -1,6 +1,7 @@
 """The ticket queue's contract, on the memory store, a real Redis and a real Redis Cluster (the
-scripts build keys in their one slot): one live ticket per player, claims all or none, a
-cancelled or dead ticket never claimed."""
+scripts build keys in their one slot): one live ticket per player (a matched one too, while it
+is kept, unless the caller replaces it), claims all or none, a cancelled or dead ticket never
+claimed."""
 
 from __future__ import annotations
 
@@ -77,9 +78,6 @@ async def test_claims_are_all_or_none(queue: TicketQueue) -> None:
     assert got is not None and got.state == MATCHED and got.plan == b"the plan"
     assert await queue.waiting("4p", NOW) == []
     assert await queue.get(ids[4], NOW) is None
-    # a matched player may queue again
-    again = Ticket("00000000000000bb", "4p", "p0", 1500.0, NOW, NOW + 10)
-    assert (await queue.enqueue(again, NOW)).ticket_id == again.ticket_id
 
 
 async def test_concurrent_claims_of_overlapping_groups_win_once(queue: TicketQueue) -> None:
@@ -87,3 +85,70 @@ async def test_concurrent_claims_of_overlapping_groups_win_once(queue: TicketQue
     groups = [ids[i : i + 4] for i in range(3)] * 4
     won = await asyncio.gather(*(queue.claim(g, b"p", NOW, 60) for g in groups))
     assert sum(won) == 1
+
+
+def fresh(n: int, player: str = "p0", mode: str = "4p", at: float = NOW) -> Ticket:
+    """A new ticket of ``player`` (``n`` names it)."""
+    return Ticket(f"{0xF00 + n:016x}", mode, player, 1500.0, at, at + 10)
+
+
+async def test_a_matched_ticket_stays_its_players_while_it_is_kept(queue: TicketQueue) -> None:
+    ids = [(await queue.enqueue(ticket(n), NOW)).ticket_id for n in range(2)]
+    assert await queue.claim(ids, b"the plan", NOW, 60)
+    for at, mode in ((NOW + 1, "4p"), (NOW + 30, "2p"), (NOW + 60, "4p")):
+        again = await queue.enqueue(fresh(1, mode=mode, at=at), at)
+        assert again.ticket_id == ids[0], at  # the matched ticket, in whatever mode asked
+        assert (again.state, again.plan, again.mode) == (MATCHED, b"the plan", "4p")
+        assert again.alive_until == NOW + 60  # kept until then
+        assert await queue.get(fresh(1).ticket_id, at) is None  # nothing else queued
+        assert [await queue.count(m) for m in ("2p", "4p")] == [0, 0]
+    assert not await queue.cancel(ids[0]) and not await queue.touch(ids[0], NOW + 99, NOW + 2)
+    # no longer kept: gone, and its player queues a new ticket
+    assert await queue.get(ids[0], NOW + 61) is None
+    renewed = await queue.enqueue(fresh(2, at=NOW + 61), NOW + 61)
+    assert (renewed.ticket_id, renewed.state) == (fresh(2).ticket_id, "waiting")
+    assert [t.ticket_id for t in await queue.waiting("4p", NOW + 61)] == [renewed.ticket_id]
+    # the other player's matched ticket was not touched by it
+    other = await queue.get(ids[1], NOW + 60)
+    assert other is not None and other.state == MATCHED
+
+
+async def test_a_matched_ticket_named_is_replaced(queue: TicketQueue) -> None:
+    matched = (await queue.enqueue(ticket(0), NOW)).ticket_id
+    assert await queue.claim([matched], b"plan", NOW, 60)
+    wrong = await queue.enqueue(fresh(1), NOW + 1, replace_matched="00000000000000ee")
+    assert wrong.ticket_id == matched  # another id named: the matched one stays the player's
+    new = await queue.enqueue(fresh(2, mode="2p"), NOW + 1, replace_matched=matched)
+    assert (new.ticket_id, new.state, new.mode) == (fresh(2).ticket_id, "waiting", "2p")
+    assert [t.ticket_id for t in await queue.waiting("2p", NOW + 1)] == [new.ticket_id]
+    kept = await queue.get(matched, NOW + 2)  # still readable by its watchers
+    assert kept is not None and kept.state == MATCHED
+    # the new ticket is the player's now: naming the matched one again, or a waiting one,
+    # replaces nothing
+    assert (await queue.enqueue(fresh(3), NOW + 2, replace_matched=matched)) == new
+    assert (await queue.enqueue(fresh(4), NOW + 2, replace_matched=new.ticket_id)) == new
+    assert await queue.count("2p") == 1 and await queue.count("4p") == 0
+    # and it is matched and cancelled as any waiting ticket
+    assert await queue.cancel(new.ticket_id)
+    assert (await queue.enqueue(fresh(5), NOW + 3)).ticket_id == fresh(5).ticket_id
+
+
+async def test_concurrent_enqueues_of_one_player_leave_one_waiting_ticket(
+    queue: TicketQueue,
+) -> None:
+    matched = (await queue.enqueue(ticket(0), NOW)).ticket_id
+    assert await queue.claim([matched], b"plan", NOW, 60)
+    # several FindMatch calls of the player, each having found the match over
+    got = await asyncio.gather(
+        *(queue.enqueue(fresh(n), NOW + 1, replace_matched=matched) for n in range(8))
+    )
+    assert len({t.ticket_id for t in got}) == 1 and got[0].state == "waiting"
+    assert [t.ticket_id for t in await queue.waiting("4p", NOW + 1)] == [got[0].ticket_id]
+    # and while it is still kept, calls that do not replace it only return it
+    other = (await queue.enqueue(ticket(1), NOW)).ticket_id
+    assert await queue.claim([other], b"plan", NOW, 60)
+    got = await asyncio.gather(
+        *(queue.enqueue(fresh(10 + n, player="p1"), NOW + 1) for n in range(8))
+    )
+    assert {t.ticket_id for t in got} == {other}
+    assert [t.player_id for t in await queue.waiting("4p", NOW + 1)] == ["p0"]

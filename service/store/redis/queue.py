@@ -3,10 +3,13 @@ each step one Lua script (``scripts/mm_*.lua``), shared by every replica.
 
 Keys (one hash tag, ``{<prefix>:mm}``: one slot of a Cluster, so each script's keys are on
 one node): ``:t:<ticket>`` a ticket's hash (``m`` mode, ``p`` player, ``r`` rating, ``q``
-queued at, ``a`` alive until, ``e`` entry, ``s`` state ``w``/``m``, ``x`` plan), ``:q:<mode>``
-the waiting tickets of a mode (a sorted set by queue time), ``:p:<player>`` a player's waiting
-ticket. Every key also expires in Redis (:data:`KEY_TTL_MS` after its last step), so tickets
-of replicas that crashed do not pile up even when nobody reads their queue.
+queued at, ``a`` alive until (a matched ticket's: kept until), ``e`` entry, ``s`` state
+``w``/``m``, ``x`` plan), ``:q:<mode>`` the waiting tickets of a mode (a sorted set by queue
+time), ``:p:<player>`` a player's live ticket (waiting, or matched while it is kept). Every
+key also expires in Redis (a waiting ticket's :data:`KEY_TTL_MS` after its last step, a
+matched one's when its keep ends), so tickets of replicas that crashed do not pile up even
+when nobody reads their queue. Whether a ticket is live is decided by the callers' clock
+(``a``), as in the memory queue; Redis's own expiry only forgets it.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ class RedisQueue(TicketQueue):
         self._cancel = Script(client, "mm_cancel")
         self._touch = Script(client, "mm_touch")
 
-    async def enqueue(self, ticket: Ticket, now: float) -> Ticket:
+    async def enqueue(self, ticket: Ticket, now: float, *, replace_matched: str = "") -> Ticket:
         t = ticket
         async with self.link.call():
             held = await self._enqueue(
@@ -53,13 +56,23 @@ class RedisQueue(TicketQueue):
                     repr(t.alive_until),
                     repr(now),
                     KEY_TTL_MS,
+                    replace_matched,
                 ],
             )
-        held_id = held.decode() if isinstance(held, bytes) else str(held)
-        if held_id == t.ticket_id:
+        if len(held) == 1:
             return t
-        current = await self.get(held_id, now)
-        return current if current is not None else t
+        f = [_raw(v) for v in held]
+        return Ticket(
+            ticket_id=f[0].decode(),
+            mode=f[1].decode(),
+            player_id=t.player_id,
+            rating=float(f[2]),
+            enqueued_at=float(f[3]),
+            alive_until=float(f[4]),
+            entry=f[5],
+            state=MATCHED if f[6] == b"m" else WAITING,
+            plan=f[7],
+        )
 
     async def get(self, ticket_id: str, now: float) -> Ticket | None:
         async with self.link.call():
@@ -130,6 +143,7 @@ class RedisQueue(TicketQueue):
                     repr(now),
                     max(1, round(keep_s * 1000)),
                     plan,
+                    repr(now + keep_s),
                 ],
             )
         return int(done) == 1
