@@ -26,7 +26,7 @@ from service.matchmaking.entrants import (
     bot_display,
 )
 from service.matchmaking.service import Plan
-from tests.service.helpers import auth, registered_reason
+from tests.service.helpers import auth, error_info, registered_reason
 from tests.support.clock import FakeClock
 from tests.support.replicas import InProcessReplicas, Stub, inprocess_replicas, start_replicas
 from tests.support.wait import eventually
@@ -389,6 +389,122 @@ async def test_a_claim_whose_replica_died_before_seating_is_seated_by_the_watche
                     "ALREADY_SEATED",
                 )
         assert await dead.app.store.tickets().waiting("2p", clock()) == []
+
+
+async def claim_without_seating(replicas: InProcessReplicas, mode: str) -> Plan:
+    """A pass of the first replica cut after its claim (as if it died then): the plan of the
+    one group waiting in ``mode``, claimed, its table not made."""
+    mm, clock = replicas.servers[0].matchmaker, replicas.clock
+    assert mm is not None
+    waiting = await replicas.servers[0].app.store.tickets().waiting(mode, clock())
+    candidates = [
+        matcher.Candidate(t.ticket_id, Entrant.decode(t.entry), t.enqueued_at) for t in waiting
+    ]
+    groups = matcher.plan(MODES[mode], candidates, clock(), 1000.0)
+    assert len(groups) == 1
+    plan = Plan(secrets.token_hex(8), mode, groups[0].seats)
+    assert await mm.claim(groups[0].ticket_ids, plan, clock())
+    return plan
+
+
+async def refused_seated(stub: Stub, token: str, mode: str, table_id: str) -> None:
+    err = await _error(
+        stub.FindMatch(service_pb2.FindMatchRequest(mode=mode), metadata=auth(token))
+    )
+    assert (err.code(), registered_reason(err)) == (Code.FAILED_PRECONDITION, "ALREADY_SEATED")
+    info = error_info(err)
+    assert info is not None and info.metadata["table_id"] == table_id
+
+
+async def test_findmatch_between_the_claim_and_the_seating_returns_the_matched_ticket(
+    store_url: str,
+) -> None:
+    """Two players claimed together, their table not made yet (the claiming replica stopped
+    before seating): FindMatch again, on any replica, returns each its matched ticket, whose
+    WatchTicket (a second device's) ends at once with the plan's table and seat; no second
+    ticket waits, so no pass seats them twice. Once seated the ALREADY_SEATED guard holds;
+    once the match is over they queue again at once, one new ticket each however many calls
+    race, though the matched tickets are still kept."""
+    clock = FakeClock()
+    async with inprocess_replicas(
+        2,
+        store_url=store_url,
+        clock=clock,
+        matchmaking_deadline_s=1000.0,
+        ranked_leave_cooldown_s=0.0,
+    ) as replicas:
+        await stop_matchers(replicas)
+        a, b = replicas.stubs
+        tokens = [await new_player(a) for _ in range(2)]
+        ids = [await find(a, t, "2p") for t in tokens]
+        plan = await claim_without_seating(replicas, "2p")
+        for stub in (a, b):  # the player's other device, or a retry, on either replica
+            assert [await find(stub, t, "2p") for t in tokens] == ids
+        tickets = replicas.servers[1].app.store.tickets()
+        assert [await tickets.count(m) for m in ("2p", "3p", "4p")] == [0, 0, 0]
+        for srv in replicas.servers:  # nothing waits: no second table for them
+            assert srv.matchmaker is not None and await srv.matchmaker.run_pass() == []
+        by_player = {}
+        for token, ticket_id in zip(tokens, ids, strict=True):
+            ends = [await watch_to_the_end(stub, token, ticket_id) for stub in (b, a)]
+            assert [len(e) for e in ends] == [1, 1]  # matched at once, on both devices
+            m = ends[0][-1].matched
+            assert (m.table_id, m.seat) == (ends[1][-1].matched.table_id, ends[1][-1].matched.seat)
+            by_player[token] = m
+        assert {m.table_id for m in by_player.values()} == {plan.table_id}
+        rec = await replicas.servers[0].app.load(plan.table_id, presence=False)
+        assert rec.status == "playing"
+        assert {hash_token(t): m.seat for t, m in by_player.items()} == {
+            s.token_hash: i for i, s in enumerate(rec.seats)
+        }
+        for token in tokens:  # seated: the player store's guard
+            await refused_seated(b, token, "2p", plan.table_id)
+
+        await a.LeaveTable(
+            service_pb2.LeaveTableRequest(table_id=plan.table_id), metadata=auth(tokens[0])
+        )
+        assert (await replicas.servers[0].app.load(plan.table_id, presence=False)).status == (
+            "finished"
+        )
+        # over: a new waiting ticket at once, one per player however many calls race
+        again = await asyncio.gather(*(find((a, b)[i % 2], tokens[i % 2], "2p") for i in range(8)))
+        assert len(set(again[0::2])) == len(set(again[1::2])) == 1
+        assert not set(again) & set(ids)
+        assert await tickets.count("2p") == 2
+        for old, new in zip(ids, again[:2], strict=True):
+            kept = await tickets.get(old, clock())
+            assert kept is not None and kept.state == "matched"  # still kept, yet replaced
+            queued = await tickets.get(new, clock())
+            assert queued is not None and queued.state == "waiting"
+
+
+async def test_findmatch_in_another_mode_between_the_claim_and_the_seating_is_refused(
+    store_url: str,
+) -> None:
+    """A player claimed in 2p, its table not made yet, asks for 4p: FAILED_PRECONDITION
+    ALREADY_SEATED naming the plan's table, which the refusal seats (it exists, with the
+    player in its seat); no 4p ticket is queued, and the player's WatchTicket ends with that
+    table."""
+    clock = FakeClock()
+    async with inprocess_replicas(
+        2, store_url=store_url, clock=clock, matchmaking_deadline_s=1000.0
+    ) as replicas:
+        await stop_matchers(replicas)
+        a, b = replicas.stubs
+        tokens = [await new_player(a) for _ in range(2)]
+        ids = [await find(a, t, "2p") for t in tokens]
+        plan = await claim_without_seating(replicas, "2p")
+        await refused_seated(b, tokens[0], "4p", plan.table_id)
+        rec = await replicas.servers[1].app.load(plan.table_id, presence=False)
+        assert rec.status == "playing"
+        assert {s.token_hash for s in rec.seats} == {hash_token(t) for t in tokens}
+        await refused_seated(a, tokens[1], "3p", plan.table_id)
+        tickets = replicas.servers[0].app.store.tickets()
+        assert [await tickets.count(m) for m in ("2p", "3p", "4p")] == [0, 0, 0]
+        for token, ticket_id in zip(tokens, ids, strict=True):
+            (end,) = await watch_to_the_end(b, token, ticket_id)
+            assert end.matched.table_id == plan.table_id
+            assert rec.seats[end.matched.seat].token_hash == hash_token(token)
 
 
 async def test_64_players_on_two_replica_processes_on_redis(redis_url: str, tmp_path: Path) -> None:
