@@ -282,11 +282,15 @@ class TuteService(Protocol):
         is the caller's `authorization: Bearer <credential>`: a player token (CreatePlayer) or a
         JWT; the player's rating in the mode decides whom it is matched with. The seat the match
         gives is bound to the player: the credential sent, or any later valid credential of the
-        same player (a refreshed JWT), opens it. A player has one ticket at a time: FindMatch again in the same mode while
-        the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
-        few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
-        it) seats players whose display ratings are within a window that widens with the time
-        waited (+-100, +-200 after 15 s, +-400 after 30 s), splits partners for the fairest
+        same player (a refreshed JWT), opens it. A player has one ticket at a time and one
+        ranked match at a time: FindMatch again in the same mode while the ticket waits returns
+        the same ticket, and so it does from the moment the ticket is matched until the match's
+        table has its players seated (WatchTicket of that ticket, from any device, then ends at
+        once with the table and seat); after that it is ALREADY_SEATED until the match is over,
+        and then FindMatch queues a new ticket at once. A ticket nobody watches is cancelled
+        after a few seconds (10 by default): open WatchTicket at once. The matcher (every server
+        runs it) seats players whose display ratings are within a window that widens with the
+        time waited (+-100, +-200 after 15 s, +-400 after 30 s), splits partners for the fairest
         match (the highest draw probability), and once a ticket has waited the server's
         deadline (30 s by default) fills the seats still missing with bots whose level's rating
         is nearest the humans' mean. Ranked tables use each mode's ranked rules: "2p" the
@@ -297,8 +301,10 @@ class TuteService(Protocol):
         player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
         waits in another mode; RANKED_COOLDOWN: the player left a ranked match and its cooldown
         has not passed, ErrorInfo metadata "cooldown_s" the seconds left; ALREADY_SEATED: the
-        player holds a seat at a ranked table whose match is not over, ErrorInfo metadata
-        "table_id" that table: play it to its end, or leave it, then FindMatch again).
+        player holds a seat at a ranked table whose match is not over, or its ticket was just
+        matched in another mode than the one asked (the server seats that table before
+        answering), ErrorInfo metadata "table_id" that table: play it to its end, or leave it,
+        then FindMatch again).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -308,8 +314,9 @@ class TuteService(Protocol):
         queue changes, then TicketMatched (the table and seat) as the last message; the stream
         then ends with OK. The open stream keeps the ticket in the queue; closing it (or losing
         the connection) cancels a ticket that still waits, and a cancelled ticket is never
-        matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
-        ticket's player may watch it.
+        matched. Watch again after a dropped connection with FindMatch (a new ticket; or, if the
+        ticket was matched meanwhile, that ticket, or ALREADY_SEATED naming its table once the
+        table is seated). Only the ticket's player may watch it.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
         UNAUTHENTICATED (TOKEN_REQUIRED, UNKNOWN_PLAYER, a JWT's reason), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
         was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the
@@ -1012,11 +1019,15 @@ class TuteServiceClient(ConnectClient):
         is the caller's `authorization: Bearer <credential>`: a player token (CreatePlayer) or a
         JWT; the player's rating in the mode decides whom it is matched with. The seat the match
         gives is bound to the player: the credential sent, or any later valid credential of the
-        same player (a refreshed JWT), opens it. A player has one ticket at a time: FindMatch again in the same mode while
-        the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
-        few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
-        it) seats players whose display ratings are within a window that widens with the time
-        waited (+-100, +-200 after 15 s, +-400 after 30 s), splits partners for the fairest
+        same player (a refreshed JWT), opens it. A player has one ticket at a time and one
+        ranked match at a time: FindMatch again in the same mode while the ticket waits returns
+        the same ticket, and so it does from the moment the ticket is matched until the match's
+        table has its players seated (WatchTicket of that ticket, from any device, then ends at
+        once with the table and seat); after that it is ALREADY_SEATED until the match is over,
+        and then FindMatch queues a new ticket at once. A ticket nobody watches is cancelled
+        after a few seconds (10 by default): open WatchTicket at once. The matcher (every server
+        runs it) seats players whose display ratings are within a window that widens with the
+        time waited (+-100, +-200 after 15 s, +-400 after 30 s), splits partners for the fairest
         match (the highest draw probability), and once a ticket has waited the server's
         deadline (30 s by default) fills the seats still missing with bots whose level's rating
         is nearest the humans' mean. Ranked tables use each mode's ranked rules: "2p" the
@@ -1027,8 +1038,10 @@ class TuteServiceClient(ConnectClient):
         player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
         waits in another mode; RANKED_COOLDOWN: the player left a ranked match and its cooldown
         has not passed, ErrorInfo metadata "cooldown_s" the seconds left; ALREADY_SEATED: the
-        player holds a seat at a ranked table whose match is not over, ErrorInfo metadata
-        "table_id" that table: play it to its end, or leave it, then FindMatch again).
+        player holds a seat at a ranked table whose match is not over, or its ticket was just
+        matched in another mode than the one asked (the server seats that table before
+        answering), ErrorInfo metadata "table_id" that table: play it to its end, or leave it,
+        then FindMatch again).
         """
         return await self.execute_unary(
             request=request,
@@ -1055,8 +1068,9 @@ class TuteServiceClient(ConnectClient):
         queue changes, then TicketMatched (the table and seat) as the last message; the stream
         then ends with OK. The open stream keeps the ticket in the queue; closing it (or losing
         the connection) cancels a ticket that still waits, and a cancelled ticket is never
-        matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
-        ticket's player may watch it.
+        matched. Watch again after a dropped connection with FindMatch (a new ticket; or, if the
+        ticket was matched meanwhile, that ticket, or ALREADY_SEATED naming its table once the
+        table is seated). Only the ticket's player may watch it.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
         UNAUTHENTICATED (TOKEN_REQUIRED, UNKNOWN_PLAYER, a JWT's reason), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
         was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the
@@ -1436,11 +1450,15 @@ class TuteServiceSync(Protocol):
         is the caller's `authorization: Bearer <credential>`: a player token (CreatePlayer) or a
         JWT; the player's rating in the mode decides whom it is matched with. The seat the match
         gives is bound to the player: the credential sent, or any later valid credential of the
-        same player (a refreshed JWT), opens it. A player has one ticket at a time: FindMatch again in the same mode while
-        the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
-        few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
-        it) seats players whose display ratings are within a window that widens with the time
-        waited (+-100, +-200 after 15 s, +-400 after 30 s), splits partners for the fairest
+        same player (a refreshed JWT), opens it. A player has one ticket at a time and one
+        ranked match at a time: FindMatch again in the same mode while the ticket waits returns
+        the same ticket, and so it does from the moment the ticket is matched until the match's
+        table has its players seated (WatchTicket of that ticket, from any device, then ends at
+        once with the table and seat); after that it is ALREADY_SEATED until the match is over,
+        and then FindMatch queues a new ticket at once. A ticket nobody watches is cancelled
+        after a few seconds (10 by default): open WatchTicket at once. The matcher (every server
+        runs it) seats players whose display ratings are within a window that widens with the
+        time waited (+-100, +-200 after 15 s, +-400 after 30 s), splits partners for the fairest
         match (the highest draw probability), and once a ticket has waited the server's
         deadline (30 s by default) fills the seats still missing with bots whose level's rating
         is nearest the humans' mean. Ranked tables use each mode's ranked rules: "2p" the
@@ -1451,8 +1469,10 @@ class TuteServiceSync(Protocol):
         player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
         waits in another mode; RANKED_COOLDOWN: the player left a ranked match and its cooldown
         has not passed, ErrorInfo metadata "cooldown_s" the seconds left; ALREADY_SEATED: the
-        player holds a seat at a ranked table whose match is not over, ErrorInfo metadata
-        "table_id" that table: play it to its end, or leave it, then FindMatch again).
+        player holds a seat at a ranked table whose match is not over, or its ticket was just
+        matched in another mode than the one asked (the server seats that table before
+        answering), ErrorInfo metadata "table_id" that table: play it to its end, or leave it,
+        then FindMatch again).
         """
         raise ConnectError(Code.UNIMPLEMENTED, 'Not implemented')
 
@@ -1462,8 +1482,9 @@ class TuteServiceSync(Protocol):
         queue changes, then TicketMatched (the table and seat) as the last message; the stream
         then ends with OK. The open stream keeps the ticket in the queue; closing it (or losing
         the connection) cancels a ticket that still waits, and a cancelled ticket is never
-        matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
-        ticket's player may watch it.
+        matched. Watch again after a dropped connection with FindMatch (a new ticket; or, if the
+        ticket was matched meanwhile, that ticket, or ALREADY_SEATED naming its table once the
+        table is seated). Only the ticket's player may watch it.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
         UNAUTHENTICATED (TOKEN_REQUIRED, UNKNOWN_PLAYER, a JWT's reason), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
         was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the
@@ -2164,11 +2185,15 @@ class TuteServiceClientSync(ConnectClientSync):
         is the caller's `authorization: Bearer <credential>`: a player token (CreatePlayer) or a
         JWT; the player's rating in the mode decides whom it is matched with. The seat the match
         gives is bound to the player: the credential sent, or any later valid credential of the
-        same player (a refreshed JWT), opens it. A player has one ticket at a time: FindMatch again in the same mode while
-        the ticket waits returns the same ticket. A ticket nobody watches is cancelled after a
-        few seconds (10 by default): open WatchTicket at once. The matcher (every server runs
-        it) seats players whose display ratings are within a window that widens with the time
-        waited (+-100, +-200 after 15 s, +-400 after 30 s), splits partners for the fairest
+        same player (a refreshed JWT), opens it. A player has one ticket at a time and one
+        ranked match at a time: FindMatch again in the same mode while the ticket waits returns
+        the same ticket, and so it does from the moment the ticket is matched until the match's
+        table has its players seated (WatchTicket of that ticket, from any device, then ends at
+        once with the table and seat); after that it is ALREADY_SEATED until the match is over,
+        and then FindMatch queues a new ticket at once. A ticket nobody watches is cancelled
+        after a few seconds (10 by default): open WatchTicket at once. The matcher (every server
+        runs it) seats players whose display ratings are within a window that widens with the
+        time waited (+-100, +-200 after 15 s, +-400 after 30 s), splits partners for the fairest
         match (the highest draw probability), and once a ticket has waited the server's
         deadline (30 s by default) fills the seats still missing with bots whose level's rating
         is nearest the humans' mean. Ranked tables use each mode's ranked rules: "2p" the
@@ -2179,8 +2204,10 @@ class TuteServiceClientSync(ConnectClientSync):
         player token; a JWT's reason), FAILED_PRECONDITION (ALREADY_QUEUED: the player's ticket
         waits in another mode; RANKED_COOLDOWN: the player left a ranked match and its cooldown
         has not passed, ErrorInfo metadata "cooldown_s" the seconds left; ALREADY_SEATED: the
-        player holds a seat at a ranked table whose match is not over, ErrorInfo metadata
-        "table_id" that table: play it to its end, or leave it, then FindMatch again).
+        player holds a seat at a ranked table whose match is not over, or its ticket was just
+        matched in another mode than the one asked (the server seats that table before
+        answering), ErrorInfo metadata "table_id" that table: play it to its end, or leave it,
+        then FindMatch again).
         """
         return self.execute_unary(
             request=request,
@@ -2207,8 +2234,9 @@ class TuteServiceClientSync(ConnectClientSync):
         queue changes, then TicketMatched (the table and seat) as the last message; the stream
         then ends with OK. The open stream keeps the ticket in the queue; closing it (or losing
         the connection) cancels a ticket that still waits, and a cancelled ticket is never
-        matched. Watch again after a dropped connection with FindMatch (a new ticket). Only the
-        ticket's player may watch it.
+        matched. Watch again after a dropped connection with FindMatch (a new ticket; or, if the
+        ticket was matched meanwhile, that ticket, or ALREADY_SEATED naming its table once the
+        table is seated). Only the ticket's player may watch it.
         Errors: INVALID_ARGUMENT (INVALID_ARGUMENT: empty or oversized ticket_id),
         UNAUTHENTICATED (TOKEN_REQUIRED, UNKNOWN_PLAYER, a JWT's reason), NOT_FOUND (TICKET_NOT_FOUND: no such ticket waits or
         was matched: unknown, cancelled or expired), PERMISSION_DENIED (NOT_YOUR_TICKET: the

@@ -260,8 +260,9 @@ export enum ErrorReason {
   /**
    * FAILED_PRECONDITION: JoinTable sent with a seat token that already opens a seat at this
    * table (one player, one seat); or FindMatch by a player who holds a seat at a ranked table
-   * whose match is not over (ErrorInfo metadata "table_id" names it; once that match is over
-   * the player may queue again).
+   * whose match is not over, or whose ticket was just matched in another mode than the one
+   * asked (ErrorInfo metadata "table_id" names the table; once that match is over the player
+   * may queue again).
    *
    * @generated from enum value: ERROR_REASON_ALREADY_SEATED = 50;
    */
