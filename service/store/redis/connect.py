@@ -217,13 +217,18 @@ def open_link(
             # look the cluster's layout up again before it. A MOVED reply moves its slot
             # alone (reinitialize_steps=0): redis-py's default closes every connection of
             # every node on each fifth MOVED, under the calls running on them, which then
-            # fail or are sent again.
+            # fail or are sent again. A layout look-up asked for by a failed call runs at
+            # once (topology_refresh_min_interval=0; one at a time, the calls meanwhile
+            # keep the layout they have): redis-py 8.2's default waits a second between
+            # two, longer after look-ups that failed during the outage, and every call
+            # until then goes on to the dead master although its replica has taken over.
             return RedisCluster.from_url(
                 clean,
                 socket_connect_timeout=timeout,
                 decode_responses=False,
                 retry=Retry(NoBackoff(), retries),
                 reinitialize_steps=0,
+                topology_refresh_min_interval=0.0,
                 **kw,
             )
 
