@@ -51,6 +51,7 @@ from openskill.models import PlackettLuce
 
 from service.matchmaking import matcher
 from service.matchmaking.entrants import MODES, SIGMA, Entrant, bot_display
+from service.matchmaking.service import candidates
 from service.players import ratings
 from service.players.ratings import Rated, rate_match
 from service.store.queue import MATCHED, MemoryQueue, Ticket
@@ -132,12 +133,9 @@ class Ladder:
     async def matcher_pass(self) -> None:
         t0 = time.process_time()
         waiting = await self.queue.waiting(self.mode.name, self.now)
-        candidates = [
-            matcher.Candidate(t.ticket_id, Entrant.decode(t.entry), t.enqueued_at) for t in waiting
-        ]
         won = [
             group
-            for group in matcher.plan(self.mode, candidates, self.now, DEADLINE_S)
+            for group in matcher.plan(self.mode, candidates(waiting), self.now, DEADLINE_S)
             if await self.queue.claim(group.ticket_ids, b"plan", self.now, 60.0)
         ]
         self.claim_cpu_s += time.process_time() - t0

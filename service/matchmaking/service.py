@@ -146,6 +146,11 @@ def _seated(table_id: str) -> FailedPrecondition:
     )
 
 
+def candidates(waiting: Sequence[Ticket]) -> list[matcher.Candidate]:
+    """The matcher's view of the waiting tickets of one mode (:meth:`TicketQueue.waiting`)."""
+    return [matcher.Candidate(t.ticket_id, Entrant.decode(t.entry), t.enqueued_at) for t in waiting]
+
+
 def check_mode(mode: str) -> Mode:
     """The ranked mode named (INVALID_ARGUMENT naming ``mode`` otherwise)."""
     found = MODES.get(mode)
@@ -373,12 +378,9 @@ class Matchmaker:
         waiting = await self.queue.waiting(mode.name, now)
         if not waiting:
             return []
-        candidates = [
-            matcher.Candidate(t.ticket_id, Entrant.decode(t.entry), t.enqueued_at) for t in waiting
-        ]
         deadline = self.tables.settings.matchmaking_deadline_s
         made = []
-        for group in matcher.plan(mode, candidates, now, deadline):
+        for group in matcher.plan(mode, candidates(waiting), now, deadline):
             plan = Plan(secrets.token_hex(8), mode.name, group.seats)
             if not await self.claim(group.ticket_ids, plan, now):
                 continue

@@ -21,11 +21,10 @@ from service.matchmaking.entrants import (
     DISPLAY_NEW,
     DISPLAY_PER_ORDINAL,
     MODES,
-    Entrant,
     GuestDirectory,
     bot_display,
 )
-from service.matchmaking.service import Plan
+from service.matchmaking.service import Plan, candidates
 from tests.service.helpers import auth, error_info, registered_reason
 from tests.support.clock import FakeClock
 from tests.support.replicas import InProcessReplicas, Stub, inprocess_replicas, start_replicas
@@ -364,15 +363,7 @@ async def test_a_claim_whose_replica_died_before_seating_is_seated_by_the_watche
         ]
         for call in calls:
             await call.read()
-        # the "dead" replica's pass, cut after its claim: plan and claim, no table
-        waiting = await dead.app.store.tickets().waiting("2p", clock())
-        candidates = [
-            matcher.Candidate(t.ticket_id, Entrant.decode(t.entry), t.enqueued_at) for t in waiting
-        ]
-        groups = matcher.plan(MODES["2p"], candidates, clock(), 1000.0)
-        assert len(groups) == 1
-        plan = Plan("00aa11bb22cc33dd", "2p", groups[0].seats)
-        assert await dead.matchmaker.claim(groups[0].ticket_ids, plan, clock())
+        plan = await claim_without_seating(replicas, "2p")  # the "dead" replica's pass
         ends = [await last_of(call) for call in calls]
         assert {e.table_id for e in ends} == {plan.table_id}
         rec = await alive.app.load(plan.table_id, presence=False)
@@ -381,13 +372,7 @@ async def test_a_claim_whose_replica_died_before_seating_is_seated_by_the_watche
         # the watcher's seating recorded the table for its players: no replica queues them
         for stub in (a, b):
             for token in tokens:
-                err = await _error(
-                    stub.FindMatch(service_pb2.FindMatchRequest(mode="2p"), metadata=auth(token))
-                )
-                assert (err.code(), registered_reason(err)) == (
-                    Code.FAILED_PRECONDITION,
-                    "ALREADY_SEATED",
-                )
+                await refused_seated(stub, token, "2p", plan.table_id)
         assert await dead.app.store.tickets().waiting("2p", clock()) == []
 
 
@@ -397,10 +382,7 @@ async def claim_without_seating(replicas: InProcessReplicas, mode: str) -> Plan:
     mm, clock = replicas.servers[0].matchmaker, replicas.clock
     assert mm is not None
     waiting = await replicas.servers[0].app.store.tickets().waiting(mode, clock())
-    candidates = [
-        matcher.Candidate(t.ticket_id, Entrant.decode(t.entry), t.enqueued_at) for t in waiting
-    ]
-    groups = matcher.plan(MODES[mode], candidates, clock(), 1000.0)
+    groups = matcher.plan(MODES[mode], candidates(waiting), clock(), 1000.0)
     assert len(groups) == 1
     plan = Plan(secrets.token_hex(8), mode, groups[0].seats)
     assert await mm.claim(groups[0].ticket_ids, plan, clock())
