@@ -16,20 +16,22 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
-    Counter,
     Gauge,
     GCCollector,
-    Histogram,
     Info,
     PlatformCollector,
     ProcessCollector,
     disable_created_metrics,
     start_http_server,
 )
+from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.utils import floatToGoString
 
 import engine.game
 
@@ -68,6 +70,156 @@ def version() -> str:
         return "unknown"
 
 
+class _Family:
+    """A labelled metric family updated by one thread without locks, read by the scrape.
+
+    prometheus_client's ``Counter`` and ``Histogram`` take a lock per increment and check
+    their state on every call: about 0.5 µs an increment and 1.1 µs an observation here, and
+    the server makes some 34 increments and 13 observations per action (the gRPC series of
+    its calls and stream messages, the publish latency of each event for each watcher). These
+    families keep plain numbers instead (0.05 and 0.2 µs): every update runs on the server's
+    event loop thread; the scrape, on the metrics thread, copies them under the GIL, so it
+    may see an observation's bucket without its sum (as prometheus_client's own may)."""
+
+    def __init__(
+        self, name: str, documentation: str, labelnames: Sequence[str], registry: CollectorRegistry
+    ) -> None:
+        self.name = name
+        self.documentation = documentation
+        self.labelnames = tuple(labelnames)
+        self._children: dict[tuple[str, ...], Any] = {}
+        registry.register(self)  # type: ignore[arg-type]
+
+    def _start(self) -> None:
+        """An unlabelled family shows its zero from the start (as prometheus_client's do)."""
+        if not self.labelnames:
+            self._unlabelled()
+
+    def _new(self) -> Any:
+        raise NotImplementedError
+
+    def labels(self, *values: object) -> Any:
+        """The child of these label values (one per distinct values, kept)."""
+        key = tuple(str(v) for v in values)
+        if len(key) != len(self.labelnames):
+            raise ValueError(f"{self.name} takes labels {self.labelnames}, got {key}")
+        found = self._children.get(key)
+        if found is None:
+            found = self._children[key] = self._new()
+        return found
+
+    def _unlabelled(self) -> Any:
+        if self.labelnames:
+            raise ValueError(f"{self.name} has labels {self.labelnames}: use labels()")
+        found = self._children.get(())
+        if found is None:
+            found = self._children[()] = self._new()
+        return found
+
+    def _items(self) -> list[tuple[tuple[str, ...], Any]]:
+        return list(self._children.items())  # one C call: safe against the loop's inserts
+
+    def describe(self) -> list[Metric]:
+        return []  # registered without a describe() call into collect()
+
+
+class _CounterChild:
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0.0
+
+    def inc(self, amount: float = 1.0) -> None:
+        if amount < 0:
+            raise ValueError("a counter only goes up")
+        self.value += amount
+
+
+class FastCounter(_Family):
+    """A counter family (``name`` ends in ``_total``); an unlabelled one increments itself."""
+
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        labelnames: Sequence[str] = (),
+        *,
+        registry: CollectorRegistry,
+    ) -> None:
+        super().__init__(name, documentation, labelnames, registry)
+        self._start()
+
+    def inc(self, amount: float = 1.0) -> None:
+        """Increment an unlabelled counter."""
+        self._unlabelled().inc(amount)
+
+    def _new(self) -> _CounterChild:
+        return _CounterChild()
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        for values, child in self._items():
+            family.add_metric(list(values), child.value)
+        yield family
+
+
+class _HistogramChild:
+    __slots__ = ("bounds", "counts", "sum")
+
+    def __init__(self, bounds: tuple[float, ...]) -> None:
+        self.bounds = bounds
+        self.counts = [0] * (len(bounds) + 1)
+        """Observations per bucket (not cumulative); the last: above every bound."""
+        self.sum = 0.0
+
+    def observe(self, amount: float) -> None:
+        self.counts[bisect_left(self.bounds, amount)] += 1
+        self.sum += amount
+
+
+class FastHistogram(_Family):
+    """A histogram family with fixed bucket bounds (``le``, +Inf added); an unlabelled one
+    observes itself."""
+
+    def __init__(
+        self,
+        name: str,
+        documentation: str,
+        labelnames: Sequence[str] = (),
+        *,
+        buckets: Sequence[float],
+        registry: CollectorRegistry,
+    ) -> None:
+        self.bounds = tuple(float(b) for b in buckets)
+        if list(self.bounds) != sorted(set(self.bounds)):
+            raise ValueError("bucket bounds must increase")
+        super().__init__(name, documentation, labelnames, registry)
+        self._start()
+
+    def observe(self, amount: float) -> None:
+        """Observe a value in an unlabelled histogram."""
+        self._unlabelled().observe(amount)
+
+    def _new(self) -> _HistogramChild:
+        return _HistogramChild(self.bounds)
+
+    def collect(self) -> Iterator[Metric]:
+        family = HistogramMetricFamily(self.name, self.documentation, labels=self.labelnames)
+        for values, child in self._items():
+            counts, total = list(child.counts), child.sum
+            cumulative, buckets = 0, []
+            for bound, n in zip((*self.bounds, float("inf")), counts, strict=True):
+                cumulative += n
+                buckets.append((_bound(bound), float(cumulative)))
+            family.add_metric(list(values), buckets, total)
+        yield family
+
+
+def _bound(b: float) -> str:
+    """A bucket's ``le`` label as prometheus_client writes it (``0.005``, ``1.0``, ``+Inf``)."""
+    return str(floatToGoString(b))  # type: ignore[no-untyped-call]
+
+
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
 
@@ -86,28 +238,28 @@ class Metrics:
             registry=r,
         ).info({"version": version(), "engine": ENGINE_BUILD, "python": platform.python_version()})
         labels = ("grpc_type", "grpc_service", "grpc_method", "protocol")
-        self.started = Counter(
+        self.started = FastCounter(
             "grpc_server_started_total", "RPCs started on the server.", labels, registry=r
         )
-        self.msg_received = Counter(
+        self.msg_received = FastCounter(
             "grpc_server_msg_received_total",
             "Messages received from clients (a unary call's request counts one).",
             labels,
             registry=r,
         )
-        self.msg_sent = Counter(
+        self.msg_sent = FastCounter(
             "grpc_server_msg_sent_total",
             "Messages sent to clients (a stream's every message; a unary call's response).",
             labels,
             registry=r,
         )
-        self.handled = Counter(
+        self.handled = FastCounter(
             "grpc_server_handled_total",
             "RPCs completed on the server, by status code.",
             (*labels, "grpc_code"),
             registry=r,
         )
-        self.handling = Histogram(
+        self.handling = FastHistogram(
             "grpc_server_handling_seconds",
             "Time to complete an RPC (streams: their whole life).",
             labels,
@@ -115,7 +267,7 @@ class Metrics:
             registry=r,
         )
         self.tables = Gauge("tute_tables", "Tables in the store, by state.", ("state",), registry=r)
-        self.actions = Counter(
+        self.actions = FastCounter(
             "tute_actions_total",
             "Actions submitted, by kind (card, sing, tute, exchange, timeout, forfeit, bot) and "
             "result (applied, or the rejection reason).",
@@ -123,34 +275,36 @@ class Metrics:
             registry=r,
         )
         self.watch_streams = Gauge("tute_watch_streams", "Open WatchTable streams.", registry=r)
-        self.publish = Histogram(
+        self.publish = FastHistogram(
             "tute_event_publish_seconds",
             "From an event's commit to its delivery to a watcher on this replica.",
             buckets=_LATENCY_BUCKETS,
             registry=r,
         )
-        self.store_seconds = Histogram(
+        self.store_seconds = FastHistogram(
             "tute_store_seconds",
             "Store operation latency.",
             ("op",),
             buckets=_LATENCY_BUCKETS,
             registry=r,
         )
-        self.timeouts = Counter(
+        self.timeouts = FastCounter(
             "tute_timeouts_total", "Turns that timed out (the server played).", registry=r
         )
-        self.bot_moves = Counter("tute_bot_moves_total", "Moves made by server bots.", registry=r)
-        self.bot_think = Histogram(
+        self.bot_moves = FastCounter(
+            "tute_bot_moves_total", "Moves made by server bots.", registry=r
+        )
+        self.bot_think = FastHistogram(
             "tute_bot_think_seconds",
             "Time a bot took to choose its move.",
             ("level",),
             buckets=_LATENCY_BUCKETS,
             registry=r,
         )
-        self.store_errors = Counter(
+        self.store_errors = FastCounter(
             "tute_store_errors_total", "Store calls that failed (store unreachable).", registry=r
         )
-        self.rate_limited = Counter(
+        self.rate_limited = FastCounter(
             "tute_rate_limited_total",
             "Calls refused by a per-caller limit, by limit.",
             ("limit",),

@@ -382,3 +382,50 @@ async def test_health_watch_and_reflection_streams_are_counted(server: Server) -
             assert m.value("grpc_server_handled_total", grpc_code="OK", **by) == 1
 
         await eventually(counted)
+
+
+def test_lock_free_families_print_what_prometheus_client_prints() -> None:
+    """The server's counters and histograms (service.metrics.FastCounter and FastHistogram:
+    no lock per update) write the page prometheus_client's own Counter and Histogram write
+    for the same updates: names, label order and values, buckets (cumulative, ``le``
+    spelled alike, +Inf), sums and counts; unlabelled ones at zero before any update."""
+    from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics
+
+    from service.metrics import FastCounter, FastHistogram
+
+    disable_created_metrics()
+    theirs, ours = CollectorRegistry(), CollectorRegistry()
+    bounds = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.1, 1.0, 2.5)
+    made = []
+    for registry, counter, histogram in (
+        (theirs, Counter, Histogram),
+        (ours, FastCounter, FastHistogram),
+    ):
+        made.append(
+            (
+                counter("t_calls_total", "Calls.", ("kind", "code"), registry=registry),
+                counter("t_plain_total", "Plain.", registry=registry),
+                counter("t_unused_total", "Never incremented.", registry=registry),
+                histogram("t_seconds", "Latency.", ("op",), buckets=bounds, registry=registry),
+                histogram("t_plain_seconds", "Plain latency.", buckets=bounds, registry=registry),
+                histogram("t_unused_seconds", "Never observed.", buckets=bounds, registry=registry),
+            )
+        )
+    for calls, plain, _, seconds, plain_seconds, _ in made:
+        calls.labels("unary", "OK").inc()
+        calls.labels("unary", "OK").inc(2.5)
+        calls.labels("stream", "NotFound").inc()
+        plain.inc()
+        for v in (0.0, 0.0005, 0.0007, 0.001, 0.3, 2.5, 7.0):  # on bounds, between, above
+            seconds.labels("commit").observe(v)
+            plain_seconds.observe(v)
+        seconds.labels("load").observe(0.002)
+    assert generate_latest(ours).decode() == generate_latest(theirs).decode()
+    fast_calls = made[1][0]
+    with pytest.raises(ValueError, match="only goes up"):
+        fast_calls.labels("unary", "OK").inc(-1)
+    with pytest.raises(ValueError, match="labels"):
+        fast_calls.labels("unary")
+    with pytest.raises(ValueError, match="use labels"):
+        fast_calls.inc()
+    assert ours.get_sample_value("t_calls_total", {"kind": "unary", "code": "OK"}) == 3.5
