@@ -212,6 +212,14 @@ class Subscription(abc.ABC):
         that follows them is kept for the iteration to raise."""
         return []
 
+    async def take(self, limit: int) -> list[StoredEvent]:
+        """The next event and up to ``limit - 1`` more that are here already: what iterating
+        gives next, waiting for the first (:class:`SubscriptionEnded` as the iteration
+        raises it). A stream's loop calls this rather than iterating: a plain coroutine
+        costs less per event than an async generator's step."""
+        first = await anext(aiter(self))
+        return [first, *self.ready(limit - 1)]
+
 
 class SubscriptionEnded(Exception):
     """A subscription stopped: the watcher fell behind, the server is shutting down, or
@@ -291,19 +299,23 @@ class QueueSubscription(Subscription):
         return out
 
     async def __aiter__(self) -> AsyncIterator[StoredEvent]:
-        items = self._items
         while True:
-            while not items:
-                self._waiter = asyncio.get_running_loop().create_future()
-                try:
-                    await self._waiter
-                finally:
-                    self._waiter = None
-            event = items.pop(0)
-            if isinstance(event, str):
-                items.insert(0, event)  # an ended subscription stays ended
-                raise SubscriptionEnded(event)
-            yield event
+            got = await self.take(1)
+            yield got[0]
+
+    async def take(self, limit: int) -> list[StoredEvent]:
+        items = self._items
+        while not items:
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        event = items[0]
+        if isinstance(event, str):
+            raise SubscriptionEnded(event)  # the reason stays: an ended subscription stays ended
+        del items[0]
+        return [event, *self.ready(limit - 1)] if limit > 1 and items else [event]
 
     async def close(self) -> None:
         self._ended = True

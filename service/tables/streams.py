@@ -150,12 +150,17 @@ class Streams:
         )
         del rec  # neither the record nor an item is held while the stream waits
         try:
-            async with contextlib.aclosing(follow.items(sub, resume_after)) as items:
-                while True:
-                    try:
-                        yield await anext(items)
-                    except StopAsyncIteration:
-                        break
+            # The first items, then the live ones: one generator between the subscription
+            # and the handler (each nested one costs a step per message and watcher).
+            out = await follow.start(resume_after)
+            take, live, limit = sub.take, follow.live, MAX_BATCH if batch else 1
+            while True:
+                while out:  # nothing of it is held while the stream waits for the next events
+                    yield out.pop(0)
+                if follow.lost:
+                    assert seat is not None
+                    raise seat_lost(seat)
+                out = await live(await take(limit))
         except SubscriptionEnded as exc:
             raise _ended(exc, self.ctx) from None
         finally:
@@ -299,12 +304,10 @@ class _Follow:
             raise seat_lost(seat)
         return rec
 
-    async def items(
-        self, sub: Subscription, resume_after: int | None
-    ) -> AsyncGenerator[Snapshot | list[bytes], None]:
-        """A snapshot (or the missed events after ``resume_after``), then the live events;
-        events come in lists of consecutive ones: with ``batch``, as many as are ready at
-        once (up to :data:`MAX_BATCH`), else one each."""
+    async def start(self, resume_after: int | None) -> list[Snapshot | list[bytes]]:
+        """What the stream sends first: a snapshot, or the missed events after
+        ``resume_after`` in lists of consecutive ones (with ``batch``, up to
+        :data:`MAX_BATCH` each, else one each); the live events follow (:meth:`live`)."""
         commits, seat, table_id = self.streams.commits, self.seat, self.table_id
         rec = await commits.load(table_id)  # after subscribing: nothing falls in between
         self.loaded_last = rec.last_seq
@@ -312,35 +315,27 @@ class _Follow:
             seat_of(rec, self.token, self.player_id)  # NOT_SEATED if lost in between
         if resume_after is None:
             self.last = rec.last_seq
-            yield Snapshot(rec, seat)
-        else:
-            if resume_after > rec.last_seq:
-                raise InvalidArgument(
-                    f"resume_after is past the last event ({rec.last_seq})",
-                    field="resume_after",
-                )
-            missed = await self.streams.ctx.store.events_after(table_id, resume_after)
-            if missed is None:
-                self.last = rec.last_seq
-                yield Snapshot(rec, seat)
-            else:
-                self.last = resume_after
-                kept = [ev for ev in missed if ev.seq <= rec.last_seq]
-                step = MAX_BATCH if self.batch else 1
-                for i in range(0, len(kept), step):
-                    yield [self._event(ev) for ev in kept[i : i + step]]
-                if kept:
-                    self.last = kept[-1].seq
-        del rec  # not kept for the stream's life (memory per open stream)
-        async for first in sub:
-            out = await self._live([first, *sub.ready(MAX_BATCH - 1)] if self.batch else [first])
-            while out:  # nothing of it is held while the stream waits for the next events
-                yield out.pop(0)
-            if self.lost:
-                assert seat is not None
-                raise seat_lost(seat)
+            return [Snapshot(rec, seat)]
+        if resume_after > rec.last_seq:
+            raise InvalidArgument(
+                f"resume_after is past the last event ({rec.last_seq})",
+                field="resume_after",
+            )
+        missed = await self.streams.ctx.store.events_after(table_id, resume_after)
+        if missed is None:
+            self.last = rec.last_seq
+            return [Snapshot(rec, seat)]
+        self.last = resume_after
+        kept = [ev for ev in missed if ev.seq <= rec.last_seq]
+        step = MAX_BATCH if self.batch else 1
+        out: list[Snapshot | list[bytes]] = [
+            [self._event(ev) for ev in kept[i : i + step]] for i in range(0, len(kept), step)
+        ]
+        if kept:
+            self.last = kept[-1].seq
+        return out
 
-    async def _live(self, got: list[StoredEvent]) -> list[Snapshot | list[bytes]]:
+    async def live(self, got: list[StoredEvent]) -> list[Snapshot | list[bytes]]:
         """What the stream sends for live events ``got``: lists of the events that continue
         what it sent; a fresh snapshot where the table's history went back or changed under
         the stream (a store restored from an older snapshot) or does not continue it. Stops
