@@ -54,6 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -645,8 +646,11 @@ async def load_main(spec: dict[str, Any]) -> None:
     )
 
 
-def run_load(spec: dict[str, Any], clients: int) -> list[dict[str, Any]]:
-    """``clients`` load processes, started together on the same window schedule."""
+def run_load(
+    spec: dict[str, Any], clients: int, on_start: Callable[[float], None] | None = None
+) -> list[dict[str, Any]]:
+    """``clients`` load processes, started together on the same window schedule;
+    ``on_start`` is told the schedule's time zero (``time.monotonic()``) once it is set."""
     procs = []
     try:
         for i in range(clients):
@@ -671,6 +675,8 @@ def run_load(spec: dict[str, Any], clients: int) -> list[dict[str, Any]]:
             if p.stdout.readline().strip() != "ready":
                 raise SystemExit("a load generator failed to set up")
         t_zero = time.monotonic() + 0.5
+        if on_start is not None:
+            on_start(t_zero)
         for p in procs:
             assert p.stdin is not None
             p.stdin.write(f"{t_zero}\n")

@@ -1,0 +1,185 @@
+"""Instructions per action in the server, counted by Valgrind's callgrind: the service beside
+the bare grpc.aio publish, a figure the machine's load does not move.
+
+CPU time per action (``benchmarks.service_bench``) drifts by 10-40% between runs on a shared
+2-core machine, more than most single optimisations save. The number of instructions the
+server process executes per action does not: this runs one measured server under callgrind
+(instrumentation switched on for the measured window only, every thread counted, user space
+only: the kernel's share of a loopback call is not in it), drives it with
+``benchmarks.service_bench``'s load generator at a low fixed rate (callgrind runs the server
+some 50 times slower), and prints instructions per action for each pattern:
+
+- ``base``: the bare grpc.aio server (one unary Publish to 4 server streams per action);
+- ``b``: SubmitAction acting from the seat streams (``omit_view``, ``batch_events``);
+- ``c``: PlayTable (actions and events on one bidirectional stream per seat);
+- ``a``: GetTable then SubmitAction.
+
+At a low rate every action is served alone (no batching of several actions' messages in one
+loop step), so the absolute figures are higher than at saturation; the ratios between patterns,
+and between two trees of the service (``--service-dir``: a checkout whose ``service`` package is
+measured instead of this one's), are what it is for.
+
+    python -m benchmarks.instructions --compiled build/mypyc            # base, b, c
+    python -m benchmarks.instructions --patterns b --service-dir ../old  # an older tree's b
+
+Needs ``valgrind`` (``apt-get install valgrind``; not a test dependency). Prints a table, then
+one JSON line. Stops everything it starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.redis_bench import BENCH_FLAGS
+from benchmarks.service_bench import REPO, Baseline, run_load, schedule
+from tests.support.redis import free_port
+from tests.support.replicas import Replica
+from tests.support.wait import eventually
+
+WARM_S = 4.0
+
+
+def _pythonpath(engine_dir: Path | None, service_dir: Path | None) -> str:
+    # the compiled engine first: a tree given for its service/ has an engine/ of its own
+    first = [str(d) for d in (engine_dir, service_dir) if d is not None]
+    return os.pathsep.join([*first, str(REPO), str(REPO / "protos")])
+
+
+def _listening(port: int) -> bool:
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", port), 0.5).close()
+    except OSError:
+        return False
+    return True
+
+
+def measure(
+    pattern: str, rate: float, seconds: float, engine_dir: Path | None, service_dir: Path | None
+) -> dict[str, Any]:
+    """One pattern: its server under callgrind, the load for ``seconds``; Ir per action."""
+    tmp = Path(tempfile.mkdtemp(prefix="tute-instructions-"))
+    port = free_port()
+    env = dict(os.environ, PYTHONPATH=_pythonpath(engine_dir, service_dir))
+    env = {k: v for k, v in env.items() if not k.startswith("TUTE_")}
+    if pattern == "base":
+        cmd = [sys.executable, "-m", "benchmarks.service_bench", "baseline-server"]
+        cmd += ["--port", str(port)]
+    else:
+        cmd = [sys.executable, "-m", "service.main", "--host", "127.0.0.1", "--port", str(port)]
+        cmd += ["--metrics-port", "0", "--http-port", "-1", "--store", "memory"]
+        cmd += ["--log-format", "json", "--log-level", "warning", *BENCH_FLAGS]
+    out = tmp / "callgrind.out"
+    log = (tmp / "server.log").open("wb")
+    server = subprocess.Popen(
+        ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", *cmd],
+        env=env,
+        cwd=tmp,  # not REPO: `python -m` puts the working directory first on sys.path
+        stdout=log if pattern != "base" else subprocess.PIPE,
+        stderr=log,
+    )
+    # the load generator sets its tables up on a tute server even for the baseline windows
+    helper = base = None
+    try:
+        asyncio.run(eventually(lambda: _listening(port), timeout=300, what="the measured server"))
+        if pattern == "base":
+            helper = Replica("helper", "memory", tmp, flags=BENCH_FLAGS, engine_dir=engine_dir)
+            asyncio.run(helper.wait_ready())
+            tute_port, base_port = helper.port, port
+        else:
+            base = Baseline()
+            tute_port, base_port = port, base.port
+        windows = schedule([(pattern, rate)], 1, WARM_S, seconds, 0.3)
+        spec = {
+            "tute_ports": [tute_port],
+            "base_port": base_port,
+            "tables": 4,
+            "seed": 1,
+            "batch": True,
+            "omit_view": True,
+            "play": pattern == "c",
+            "windows": windows,
+            "cpu_pids": {"tute": [], "base": [], "redis": []},
+        }
+        started: list[float] = []
+        switch = threading.Thread(
+            target=_instrument, args=(server.pid, started, seconds), daemon=True
+        )
+        switch.start()
+        outs = run_load(spec, 1, on_start=started.append)
+        switch.join(seconds + WARM_S + 30)
+        done = sum(o["windows"][0]["done"] for o in outs)
+    finally:
+        server.terminate()
+        server.wait(120)
+        log.close()
+        if helper is not None:
+            helper.terminate()
+        if base is not None:
+            base.stop()
+    total = _total(out)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return {"pattern": pattern, "actions": done, "ir_per_action": total / max(1, done)}
+
+
+def _instrument(pid: int, started: list[float], seconds: float) -> None:
+    """Instrumentation on for the measured window only (after the warm-up)."""
+    deadline = time.monotonic() + 300
+    while not started and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if not started:
+        return
+    t0 = started[0] + WARM_S
+    time.sleep(max(0.0, t0 - time.monotonic()))
+    subprocess.run(["callgrind_control", "-i", "on", str(pid)], capture_output=True, check=False)
+    time.sleep(max(0.0, t0 + seconds - time.monotonic()))
+    subprocess.run(["callgrind_control", "-i", "off", str(pid)], capture_output=True, check=False)
+
+
+def _total(out: Path) -> int:
+    total = 0
+    for f in out.parent.glob(out.name + "*"):
+        for line in f.read_text().splitlines():
+            if line.startswith("totals:"):
+                total += int(line.split()[1])
+                break
+    return total
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--patterns", default="base,b,c", help="of base, a, b, c")
+    ap.add_argument("--rate", type=float, default=8.0, help="actions/s (the server is slowed)")
+    ap.add_argument("--seconds", type=float, default=20.0, help="measured seconds per pattern")
+    ap.add_argument("--compiled", metavar="DIR", help="the mypyc engine the servers import")
+    ap.add_argument("--service-dir", metavar="DIR", help="a tree whose service/ is measured")
+    a = ap.parse_args()
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    engine_dir = Path(a.compiled).resolve() if a.compiled else None
+    service_dir = Path(a.service_dir).resolve() if a.service_dir else None
+    rows = [measure(p, a.rate, a.seconds, engine_dir, service_dir) for p in a.patterns.split(",")]
+    base = next((r["ir_per_action"] for r in rows if r["pattern"] == "base"), None)
+    print(f"instructions per action, callgrind, {a.rate:g} actions/s, {a.seconds:g} s each")
+    print(f"  {'pattern':8} {'actions':>8} {'k instr/action':>15} {'x base':>7}")
+    for r in rows:
+        ratio = r["ir_per_action"] / base if base else float("nan")
+        r["ratio_to_base"] = round(ratio, 3)
+        print(f"  {r['pattern']:8} {r['actions']:8d} {r['ir_per_action'] / 1e3:15.0f} {ratio:7.2f}")
+    print(json.dumps({"rate": a.rate, "seconds": a.seconds, "rows": rows}))
+
+
+if __name__ == "__main__":
+    main()
