@@ -343,7 +343,8 @@ class _Follow:
         out: list[Snapshot | list[bytes]] = []
         events: list[bytes] = []
         seat = self.seat
-        clock, publish = self.streams.ctx.clock, self.streams.ctx.metrics.publish
+        clock, observe = self.streams.ctx.clock, self.streams.ctx.metrics.publish.observe
+        now = clock()  # the events of one batch reach the stream together
         for ev in got:
             if ev is REWOUND or self.loaded_last < ev.seq <= self.last or ev.seq > self.last + 1:
                 if events:
@@ -353,6 +354,7 @@ class _Follow:
                 self.last = self.loaded_last = rec.last_seq
                 out.append(Snapshot(rec, seat))
                 del rec
+                now = clock()
                 continue
             if ev.seq <= self.last:
                 continue
@@ -361,7 +363,7 @@ class _Follow:
             if not at:  # read from the store as bytes alone: they tell (the bytes are sent)
                 msg = wire.parse(data)
                 at, ended = wire.event_time(msg), wire.ended_seat(msg)
-            publish.observe(max(0.0, clock() - at))
+            observe(max(0.0, now - at))
             events.append(data)
             self.last = ev.seq
             if seat is not None and ev.seq > self.loaded_last and ends_occupancy(ended, seat):
