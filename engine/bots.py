@@ -22,6 +22,13 @@ The levels (``BOTS``) are budgets of one search, weakest first:
   gone: then the deal is known) it scores each card on each sample instead of a playout,
   and before that each playout with no stock solves its last 5 tricks exactly.
 
+The search can weight its sampled deals by inference (``Budget.infer_eps``, off in every
+level): a deal counts by how likely the cards the other seats played this hand are under the
+``easy`` rules of thumb with that deal's hands (:func:`likelihood`). Against ``easy`` players
+that puts twice as much of the samples' weight on the true holder of a hidden card late in a
+hand; against the searching levels, who play the rules of thumb's card only half the time, it
+gained little belief and no measurable choice quality, so no level uses it.
+
 Every level makes the same declarations as ``easy`` (a tute, the exchange, the best cante:
 none of them ever costs anything), then chooses its card. A level's think time is bounded by
 its ``time_s``; below that bound the choice depends only on the view and the generator, so the
