@@ -64,11 +64,16 @@ def make_bot(level: str, scale: float, ismcts_time: float) -> Bot:
 
         bot = ismcts_bot(ismcts_time)
     else:
-        base = BOTS[level]
+        # A level may name changes to its budget: ``hard+infer_eps=0.5+infer_pool=3``.
+        name, *changes = level.split("+")
+        base = BOTS[name]
         bot = base
         if isinstance(base, SearchBot):
             # The budget's time is CPU time: a busy machine changes no move's search.
             b = base.budget
+            for change in changes:
+                field, value = change.split("=")
+                b = b._replace(**{field: type(getattr(b, field))(value)})
             bot = SearchBot(
                 b._replace(samples=max(1, round(b.samples * scale)), time_s=b.time_s * scale),
                 time.process_time,
