@@ -33,6 +33,7 @@ import asyncio
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -57,8 +58,6 @@ def _pythonpath(engine_dir: Path | None, service_dir: Path | None) -> str:
 
 
 def _listening(port: int) -> bool:
-    import socket
-
     try:
         socket.create_connection(("127.0.0.1", port), 0.5).close()
     except OSError:
