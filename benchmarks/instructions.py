@@ -14,12 +14,17 @@ some 50 times slower), and prints instructions per action for each pattern:
 - ``c``: PlayTable (actions and events on one bidirectional stream per seat);
 - ``a``: GetTable then SubmitAction.
 
+A pattern may name its event loop: ``base`` runs on the standard library's loop (the
+reference of the service benchmark) and ``base-uvloop`` on uvloop; the tute server runs on its
+default (uvloop) and ``b-asyncio`` (``a-asyncio``, ``c-asyncio``) on the standard library's.
+
 At a low rate every action is served alone (no batching of several actions' messages in one
 loop step), so the absolute figures are higher than at saturation; the ratios between patterns,
 and between two trees of the service (``--service-dir``: a checkout whose ``service`` package is
 measured instead of this one's), are what it is for.
 
-    python -m benchmarks.instructions --compiled build/mypyc            # base, b, c
+    python -m benchmarks.instructions --compiled build/mypyc            # base, base-uvloop, b, c
+    python -m benchmarks.instructions --patterns b,b-asyncio            # what uvloop saves
     python -m benchmarks.instructions --patterns b --service-dir ../old  # an older tree's b
 
 Needs ``valgrind`` (``apt-get install valgrind``; not a test dependency). Prints a table, then
@@ -69,38 +74,40 @@ def measure(
     pattern: str, rate: float, seconds: float, engine_dir: Path | None, service_dir: Path | None
 ) -> dict[str, Any]:
     """One pattern: its server under callgrind, the load for ``seconds``; Ir per action."""
+    kind, _, loop = pattern.partition("-")
     tmp = Path(tempfile.mkdtemp(prefix="tute-instructions-"))
     port = free_port()
     env = dict(os.environ, PYTHONPATH=_pythonpath(engine_dir, service_dir))
     env = {k: v for k, v in env.items() if not k.startswith("TUTE_")}
-    if pattern == "base":
+    if kind == "base":
         cmd = [sys.executable, "-m", "benchmarks.service_bench", "baseline-server"]
-        cmd += ["--port", str(port)]
+        cmd += ["--port", str(port), "--loop", loop or "asyncio"]
     else:
         cmd = [sys.executable, "-m", "service.main", "--host", "127.0.0.1", "--port", str(port)]
         cmd += ["--metrics-port", "0", "--http-port", "-1", "--store", "memory"]
         cmd += ["--log-format", "json", "--log-level", "warning", *BENCH_FLAGS]
+        cmd += ["--event-loop", loop or "auto"]
     out = tmp / "callgrind.out"
     log = (tmp / "server.log").open("wb")
     server = subprocess.Popen(
         ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}", *cmd],
         env=env,
         cwd=tmp,  # not REPO: `python -m` puts the working directory first on sys.path
-        stdout=log if pattern != "base" else subprocess.PIPE,
+        stdout=log if kind != "base" else subprocess.PIPE,
         stderr=log,
     )
     # the load generator sets its tables up on a tute server even for the baseline windows
     helper = base = None
     try:
         asyncio.run(eventually(lambda: _listening(port), timeout=300, what="the measured server"))
-        if pattern == "base":
+        if kind == "base":
             helper = Replica("helper", "memory", tmp, flags=BENCH_FLAGS, engine_dir=engine_dir)
             asyncio.run(helper.wait_ready())
             tute_port, base_port = helper.port, port
         else:
             base = Baseline()
             tute_port, base_port = port, base.port
-        windows = schedule([(pattern, rate)], 1, WARM_S, seconds, 0.3)
+        windows = schedule([(kind, rate)], 1, WARM_S, seconds, 0.3)
         spec = {
             "tute_ports": [tute_port],
             "base_port": base_port,
@@ -108,7 +115,7 @@ def measure(
             "seed": 1,
             "batch": True,
             "omit_view": True,
-            "play": pattern == "c",
+            "play": kind == "c",
             "windows": windows,
             "cpu_pids": {"tute": [], "base": [], "redis": []},
         }
@@ -159,7 +166,11 @@ def _total(out: Path) -> int:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--patterns", default="base,b,c", help="of base, a, b, c")
+    ap.add_argument(
+        "--patterns",
+        default="base,base-uvloop,b,c",
+        help="of base, a, b, c, each with -asyncio or -uvloop (its server's loop) or not",
+    )
     ap.add_argument("--rate", type=float, default=8.0, help="actions/s (the server is slowed)")
     ap.add_argument("--seconds", type=float, default=20.0, help="measured seconds per pattern")
     ap.add_argument("--compiled", metavar="DIR", help="the mypyc engine the servers import")
@@ -170,13 +181,19 @@ def main() -> None:
     engine_dir = Path(a.compiled).resolve() if a.compiled else None
     service_dir = Path(a.service_dir).resolve() if a.service_dir else None
     rows = [measure(p, a.rate, a.seconds, engine_dir, service_dir) for p in a.patterns.split(",")]
-    base = next((r["ir_per_action"] for r in rows if r["pattern"] == "base"), None)
+    by = {r["pattern"]: r["ir_per_action"] for r in rows}
+    base, base_uv = by.get("base"), by.get("base-uvloop")
     print(f"instructions per action, callgrind, {a.rate:g} actions/s, {a.seconds:g} s each")
-    print(f"  {'pattern':8} {'actions':>8} {'k instr/action':>15} {'x base':>7}")
+    print(f"  {'pattern':12} {'actions':>8} {'k instr/action':>15} {'x base':>7} {'x base-uv':>9}")
     for r in rows:
         ratio = r["ir_per_action"] / base if base else float("nan")
+        ratio_uv = r["ir_per_action"] / base_uv if base_uv else float("nan")
         r["ratio_to_base"] = round(ratio, 3)
-        print(f"  {r['pattern']:8} {r['actions']:8d} {r['ir_per_action'] / 1e3:15.0f} {ratio:7.2f}")
+        r["ratio_to_base_uvloop"] = round(ratio_uv, 3)
+        print(
+            f"  {r['pattern']:12} {r['actions']:8d} {r['ir_per_action'] / 1e3:15.0f} "
+            f"{ratio:7.2f} {ratio_uv:9.2f}"
+        )
     print(json.dumps({"rate": a.rate, "seconds": a.seconds, "rows": rows}))
 
 

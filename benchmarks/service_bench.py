@@ -22,7 +22,10 @@ Latency runs from just before SubmitAction to the moment the action's events (ta
 Baseline (the same client processes, the same number of tables, one publisher per table): a bare
 grpc.aio server (generic handlers, bytes in and out, no game logic) where one unary Publish
 bumps the table's version under its lock and puts one message of the same size as the bytes a
-watcher receives per tute action (measured in the run) on the table's 4 server streams.
+watcher receives per tute action (measured in the run) on the table's 4 server streams. It
+runs on the standard library's event loop, as ``../shared/perf-baseline``'s reference figures
+do (``--baseline-loop uvloop``: on uvloop, the loop the tute servers run on by default; the
+table's first line names both).
 
 Windows alternate (baseline, pattern b, pattern c, pattern a, then baseline, pattern b and
 pattern c at a fixed total rate, ``--rate``) for ``--rounds`` rounds; each figure is the median
@@ -49,6 +52,7 @@ import json
 import math
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -62,6 +66,7 @@ import grpc
 
 from benchmarks.redis_bench import bench_replica, pct
 from tests.support.redis import free_port, running_redis
+from tests.support.replicas import Replica
 
 REPO = Path(__file__).resolve().parents[1]
 PRESET = "parejas-manos"
@@ -106,9 +111,10 @@ def rnd(x: float, n: int = 2) -> float | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def serve_baseline(port: int) -> None:
+def serve_baseline(port: int, loop: str = "asyncio") -> None:
     """Subscribe(b"<table>") streams; Publish(b"T<table:6>:<seq>:...") -> every stream of the
-    table gets the same bytes, after a compare-and-set of the table's version under its lock."""
+    table gets the same bytes, after a compare-and-set of the table's version under its lock.
+    ``loop``: the event loop it runs on (``asyncio``, the standard library's, or ``uvloop``)."""
 
     async def main() -> None:
         subs: dict[int, list[asyncio.Queue[bytes]]] = {}
@@ -157,11 +163,34 @@ def serve_baseline(port: int) -> None:
         print("ready", flush=True)
         await server.wait_for_termination()
 
-    asyncio.run(main())
+    if loop == "uvloop":
+        import uvloop
+
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(main())
+    else:
+        asyncio.run(main())
+
+
+SERVER_LOOPS: set[str] = set()
+"""The event loops the measured tute servers said they run on."""
+
+
+def server_loop(server: Replica) -> str:
+    """The event loop a started tute server runs on, from its ``listening`` line."""
+    found = re.search(r'"loop": "(\w+)"', server.log_path.read_text(errors="replace"))
+    return found.group(1) if found else "?"
+
+
+BASELINE_LOOPS = ("asyncio", "uvloop")
+"""The event loops the baseline server can run on: the standard library's (the reference of
+``../shared/perf-baseline``'s figures and of the issue's targets) or uvloop (the tute server's
+default, ``service.main``)."""
 
 
 class Baseline:
-    def __init__(self) -> None:
+    def __init__(self, loop: str = "asyncio") -> None:
+        self.loop = loop
         self.port = free_port()
         self.proc = subprocess.Popen(
             [
@@ -171,6 +200,8 @@ class Baseline:
                 "baseline-server",
                 "--port",
                 str(self.port),
+                "--loop",
+                loop,
             ],
             stdout=subprocess.PIPE,
             text=True,
@@ -924,7 +955,7 @@ async def scale_main(spec: dict[str, Any]) -> None:  # noqa: C901 - the scale ru
 
 def run_scale(a: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     server = bench_replica("scale", "memory", tmp, server_engine(a))
-    base = Baseline()
+    base = Baseline(a.baseline_loop)
     try:
         asyncio.run(server.wait_ready())
         spec = {
@@ -989,10 +1020,11 @@ def run_phase(
         )
         for i in range(replicas)
     ]
-    base = Baseline()
+    base = Baseline(a.baseline_loop)
     try:
         for s in servers:
             asyncio.run(s.wait_ready())
+            SERVER_LOOPS.add(server_loop(s))
         spec = {
             "tute_ports": [s.port for s in servers],
             "base_port": base.port,
@@ -1020,7 +1052,7 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] in ("load", "scale", "baseline-server"):
         cmd = sys.argv[1]
         if cmd == "baseline-server":
-            serve_baseline(int(sys.argv[3]))
+            serve_baseline(int(sys.argv[3]), sys.argv[5] if len(sys.argv) > 5 else "asyncio")
         elif cmd == "load":
             asyncio.run(load_main(json.loads(sys.argv[2])))
         else:
@@ -1055,6 +1087,13 @@ def main() -> None:
         type=int,
         default=1500,
         help="actions of the per-stage profile (0: skip it)",
+    )
+    ap.add_argument(
+        "--baseline-loop",
+        choices=BASELINE_LOOPS,
+        default="asyncio",
+        help="the baseline server's event loop (asyncio: the perf-baseline's reference; the tute "
+        "servers run on their default, uvloop)",
     )
     ap.add_argument("--no-redis", action="store_true", help="skip the Redis phase")
     ap.add_argument(
@@ -1231,7 +1270,8 @@ def report(
         ]
     print(
         f"service benchmark: {a.tables} tables of 4 ({PRESET}), {a.clients} load processes, "
-        f"{a.rounds} rounds of {a.window:g} s windows, interleaved; medians over rounds"
+        f"{a.rounds} rounds of {a.window:g} s windows, interleaved; medians over rounds; "
+        f"tute on {'/'.join(sorted(SERVER_LOOPS))}, the baseline on {a.baseline_loop}"
     )
     print(
         f"  {'scenario':<30} {'per s':>8} {'ratio':>6} {'p50 ms':>7} {'p99 ms':>7} "
@@ -1259,6 +1299,8 @@ def report(
         f"{redis_kb:.2f} kB per table (played, default retention)"
     )
     out: dict[str, Any] = {
+        "server_loop": "/".join(sorted(SERVER_LOOPS)),
+        "baseline_loop": a.baseline_loop,
         "actions_per_s": rnd(med(pa, "per_s"), 1),
         "actions_per_s_stream": rnd(med(b, "per_s"), 1),
         "baseline_publish_per_s": rnd(med(base, "per_s"), 1),

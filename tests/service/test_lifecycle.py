@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import random
 import re
 import signal
 import subprocess
@@ -26,9 +27,12 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from service.config import Settings, load_settings
+from service.main import EVENT_LOOPS, loop_factory
+from service.server import StartupError
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc
 
-from .helpers import auth
+from .helpers import FINISHED, auth, table_with_humans
+from .matchplay import play_match
 
 ROOT = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r'"event": "listening"')
@@ -213,6 +217,67 @@ async def test_sigint_stops_the_server_too() -> None:
         assert listening["store"] == "memory" and listening["engine"] == "python", listening
         srv.proc.send_signal(signal.SIGINT)
         assert await asyncio.wait_for(srv.proc.wait(), 10) == 0
+
+
+@pytest.mark.parametrize(("choice", "loop"), [("auto", "uvloop"), ("asyncio", "asyncio")])
+async def test_a_match_is_played_on_either_event_loop(choice: str, loop: str) -> None:
+    """The server runs on uvloop by default (installed with the package), or on the standard
+    library's loop; its listening line names the one it runs on, a whole match is played on
+    it (four seats' SubmitActions, their views) and SIGTERM stops it with exit status 0."""
+    async with (
+        server_process("--port", "0", "--metrics-port", "0", TUTE_EVENT_LOOP=choice) as srv,
+        grpc.aio.insecure_channel(srv.target) as channel,
+    ):
+        listening = json.loads(next(line for line in srv.lines if LISTENING.search(line)))
+        assert listening["loop"] == loop, listening
+        stub = service_pb2_grpc.TuteServiceStub(channel)
+        seated = await table_with_humans(stub, "parejas-manos")
+        stats = await play_match(stub, seated, random.Random(7))
+        assert stats.final.status == FINISHED and stats.actions > 40, stats
+        srv.proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(srv.proc.wait(), BOUND_S) == 0
+
+
+def test_event_loop_choices() -> None:
+    assert loop_factory("auto")[0] == loop_factory("uvloop")[0] == "uvloop"
+    name, factory = loop_factory("asyncio")
+    loop = factory()
+    try:
+        assert name == "asyncio" and type(loop).__module__.startswith("asyncio")
+    finally:
+        loop.close()
+    with pytest.raises(StartupError, match="event_loop must be one of auto, uvloop, asyncio"):
+        loop_factory("trio")
+    assert set(EVENT_LOOPS) == {"auto", "uvloop", "asyncio"}
+
+
+def test_without_uvloop_auto_falls_back_and_uvloop_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "uvloop", None)  # import uvloop: ImportError
+    assert loop_factory("auto")[0] == "asyncio"
+    with pytest.raises(StartupError, match="uvloop is not installed"):
+        loop_factory("uvloop")
+
+
+async def test_an_unknown_event_loop_stops_the_server_with_one_line() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "service.main",
+        "--port",
+        "0",
+        "--event-loop",
+        "trio",
+        cwd=ROOT,
+        env=_env(TUTE_LOG_FORMAT="json"),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), BOUND_S)
+    assert proc.returncode == 1
+    (line,) = err.decode().splitlines()
+    assert json.loads(line)["event"] == "cannot_start" and "trio" in line, line
 
 
 async def test_environment_configures_the_process() -> None:
