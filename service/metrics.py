@@ -151,7 +151,10 @@ class FastCounter(_Family):
 
     def inc(self, amount: float = 1.0) -> None:
         """Increment an unlabelled counter."""
-        self._unlabelled().inc(amount)
+        only: _CounterChild | None = self._children.get(())
+        if only is None:
+            only = self._unlabelled()
+        only.inc(amount)
 
     def _new(self) -> _CounterChild:
         return _CounterChild()
@@ -198,7 +201,20 @@ class FastHistogram(_Family):
 
     def observe(self, amount: float) -> None:
         """Observe a value in an unlabelled histogram."""
-        self._unlabelled().observe(amount)
+        only: _HistogramChild | None = self._children.get(())
+        if only is None:
+            only = self._unlabelled()
+        only.observe(amount)
+
+    def observe_many(self, amounts: Sequence[float]) -> None:
+        """Observe each of ``amounts`` in an unlabelled histogram (one call for a batch)."""
+        only: _HistogramChild | None = self._children.get(())
+        if only is None:
+            only = self._unlabelled()
+        counts, bounds = only.counts, only.bounds
+        for amount in amounts:
+            counts[bisect_left(bounds, amount)] += 1
+        only.sum += sum(amounts)
 
     def _new(self) -> _HistogramChild:
         return _HistogramChild(self.bounds)

@@ -775,8 +775,16 @@ _BATCH_EVENT = _tag(service_pb2.EventBatch, "events")
 _PLAY_WATCH = _tag(service_pb2.PlayTableResponse, "watch")
 
 
+_LENGTHS = tuple(_varint(n) for n in range(1 << 14))
+"""The varints of the lengths below 16 kB (every event's; one or two bytes), by length."""
+
+
+def _length(n: int) -> bytes:
+    return _LENGTHS[n] if n < 16384 else _varint(n)
+
+
 def _field(tag: bytes, data: bytes) -> bytes:
-    return tag + _varint(len(data)) + data
+    return tag + _length(len(data)) + data
 
 
 def event_response(event: bytes) -> bytes:
@@ -786,7 +794,11 @@ def event_response(event: bytes) -> bytes:
 
 def batch_response(events: Sequence[bytes]) -> bytes:
     """``WatchTableResponse{events: EventBatch{events}}`` of serialized events, in order."""
-    return _field(_EVENTS, b"".join([_field(_BATCH_EVENT, e) for e in events]))
+    lengths, tag = _LENGTHS, _BATCH_EVENT
+    body = b"".join(
+        [tag + lengths[len(e)] + e if len(e) < 16384 else _field(tag, e) for e in events]
+    )
+    return _EVENTS + _length(len(body)) + body
 
 
 def play_watch(item: WatchItem) -> service_pb2.PlayTableResponse | bytes:

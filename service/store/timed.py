@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Mapping
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .base import (
     BucketOutcome,
@@ -35,6 +35,8 @@ class TimedStore(Store):
         self.inner = inner
         self._metrics = metrics
         self._errors = metrics.store_errors
+        self._timers: dict[str, Any] = {}
+        """``tute_store_seconds{op}``'s children, by op."""
 
     async def _timed(self, op: str, call: Awaitable[T]) -> T:
         t0 = time.perf_counter()
@@ -44,8 +46,11 @@ class TimedStore(Store):
             self._errors.inc()
             raise
         finally:
-            metrics = self._metrics
-            metrics.child(metrics.store_seconds, op).observe(time.perf_counter() - t0)
+            timer = self._timers.get(op)
+            if timer is None:
+                metrics = self._metrics
+                timer = self._timers[op] = metrics.child(metrics.store_seconds, op)
+            timer.observe(time.perf_counter() - t0)
 
     async def create(
         self,

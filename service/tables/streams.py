@@ -342,8 +342,9 @@ class _Follow:
         after an event that ends the stream's occupancy (``lost``: the stream then ends)."""
         out: list[Snapshot | list[bytes]] = []
         events: list[bytes] = []
-        seat = self.seat
-        clock, observe = self.streams.ctx.clock, self.streams.ctx.metrics.publish.observe
+        latencies: list[float] = []
+        seat, since = self.seat, self.since
+        clock = self.streams.ctx.clock
         now = clock()  # the events of one batch reach the stream together
         for ev in got:
             if ev is REWOUND or self.loaded_last < ev.seq <= self.last or ev.seq > self.last + 1:
@@ -358,12 +359,13 @@ class _Follow:
                 continue
             if ev.seq <= self.last:
                 continue
-            data = self._event(ev)
+            # self._event(ev), inline: this runs for every event and watcher
+            data = ev.for_seat(seat if seat is not None and ev.seq >= since else None)
             at, ended = ev.time, ev.ended_seat
             if not at:  # read from the store as bytes alone: they tell (the bytes are sent)
                 msg = wire.parse(data)
                 at, ended = wire.event_time(msg), wire.ended_seat(msg)
-            observe(max(0.0, now - at))
+            latencies.append(max(0.0, now - at))
             events.append(data)
             self.last = ev.seq
             if seat is not None and ev.seq > self.loaded_last and ends_occupancy(ended, seat):
@@ -371,6 +373,8 @@ class _Follow:
                 break
         if events:
             out.append(events)
+        if latencies:
+            self.streams.ctx.metrics.publish.observe_many(latencies)
         return out
 
 

@@ -416,9 +416,17 @@ def test_lock_free_families_print_what_prometheus_client_prints() -> None:
         calls.labels("unary", "OK").inc(2.5)
         calls.labels("stream", "NotFound").inc()
         plain.inc()
-        for v in (0.0, 0.0005, 0.0007, 0.001, 0.3, 2.5, 7.0):  # on bounds, between, above
+        values = (0.0, 0.0005, 0.0007, 0.001, 0.3, 2.5, 7.0)  # on bounds, between, above
+        for v in values:
             seconds.labels("commit").observe(v)
-            plain_seconds.observe(v)
+        if isinstance(plain_seconds, FastHistogram):
+            plain_seconds.observe_many(values[:3])  # a batch's observations in one call
+            plain_seconds.observe_many([])
+            for v in values[3:]:
+                plain_seconds.observe(v)
+        else:
+            for v in values:
+                plain_seconds.observe(v)
         seconds.labels("load").observe(0.002)
     assert generate_latest(ours).decode() == generate_latest(theirs).decode()
     fast_calls = made[1][0]
