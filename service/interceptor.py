@@ -193,11 +193,13 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 response_serializer=handler.response_serializer,
             )
         # A stream's handler may yield a message already serialized (WatchTable's events):
-        # its bytes are sent as they are.
+        # its bytes are sent as they are. The wrappers serialize the rest themselves (grpc
+        # then has no serializer to call per message).
+        encode = handler.response_serializer
         if handler.unary_stream is not None:
             return grpc.unary_stream_rpc_method_handler(
-                self._wrap_stream(handler.unary_stream, decode, service, method),
-                response_serializer=passing_bytes(handler.response_serializer),
+                self._wrap_stream(handler.unary_stream, decode, service, method, encode),
+                response_serializer=None,
             )
         # Client and bidirectional streams (server reflection): grpc parses their messages.
         if handler.stream_unary is not None:
@@ -207,10 +209,13 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 response_serializer=handler.response_serializer,
             )
         if handler.stream_stream is not None:
+            writes = not inspect.isasyncgenfunction(handler.stream_stream)  # PlayTable
             return grpc.stream_stream_rpc_method_handler(
-                self._wrap_request_stream(handler.stream_stream, "bidi_stream", service, method),
+                self._wrap_request_stream(
+                    handler.stream_stream, "bidi_stream", service, method, encode
+                ),
                 request_deserializer=decode,
-                response_serializer=passing_bytes(handler.response_serializer),
+                response_serializer=None if writes else passing_bytes(encode),
             )
         return handler
 
@@ -244,7 +249,9 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         decode: Callable[[bytes], Any] | None,
         service: str,
         method: str,
+        encode: Callable[[Any], bytes] | None,
     ) -> Callable[[Any, Any], Any]:
+        """A server stream, whose messages (or their bytes) it serializes with ``encode``."""
         sent = self.recorder.sent("server_stream", service, method)
         if not inspect.isasyncgenfunction(behavior):
             # a coroutine that sends with context.write (grpc.health.v1.Health/Watch)
@@ -252,7 +259,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 async with self._guard("server_stream", service, method, context):
                     request = _decode(decode, raw)
                     self._received("server_stream", service, method, request)
-                    await behavior(request, _CountingContext(context, sent))
+                    await behavior(request, _CountingContext(context, sent, encode))
 
             return writer
 
@@ -266,16 +273,24 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
                 write, count = context.write, sent.inc
                 async with contextlib.aclosing(behavior(request, context)) as items:
                     async for item in items:
-                        await write(item)
+                        await write(item if encode is None or type(item) is bytes else encode(item))
                         count()
 
         return wrapper
 
     def _wrap_request_stream(
-        self, behavior: Callable[[Any, Any], Any], kind: str, service: str, method: str
+        self,
+        behavior: Callable[[Any, Any], Any],
+        kind: str,
+        service: str,
+        method: str,
+        encode: Callable[[Any], bytes] | None = None,
     ) -> Callable[[Any, Any], Any]:
-        """A client or bidirectional stream: metrics, log context and errors as for the rest."""
+        """A client or bidirectional stream: metrics, log context and errors as for the rest.
+        A bidirectional stream that writes (a coroutine) has its messages serialized with
+        ``encode`` as it writes them."""
         sent = self.recorder.sent(kind, service, method)
+        writes_with = encode if kind == "bidi_stream" else None
 
         async def requests(iterator: AsyncIterator[Any]) -> AsyncIterator[Any]:
             async for request in iterator:
@@ -286,7 +301,8 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
 
             async def call(iterator: AsyncIterator[Any], context: Any) -> Any:
                 async with self._guard(kind, service, method, context):
-                    result = await behavior(requests(iterator), _CountingContext(context, sent))
+                    counting = _CountingContext(context, sent, writes_with)
+                    result = await behavior(requests(iterator), counting)
                     if kind == "client_stream":
                         sent.inc()
                     return result
@@ -346,13 +362,20 @@ async def _abort(exc: BaseException, context: Any) -> None:
 
 
 class _CountingContext:
-    """A call's context whose ``write`` counts the messages sent (``grpc_server_msg_sent``)."""
+    """A call's context whose ``write`` counts the messages sent (``grpc_server_msg_sent``)
+    and, with ``encode``, serializes them (bytes are sent as they are)."""
 
-    def __init__(self, context: Any, sent: Any) -> None:
+    def __init__(
+        self, context: Any, sent: Any, encode: Callable[[Any], bytes] | None = None
+    ) -> None:
         self._context = context
         self._sent = sent
+        self._encode = encode
 
     async def write(self, message: Any) -> None:
+        encode = self._encode
+        if encode is not None and type(message) is not bytes:
+            message = encode(message)
         await self._context.write(message)
         self._sent.inc()
 

@@ -267,6 +267,21 @@ class QueueSubscription(Subscription):
         else:
             self._put(event)
 
+    def push_many(self, events: Sequence[StoredEvent]) -> None:
+        """:meth:`push` of each event in order (one commit's), waking the watcher once."""
+        if self._ended:
+            return
+        items = self._items
+        room = self._limit - len(items)
+        if len(events) > room:
+            items.extend(events[: max(0, room)])
+            self.end("behind")
+            return
+        items.extend(events)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
     def rewound(self) -> None:
         """The table's history changed under this subscription: queue :data:`REWOUND` (a
         watcher that cannot take it any more is ended with ``behind``)."""

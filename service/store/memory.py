@@ -203,9 +203,9 @@ class MemoryStore(Store):
             self._bots[table_id] = commit.bot_seats
         else:
             self._bots.pop(table_id, None)
-        for sub in list(t.subscribers):
-            for e in events:
-                sub.push(e)
+        if events:
+            for sub in list(t.subscribers):
+                sub.push_many(events)
         return CommitOutcome(True, t.version)
 
     async def idempotent_response(self, table_id: str, idempotency_key: str) -> bytes | None:

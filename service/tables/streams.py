@@ -360,7 +360,10 @@ class _Follow:
             if ev.seq <= self.last:
                 continue
             # self._event(ev), inline: this runs for every event and watcher
-            data = ev.for_seat(seat if seat is not None and ev.seq >= since else None)
+            if seat is not None and ev.seq >= since:
+                data = ev.private.get(seat, ev.public)
+            else:
+                data = ev.public
             at, ended = ev.time, ev.ended_seat
             if not at:  # read from the store as bytes alone: they tell (the bytes are sent)
                 msg = wire.parse(data)
