@@ -233,12 +233,14 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         service: str,
         method: str,
     ) -> Callable[[Any, Any], Awaitable[Any]]:
+        sent = self.recorder.sent("unary", service, method)
+
         async def wrapper(raw: Any, context: Any) -> Any:
             async with self._guard("unary", service, method, context):
                 request = _decode(decode, raw)
                 self._received("unary", service, method, request)
                 response = await behavior(request, context)
-                self.recorder.sent("unary", service, method).inc()
+                sent.inc()
                 return response
 
         return wrapper
