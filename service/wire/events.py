@@ -230,8 +230,9 @@ _CONVERT: dict[type, Callable[[Any, _Batch], EventVariants]] = {
 def stamp(variants: EventVariants, seq: int, version: int, now: float) -> StoredEvent:
     """Number one event (``sequence``, ``table_version``, ``time``: set on its messages, which
     then read as sent) and serialize it per audience, as the store keeps it."""
-    ts = timestamp_pb2.Timestamp()
-    ts.FromNanoseconds(int(now * 1e9))
+    # what Timestamp.FromNanoseconds sets, without its Python checks (a time in range)
+    seconds, nanos = divmod(int(now * 1e9), 1_000_000_000)
+    ts = timestamp_pb2.Timestamp(seconds=seconds, nanos=nanos)
     public = variants.public
     return StoredEvent(
         seq,
