@@ -775,12 +775,13 @@ _BATCH_EVENT = _tag(service_pb2.EventBatch, "events")
 _PLAY_WATCH = _tag(service_pb2.PlayTableResponse, "watch")
 
 
-_LENGTHS = tuple(_varint(n) for n in range(1 << 14))
-"""The varints of the lengths below 16 kB (every event's; one or two bytes), by length."""
+_SHORT = 2048
+_LENGTHS = tuple(_varint(n) for n in range(_SHORT))
+"""The varints of the lengths below 2 kB (almost every event's and batch's), by length."""
 
 
 def _length(n: int) -> bytes:
-    return _LENGTHS[n] if n < 16384 else _varint(n)
+    return _LENGTHS[n] if n < _SHORT else _varint(n)
 
 
 def _field(tag: bytes, data: bytes) -> bytes:
@@ -796,7 +797,7 @@ def batch_response(events: Sequence[bytes]) -> bytes:
     """``WatchTableResponse{events: EventBatch{events}}`` of serialized events, in order."""
     lengths, tag = _LENGTHS, _BATCH_EVENT
     body = b"".join(
-        [tag + lengths[len(e)] + e if len(e) < 16384 else _field(tag, e) for e in events]
+        [tag + lengths[len(e)] + e if len(e) < _SHORT else _field(tag, e) for e in events]
     )
     return _EVENTS + _length(len(body)) + body
 

@@ -53,6 +53,23 @@ def test_a_long_batch_has_a_length_of_several_bytes() -> None:
     assert stream.watch_message(out).events.events == events
 
 
+def test_an_event_past_the_length_table_is_framed_alike() -> None:
+    """Events of 2 kB and more (beyond the table of short lengths) alone and in a batch."""
+    for cards in (150, 160, 400, 2000):
+        ev = event_pb2.Event(sequence=1, table_version=1)
+        ev.hand_dealt.hand.extend(
+            card_pb2.Card(suit=card_pb2.SUIT_COPAS, rank=r % 12 + 1) for r in range(cards)
+        )
+        small = _event(random.Random(cards), 2)
+        events = [ev, small, ev]
+        data = [e.SerializeToString() for e in events]
+        batch = service_pb2.WatchTableResponse(events=service_pb2.EventBatch(events=events))
+        assert stream.batch_response(data) == batch.SerializeToString()
+        one = service_pb2.WatchTableResponse(event=ev)
+        assert stream.event_response(data[0]) == one.SerializeToString()
+    assert len(data[0]) > 2048
+
+
 def test_snapshots_stay_messages_and_the_serializer_passes_bytes_through() -> None:
     snap = service_pb2.WatchTableResponse()
     snap.snapshot.version = 7
