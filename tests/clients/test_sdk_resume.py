@@ -48,9 +48,14 @@ class Seq:
 
 
 async def _follow(
-    client: TuteClient, table_id: str, rng: random.Random | None, seq: Seq
+    client: TuteClient,
+    table_id: str,
+    rng: random.Random | None,
+    seq: Seq,
+    hold: asyncio.Event | None = None,
 ) -> list[int]:
-    """Watch (and, with ``rng``, play random legal actions) until the match ends."""
+    """Watch (and, with ``rng``, play random legal actions, each once ``hold`` is set) until
+    the match ends."""
     delivered: list[int] = []
     async for update in client.watch(table_id, spectator=rng is None):
         if update.event is not None:
@@ -60,6 +65,8 @@ async def _follow(
         if table.finished:
             return delivered
         if rng is not None and table.legal_actions:
+            if hold is not None:
+                await hold.wait()
             await client.submit(table_id=table_id, action=rng.choice(list(table.legal_actions)))
     raise AssertionError("the stream ended before the match")
 
@@ -134,12 +141,18 @@ async def test_watch_moves_to_another_replica(redis: RedisProcess, tmp_path: Pat
             table_id = await _seat_players(clients)
             seq = Seq()
             rng = random.Random(9)
+            play = asyncio.Event()
+            play.set()
             tasks = [
-                asyncio.create_task(_follow(c, table_id, random.Random(rng.random()), seq))
+                asyncio.create_task(_follow(c, table_id, random.Random(rng.random()), seq, play))
                 for c in clients[:2]
             ] + [asyncio.create_task(_follow(c, table_id, None, seq)) for c in clients[2:]]
             await seq.reach(12)
+            # the players wait while replica a stops (else, on a loaded machine, the match
+            # could end before its streams do, and nobody would need to move)
+            play.clear()
             await replicas[0].stop()  # SIGTERM: its streams end with UNAVAILABLE
+            play.set()
             delivered = await asyncio.wait_for(asyncio.gather(*tasks), 30)
             for client, events in zip(clients, delivered, strict=True):
                 _gap_free(events)
