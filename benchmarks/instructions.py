@@ -178,6 +178,12 @@ def main() -> None:
     a = ap.parse_args()
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    for p in a.patterns.split(","):
+        kind, _, loop = p.partition("-")
+        if kind not in ("base", "a", "b", "c") or loop not in ("", "asyncio", "uvloop"):
+            raise SystemExit(
+                f"unknown pattern {p!r}: base, a, b or c, then -asyncio, -uvloop or not"
+            )
     engine_dir = Path(a.compiled).resolve() if a.compiled else None
     service_dir = Path(a.service_dir).resolve() if a.service_dir else None
     rows = [measure(p, a.rate, a.seconds, engine_dir, service_dir) for p in a.patterns.split(",")]
