@@ -86,9 +86,16 @@ def run_bench(*extra: str) -> dict[str, Any]:
 
 
 def test_service_bench_smoke_on_the_memory_store() -> None:
-    """The short form: every phase but the two replicas on Redis."""
+    """The short form: every phase but the two replicas on Redis; the servers on uvloop (their
+    default), the bare baseline on the standard library's loop unless told otherwise."""
     result = run_bench("--no-redis")
     assert result["redis_actions_per_s"] is None
+    assert (result["server_loop"], result["baseline_loop"]) == ("uvloop", "asyncio")
+
+
+def test_service_bench_baseline_on_uvloop() -> None:
+    result = run_bench("--no-redis", "--baseline-loop", "uvloop")
+    assert (result["server_loop"], result["baseline_loop"]) == ("uvloop", "uvloop")
 
 
 @pytest.mark.slow
