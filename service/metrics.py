@@ -151,10 +151,7 @@ class FastCounter(_Family):
 
     def inc(self, amount: float = 1.0) -> None:
         """Increment an unlabelled counter."""
-        only: _CounterChild | None = self._children.get(())
-        if only is None:
-            only = self._unlabelled()
-        only.inc(amount)
+        self._unlabelled().inc(amount)
 
     def _new(self) -> _CounterChild:
         return _CounterChild()
@@ -201,16 +198,11 @@ class FastHistogram(_Family):
 
     def observe(self, amount: float) -> None:
         """Observe a value in an unlabelled histogram."""
-        only: _HistogramChild | None = self._children.get(())
-        if only is None:
-            only = self._unlabelled()
-        only.observe(amount)
+        self._unlabelled().observe(amount)
 
     def observe_many(self, amounts: Sequence[float]) -> None:
         """Observe each of ``amounts`` in an unlabelled histogram (one call for a batch)."""
-        only: _HistogramChild | None = self._children.get(())
-        if only is None:
-            only = self._unlabelled()
+        only: _HistogramChild = self._unlabelled()
         counts, bounds = only.counts, only.bounds
         for amount in amounts:
             counts[bisect_left(bounds, amount)] += 1

@@ -259,16 +259,9 @@ class QueueSubscription(Subscription):
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    def push(self, event: StoredEvent) -> None:
-        if self._ended:
-            return  # the rest of a batch after it ended
-        if len(self._items) >= self._limit:
-            self.end("behind")
-        else:
-            self._put(event)
-
     def push_many(self, events: Sequence[StoredEvent]) -> None:
-        """:meth:`push` of each event in order (one commit's), waking the watcher once."""
+        """Queue consecutive events (one commit's, one read's), waking the watcher once; the
+        events past the queue's limit end it with ``behind`` (nothing after it ended)."""
         if self._ended:
             return
         items = self._items

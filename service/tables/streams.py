@@ -343,7 +343,7 @@ class _Follow:
         out: list[Snapshot | list[bytes]] = []
         events: list[bytes] = []
         latencies: list[float] = []
-        seat, since = self.seat, self.since
+        seat = self.seat
         clock = self.streams.ctx.clock
         now = clock()  # the events of one batch reach the stream together
         for ev in got:
@@ -359,11 +359,7 @@ class _Follow:
                 continue
             if ev.seq <= self.last:
                 continue
-            # self._event(ev), inline: this runs for every event and watcher
-            if seat is not None and ev.seq >= since:
-                data = ev.private.get(seat, ev.public)
-            else:
-                data = ev.public
+            data = self._event(ev)
             at, ended = ev.time, ev.ended_seat
             if not at:  # read from the store as bytes alone: they tell (the bytes are sent)
                 msg = wire.parse(data)

@@ -1,5 +1,6 @@
-"""A watcher's queue (service.store.base.QueueSubscription): a commit's events pushed at once
-(``push_many``) leave the queue as pushing them one by one does, at every fill and limit."""
+"""A watcher's queue (service.store.base.QueueSubscription): events pushed in batches
+(``push_many``: a commit's, a read's) are taken in order up to the queue's limit, and the
+queue then ends with ``behind``, however the events were split into batches."""
 
 from __future__ import annotations
 
@@ -37,17 +38,19 @@ async def _drain(q: _Queue) -> tuple[list[int], str | None]:
 @pytest.mark.parametrize(
     ("limit", "before", "batch"), list(itertools.product((1, 3, 5), (0, 1, 3, 5), (0, 1, 2, 4, 7)))
 )
-async def test_push_many_is_push_of_each(limit: int, before: int, batch: int) -> None:
-    queues = _Queue(limit), _Queue(limit)
-    for q in queues:
-        for seq in range(1, before + 1):
-            q.push(_ev(seq))
-    events = [_ev(before + 1 + i) for i in range(batch)]
-    one, many = queues
-    for e in events:
-        one.push(e)
-    many.push_many(events)
-    assert (await _drain(many), many.detached) == (await _drain(one), one.detached)
+async def test_a_full_queue_keeps_what_fits_and_ends_behind(
+    limit: int, before: int, batch: int
+) -> None:
+    total = before + batch
+    expected = ([*range(1, min(total, limit) + 1)], "behind" if total > limit else None)
+    singles, batches = _Queue(limit), _Queue(limit)
+    for seq in range(1, total + 1):  # one event a push
+        singles.push_many([_ev(seq)])
+    batches.push_many([_ev(seq) for seq in range(1, before + 1)])  # two pushes
+    batches.push_many([_ev(before + 1 + i) for i in range(batch)])
+    for q in (singles, batches):
+        assert await _drain(q) == expected
+        assert q.detached == (1 if total > limit else 0)
 
 
 async def test_push_many_wakes_a_waiting_watcher_once_with_every_event() -> None:

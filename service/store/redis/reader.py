@@ -236,6 +236,7 @@ class TableReader:
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 0.5)
                     continue
+                got: list[StoredEvent] = []
                 for _key, entries in reply:
                     for entry_id, fields in entries:
                         event = event_from_entry(entry_id, fields)
@@ -243,8 +244,10 @@ class TableReader:
                             check = diverged = True  # a gap: not the history delivered
                             break
                         self.last_id, self.seq, self.entry = entry_id, event.seq, fields
-                        for sub in list(self.subs):
-                            sub.push(event)
+                        got.append(event)
+                if got:  # what continues the history, to every watcher at once
+                    for sub in list(self.subs):
+                        sub.push_many(got)
         except asyncio.CancelledError:
             raise
         except Exception:
