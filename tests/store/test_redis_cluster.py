@@ -54,10 +54,11 @@ def raw(url: str) -> Iterator[Any]:
         client.close()
 
 
-QUICK = RedisOptions(fence_s=300.0, repair_after_s=600.0, maintain_every_s=0.0)
-"""Repair on every claim. Markers age only where a test ages them (:func:`age_markers`,
-:func:`counting_marks`): the fence and the repair age are far beyond any stall of a busy
-machine, so a commit never meets its own marker's fence by accident."""
+QUICK = RedisOptions(fence_s=300.0, repair_after_s=600.0, maintain_every_s=0.0, inline_index=False)
+"""The two steps on a single Redis too (``inline_index=False``). Repair on every claim.
+Markers age only where a test ages them (:func:`age_markers`, :func:`counting_marks`): the
+fence and the repair age are far beyond any stall of a busy machine, so a commit never meets
+its own marker's fence by accident."""
 
 
 def quick(url: str, **options: Any) -> RedisStore:
@@ -305,6 +306,94 @@ async def test_index_entries_of_tables_that_vanished_are_removed(
     assert await p.count_tables() == {"waiting": 1, "playing": 0, "finished": 0}
     with raw(url) as r:
         assert r.hkeys("{tute:g}:ver") == [b"z"] and r.hlen("{tute:g}:invof") == 0
+
+
+async def test_on_a_single_redis_a_commit_indexes_in_its_own_script(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default on a single Redis: the commit and its index step are one script, so a
+    replica that dies after it leaves nothing to repair, and no marker is written."""
+    s = await born(quick(redis_url, inline_index=True))
+    two_step = await born(quick(redis_url))  # a replica still on the two steps, beside it
+    try:
+        assert s.inline_index and not two_step.inline_index
+        listed = LobbyEntry("a", "parejas", 4, 3, 100.0)
+        await s.create("a", b"r1", "INVITE22", listed)  # a create still takes the two steps
+        assert await two_step.lobby("", 0, None, 10) == [listed]
+        made = counting_marks(s, monkeypatch)
+        crash_before_the_index_step(s, monkeypatch)  # any separate index step would raise
+        now = time.time()
+        # the last seat taken by a third bot, one on turn: every index changes at once
+        assert (
+            await s.commit(
+                "a",
+                Commit(
+                    1, b"r2", [ev(1)], lobby=None, due_at=now - 1, status="playing", bot_seats=3
+                ),
+            )
+        ).applied
+        assert made == [] and markers(redis_url) == 0
+        assert await two_step.lobby("", 0, None, 10) == []
+        assert await two_step.next_due() == pytest.approx(now - 1)
+        assert await two_step.count_tables() == {"waiting": 0, "playing": 1, "finished": 0}
+        assert await two_step.count_bot_seats() == 3
+        assert await two_step.find_invite("INVITE22") == "a"
+        # a move that keeps the due time keeps a claim's lease, as the index step does
+        claimed = await two_step.claim_due(time.time(), 30.0, 10)
+        assert [d.table_id for d in claimed] == ["a"]
+        assert (
+            await s.commit(
+                "a", Commit(2, b"r3", [ev(2)], due_at=now - 1, status="playing", bot_seats=3)
+            )
+        ).applied
+        assert await two_step.claim_due(time.time(), 30.0, 10) == []
+        # a conflict and a refused commit change nothing
+        stale = await s.commit("a", Commit(2, b"rX", [ev(3)], due_at=0.0, status="finished"))
+        assert not stale.applied and stale.version == 3
+        with pytest.raises(redis.exceptions.ResponseError, match="is not after"):
+            await s.commit("a", Commit(3, b"rX", [ev(2)], due_at=0.0, status="finished"))
+        assert await two_step.load("a") == (3, b"r3")
+        assert await two_step.count_tables() == {"waiting": 0, "playing": 1, "finished": 0}
+        # the two-step replica's late index step of an older version puts nothing back
+        held: list[tuple[Any, ...]] = []
+        real = two_step.index.apply
+
+        async def hold(*args: Any) -> None:
+            held.append(args)
+
+        monkeypatch.setattr(two_step.index, "apply", hold)
+        assert (
+            await two_step.commit("a", Commit(3, b"r4", [ev(3)], due_at=50.0, status="playing"))
+        ).applied
+        assert (
+            await s.commit(
+                "a", Commit(4, b"r5", [ev(4)], due_at=0.0, status="finished", bot_seats=3)
+            )
+        ).applied
+        await real(*held[0])
+        assert await s.next_due() is None
+        assert await s.count_tables() == {"waiting": 0, "playing": 0, "finished": 1}
+        assert await s.count_bot_seats() == 0
+        assert markers(redis_url) == 0
+        assert await s.events_after("a", 0) == [ev(1), ev(2), ev(3), ev(4)]
+    finally:
+        await s.close()
+        await two_step.close()
+
+
+async def test_a_cluster_always_takes_the_two_steps(redis_cluster_url: str) -> None:
+    s = quick(redis_cluster_url, inline_index=True)
+    try:
+        assert not s.inline_index
+    finally:
+        await s.close()
+
+
+def test_the_inline_index_step_is_a_url_option() -> None:
+    assert not RedisOptions().with_url_options({"inline_index": "0"}).inline_index
+    assert RedisOptions(inline_index=False).with_url_options({"inline_index": "on"}).inline_index
+    with pytest.raises(ValueError, match="inline_index must be 1 or 0, not 'maybe'"):
+        RedisOptions().with_url_options({"inline_index": "maybe"})
 
 
 def wipe_the_global_slot(url: str, request: pytest.FixtureRequest) -> None:

@@ -71,6 +71,9 @@ class RedisStore(Store):
         self._create = Script(client, "create")
         self._delete = Script(client, "delete")
         self._commit = Script(client, "commit")
+        self._commit_indexed = Script(client, "commit_indexed")
+        self.inline_index = options.inline_index and not self.cluster
+        """Does a commit run its index step in its own script (a single Redis)?"""
         self._claim = Script(client, "claim")
         self._renew = Script(client, "renew")
         self._count = Script(client, "count")
@@ -227,6 +230,13 @@ class RedisStore(Store):
                 tail += [str(seat), data]
         k = self.keys
         keys = [k.table(table_id), k.stream(table_id), k.idempotency(table_id)]
+        if self.inline_index:
+            async with self.link.call():
+                reply = await self._commit_indexed(
+                    keys=[*keys, *k.shard_of(table_id).index],
+                    args=[table_id, *head, "inline", 0, commit.bot_seats, *tail],
+                )
+            return await self._committed(table_id, reply, [])
         markers: list[str] = []
         marker_ms = 0
         try:
@@ -257,15 +267,24 @@ class RedisStore(Store):
         except ResponseError:
             await index.settle([], markers)  # a refused commit wrote nothing
             raise
+        return await self._committed(table_id, reply, markers)
+
+    async def _committed(
+        self, table_id: str, reply: list[bytes], markers: list[str]
+    ) -> CommitOutcome:
+        """A commit script's reply as an outcome, the index step after it where it changed
+        the index (``markers``), and the replicas' acknowledgement."""
+        index = self.index
         applied, version = int(reply[0]), int(reply[1])
         if applied == 1:
-            state = cast(list[bytes], reply[2:9])
+            state = reply[2:9]
             index.remember(table_id, version, [*state[:4], state[6]])
             if markers:
                 await index.settle([(table_id, version, state)], markers)
             await self._replicated(table_id)
             return CommitOutcome(True, version)
-        await index.settle([], markers)
+        if markers:
+            await index.settle([], markers)
         if applied == -1:
             index.forget(table_id)
         if len(reply) > 2:

@@ -80,8 +80,14 @@ def _raised_in_redis_connection(exc: BaseException) -> bool:
     )
 
 
+INCLUDE = "-- include:"
+"""The first line of a script made of others (:func:`_load_scripts`)."""
+
+
 def _load_scripts() -> dict[str, str]:
-    """Every ``scripts/<name>.lua`` by name; a script that calls ``now_ms()`` gets the shared
+    """Every ``scripts/<name>.lua`` by name. A script whose first line is ``-- include: a, b``
+    gets those scripts in front, each as a function ``<name>_step(KEYS, ARGV)`` it calls; a
+    script that calls ``now_ms()`` (itself or through one it includes) gets the shared
     ``now_ms.lua`` in front."""
     folder = importlib.resources.files(__package__).joinpath("scripts")
     texts = {
@@ -90,7 +96,18 @@ def _load_scripts() -> dict[str, str]:
         if entry.name.endswith(".lua")
     }
     now_ms = texts.pop("now_ms")
-    return {name: now_ms + text if "now_ms()" in text else text for name, text in texts.items()}
+    out = {}
+    for name, own in texts.items():
+        first = own.split("\n", 1)[0]
+        text = own
+        if first.startswith(INCLUDE):
+            steps = [
+                f"local function {part}_step(KEYS, ARGV)\n{texts[part]}end\n"
+                for part in (p.strip() for p in first.removeprefix(INCLUDE).split(","))
+            ]
+            text = "".join(steps) + own
+        out[name] = now_ms + text if "now_ms()" in text else text
+    return out
 
 
 SCRIPTS = _load_scripts()

@@ -14,6 +14,7 @@ URL_OPTIONS = (
     "wait_replicas",
     "wait_ms",
     "index_shards",
+    "inline_index",
 )
 """The options a store URL may carry in its query string (``cluster`` besides)."""
 
@@ -58,6 +59,10 @@ class RedisOptions:
     wait_ms: int = 100
     """How long that acknowledgement waits for the replicas before the call fails with
     StoreUnavailable (the write stands; sending it again is answered once they have it)."""
+    inline_index: bool = True
+    """On a single Redis (not a Cluster), a commit runs its index step in the same script
+    (``commit_indexed.lua``): one round trip and no write-ahead marker. False: the two steps
+    a Cluster takes (the tests of that path use it on a single Redis too)."""
     known_tables: int = 50_000
     """Tables whose index state a replica remembers (to skip the marker of a commit that
     keeps it); past that it forgets them all and starts again."""
@@ -82,7 +87,20 @@ class RedisOptions:
             wait_replicas=int(given.get("wait_replicas", self.wait_replicas)),
             wait_ms=int(given.get("wait_ms", self.wait_ms)),
             index_shards=int(given.get("index_shards", self.index_shards)),
+            inline_index=_flag(given["inline_index"])
+            if "inline_index" in given
+            else self.inline_index,
         )
+
+
+def _flag(value: str) -> bool:
+    """A yes/no option of a store URL."""
+    low = value.strip().lower()
+    if low in ("1", "true", "yes", "on"):
+        return True
+    if low in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"inline_index must be 1 or 0, not {value!r}")
 
 
 def ms(seconds: float) -> int:

@@ -73,6 +73,9 @@ class Readers:
             del self.active[reader.table_id]
 
     async def xread(self, stream: str, after: bytes | str) -> _XReadReply:
+        """One blocking ``XREAD`` of ``stream`` after ``after``, sent as a plain command:
+        redis-py's ``xread`` would also work out each reply's streaming lag for its
+        observability hooks, which nothing here reads, on every read."""
         client = self.client
         if isinstance(client, RedisCluster):
             # Straight to the node of the stream's slot: a plain XREAD would first ask a
@@ -94,7 +97,16 @@ class Readers:
             )
         return cast(
             _XReadReply,
-            await client.xread({stream: after}, count=XREAD_COUNT, block=self.options.block_ms),
+            await client.execute_command(  # type: ignore[no-untyped-call]
+                "XREAD",
+                "COUNT",
+                XREAD_COUNT,
+                "BLOCK",
+                self.options.block_ms,
+                "STREAMS",
+                stream,
+                after,
+            ),
         )
 
     async def read_at(

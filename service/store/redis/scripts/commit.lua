@@ -2,10 +2,12 @@
 -- ARGV: 1 expected version, 2 record, 3 idempotency key ('' = none), 4 response,
 --       5 lobby entry ('' = unlisted), 6 lobby score ('0' when unlisted), 7 due at ('0' =
 --       nothing due), 8 status ('' = unchanged), 9 finished ttl (ms), 10 active ttl (ms),
---       11 retention, 12 nonce of this call, 13 marker time (ms; '0' = no marker),
---       14 fence (ms), 15 bot seats, 16 number of events, then per event: seq, number of
---       fields, field, value, ...
--- Returns {1, version, l, o, d, s, i, x, b} applied; {0, version} conflict;
+--       11 retention, 12 nonce of this call, 13 marker time (ms; '0' = no marker;
+--       'inline' = the index step runs in the same script: commit_indexed.lua), 14 fence
+--       (ms), 15 bot seats, 16 number of events, then per event: seq, number of fields,
+--       field, value, ...
+-- Returns {1, version, l, o, d, s, i, x, b, changed} applied (changed: 1 when the index
+-- state changed, else 0; a call sent again returns no changed); {0, version} conflict;
 -- {0, version, response} duplicate; {-1, 0} no such table; {-2, version} the commit changes
 -- the index state and has no marker; {-3, version} its marker is too old.
 local t = redis.call('HMGET', KEYS[1], 'v', 's', 'q', 'c', 'l', 'o', 'd', 'b')
@@ -23,8 +25,9 @@ if version ~= tonumber(ARGV[1]) then return {0, version} end
 local status = ARGV[8]
 if status == '' then status = t[2] end
 local now = now_ms()
-if ARGV[5] ~= t[5] or ARGV[6] ~= t[6] or ARGV[7] ~= t[7] or status ~= t[2]
-    or ARGV[15] ~= t[8] then
+local changed = ARGV[5] ~= t[5] or ARGV[6] ~= t[6] or ARGV[7] ~= t[7] or status ~= t[2]
+    or ARGV[15] ~= t[8]
+if changed and ARGV[13] ~= 'inline' then
   -- the index changes: only under a fresh write-ahead marker (see docs/redis-store.md)
   if ARGV[13] == '0' then return {-2, version} end
   if now - tonumber(ARGV[13]) > tonumber(ARGV[14]) then return {-3, version} end
@@ -58,4 +61,5 @@ redis.call('HSET', KEYS[1], 'v', version, 'r', ARGV[2], 's', status, 'q', last, 
 if key ~= '' then redis.call('HSET', KEYS[3], key, ARGV[4]) end
 for k = 1, 3 do redis.call('PEXPIRE', KEYS[k], ttl) end
 local invite = redis.call('HGET', KEYS[1], 'i') or ''
-return {1, version, ARGV[5], ARGV[6], ARGV[7], status, invite, tostring(x), ARGV[15]}
+return {1, version, ARGV[5], ARGV[6], ARGV[7], status, invite, tostring(x), ARGV[15],
+        changed and 1 or 0}
