@@ -87,20 +87,20 @@ class RedisOptions:
             wait_replicas=int(given.get("wait_replicas", self.wait_replicas)),
             wait_ms=int(given.get("wait_ms", self.wait_ms)),
             index_shards=int(given.get("index_shards", self.index_shards)),
-            inline_index=_flag(given["inline_index"])
+            inline_index=_flag("inline_index", given["inline_index"])
             if "inline_index" in given
             else self.inline_index,
         )
 
 
-def _flag(value: str) -> bool:
-    """A yes/no option of a store URL."""
+def _flag(name: str, value: str) -> bool:
+    """A store URL's yes/no option ``name``."""
     low = value.strip().lower()
     if low in ("1", "true", "yes", "on"):
         return True
     if low in ("0", "false", "no", "off"):
         return False
-    raise ValueError(f"inline_index must be 1 or 0, not {value!r}")
+    raise ValueError(f"{name} must be 1 or 0, not {value!r}")
 
 
 def ms(seconds: float) -> int:

@@ -77,37 +77,18 @@ class Readers:
         redis-py's ``xread`` would also work out each reply's streaming lag for its
         observability hooks, which nothing here reads, on every read."""
         client = self.client
+        command = ("XREAD", "COUNT", XREAD_COUNT, "BLOCK", self.options.block_ms)
         if isinstance(client, RedisCluster):
             # Straight to the node of the stream's slot: a plain XREAD would first ask a
             # node which key it reads (COMMAND GETKEYS; XREAD's keys are "movable").
             await client.initialize()
-            return cast(
-                _XReadReply,
-                await client.execute_command(
-                    "XREAD",
-                    "COUNT",
-                    XREAD_COUNT,
-                    "BLOCK",
-                    self.options.block_ms,
-                    "STREAMS",
-                    stream,
-                    after,
-                    target_nodes=client.get_node_from_key(stream),
-                ),
+            node = client.get_node_from_key(stream)
+            reply = await client.execute_command(
+                *command, "STREAMS", stream, after, target_nodes=node
             )
-        return cast(
-            _XReadReply,
-            await client.execute_command(  # type: ignore[no-untyped-call]
-                "XREAD",
-                "COUNT",
-                XREAD_COUNT,
-                "BLOCK",
-                self.options.block_ms,
-                "STREAMS",
-                stream,
-                after,
-            ),
-        )
+        else:
+            reply = await client.execute_command(*command, "STREAMS", stream, after)  # type: ignore[no-untyped-call]
+        return cast(_XReadReply, reply)
 
     async def read_at(
         self, table_id: str, seq: int
