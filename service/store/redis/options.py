@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
+from ...config import boolean
+
 URL_OPTIONS = (
     "finished_ttl_s",
     "abandoned_ttl_s",
@@ -94,13 +96,11 @@ class RedisOptions:
 
 
 def _flag(name: str, value: str) -> bool:
-    """A store URL's yes/no option ``name``."""
-    low = value.strip().lower()
-    if low in ("1", "true", "yes", "on"):
-        return True
-    if low in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"{name} must be 1 or 0, not {value!r}")
+    """A store URL's yes/no option ``name`` (what :func:`service.config.boolean` takes)."""
+    try:
+        return boolean(value)
+    except ValueError:
+        raise ValueError(f"{name} must be 1 or 0, not {value!r}") from None
 
 
 def ms(seconds: float) -> int:
