@@ -102,6 +102,21 @@ def crash_before_the_index_step(store: RedisStore, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(store.index, "apply", die)
 
 
+def hold_index_steps(
+    store: RedisStore, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[tuple[Any, ...]], Any]:
+    """Keep ``store``'s index steps back (their arguments, in order) instead of applying
+    them; also returns the real step, to apply one late."""
+    held: list[tuple[Any, ...]] = []
+    real = store.index.apply
+
+    async def hold(*args: Any) -> None:
+        held.append(args)
+
+    monkeypatch.setattr(store.index, "apply", hold)
+    return held, real
+
+
 def markers(url: str) -> int:
     with raw(url) as r:
         return int(r.zcard("{tute:g}:pend"))
@@ -195,13 +210,7 @@ async def test_a_late_index_step_never_puts_an_older_state_back(
     """Two replicas commit one after the other; the first one's index step arrives last."""
     s, p = pair
     await s.create("t", b"r", "", LobbyEntry("t", "parejas", 4, 3, 5.0))
-    held: list[tuple[Any, ...]] = []
-    real = s.index.apply
-
-    async def hold(*args: Any) -> None:
-        held.append(args)
-
-    monkeypatch.setattr(s.index, "apply", hold)
+    held, real = hold_index_steps(s, monkeypatch)
     assert (
         await s.commit(
             "t",
@@ -355,13 +364,7 @@ async def test_on_a_single_redis_a_commit_indexes_in_its_own_script(
         assert await two_step.load("a") == (3, b"r3")
         assert await two_step.count_tables() == {"waiting": 0, "playing": 1, "finished": 0}
         # the two-step replica's late index step of an older version puts nothing back
-        held: list[tuple[Any, ...]] = []
-        real = two_step.index.apply
-
-        async def hold(*args: Any) -> None:
-            held.append(args)
-
-        monkeypatch.setattr(two_step.index, "apply", hold)
+        held, real = hold_index_steps(two_step, monkeypatch)
         assert (
             await two_step.commit("a", Commit(3, b"r4", [ev(3)], due_at=50.0, status="playing"))
         ).applied
