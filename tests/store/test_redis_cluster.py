@@ -317,20 +317,25 @@ async def test_index_entries_of_tables_that_vanished_are_removed(
         assert r.hkeys("{tute:g}:ver") == [b"z"] and r.hlen("{tute:g}:invof") == 0
 
 
-async def test_on_a_single_redis_a_commit_indexes_in_its_own_script(
+async def test_on_a_single_redis_a_change_indexes_in_its_own_script(
     redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The default on a single Redis: the commit and its index step are one script, so a
-    replica that dies after it leaves nothing to repair, and no marker is written."""
+    """The default on a single Redis: a create, a commit or a delete and its index step are
+    one script, so a replica that dies after it leaves nothing to repair, and no marker is
+    written."""
     s = await born(quick(redis_url, inline_index=True))
     two_step = await born(quick(redis_url))  # a replica still on the two steps, beside it
     try:
         assert s.inline_index and not two_step.inline_index
-        listed = LobbyEntry("a", "parejas", 4, 3, 100.0)
-        await s.create("a", b"r1", "INVITE22", listed)  # a create still takes the two steps
-        assert await two_step.lobby("", 0, None, 10) == [listed]
         made = counting_marks(s, monkeypatch)
         crash_before_the_index_step(s, monkeypatch)  # any separate index step would raise
+        listed = LobbyEntry("a", "parejas", 4, 3, 100.0)
+        await s.create("a", b"r1", "INVITE22", listed)
+        with pytest.raises(ValueError, match="table id already used"):
+            await s.create("a", b"other", "", None)
+        assert await two_step.lobby("", 0, None, 10) == [listed]
+        assert await two_step.find_invite("INVITE22") == "a"
+        assert await two_step.count_tables() == {"waiting": 1, "playing": 0, "finished": 0}
         now = time.time()
         # the last seat taken by a third bot, one on turn: every index changes at once
         assert (
@@ -379,6 +384,18 @@ async def test_on_a_single_redis_a_commit_indexes_in_its_own_script(
         assert await s.count_bot_seats() == 0
         assert markers(redis_url) == 0
         assert await s.events_after("a", 0) == [ev(1), ev(2), ev(3), ev(4)]
+        # a delete at a version the table has left deletes nothing; at its version, the
+        # table leaves every index with its keys
+        assert not await s.delete("a", 4)
+        assert await s.count_tables() == {"waiting": 0, "playing": 0, "finished": 1}
+        assert await s.delete("a", 5)
+        assert await two_step.load("a") is None
+        assert await two_step.count_tables() == {"waiting": 0, "playing": 0, "finished": 0}
+        assert await two_step.find_invite("INVITE22") is None
+        assert not await s.delete("a", 5)
+        with raw(redis_url) as r:
+            assert r.hlen("{tute:g}:ver") == 0 and r.hlen("{tute:g}:invof") == 0
+        assert made == [] and markers(redis_url) == 0
     finally:
         await s.close()
         await two_step.close()

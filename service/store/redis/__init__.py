@@ -72,6 +72,8 @@ class RedisStore(Store):
         self._delete = Script(client, "delete")
         self._commit = Script(client, "commit")
         self._commit_indexed = Script(client, "commit_indexed")
+        self._create_indexed = Script(client, "create_indexed")
+        self._delete_indexed = Script(client, "delete_indexed")
         self.inline_index = options.inline_index and not self.cluster
         """Does a commit run its index step in its own script (a single Redis)?"""
         self._claim = Script(client, "claim")
@@ -110,26 +112,40 @@ class RedisStore(Store):
         *,
         due_at: float = 0.0,
     ) -> None:
-        # A marker first, the table's hash at version 1, then the index step.
+        # A marker first, the table's hash at version 1, then the index step (on a single
+        # Redis: both steps in one script, no marker).
+        key = self.keys.table(table_id)
+
+        def args(marker: int | str) -> list[bytes | str | int]:
+            return [
+                record,
+                invite_code,
+                encode_lobby(lobby),
+                lobby_score(lobby),
+                ms(self.options.abandoned_ttl_s),
+                marker,
+                ms(self.options.fence_s),
+                repr(due_at) if due_at else "0",
+            ]
+
+        if self.inline_index:
+            async with self.link.call():
+                reply = await self._create_indexed(
+                    keys=[key, *self.keys.shard_of(table_id).index],
+                    args=[table_id, *args("inline")],
+                )
+            if int(reply[0]) == 0:
+                raise ValueError("table id already used")
+            self.index.remember(table_id, 1, [*reply[2:6], reply[8]])
+            await self._replicated(table_id)
+            return
         markers: list[str] = []
         try:
             for _ in range(MARKER_TRIES):
                 member, marker_ms = await self.index.mark(table_id)
                 markers.append(member)
                 async with self.link.call():
-                    reply = await self._create(
-                        keys=[self.keys.table(table_id)],
-                        args=[
-                            record,
-                            invite_code,
-                            encode_lobby(lobby),
-                            lobby_score(lobby),
-                            ms(self.options.abandoned_ttl_s),
-                            marker_ms,
-                            ms(self.options.fence_s),
-                            repr(due_at) if due_at else "0",
-                        ],
-                    )
+                    reply = await self._create(keys=[key], args=args(marker_ms))
                 if int(reply[0]) != -3:
                     break
             else:
@@ -147,7 +163,8 @@ class RedisStore(Store):
 
     async def delete(self, table_id: str, expected_version: int) -> bool:
         # Like a commit that changes the index: a marker first, the table's keys go in one
-        # script on its slot, then the index step drops it everywhere (or repair does).
+        # script on its slot, then the index step drops it everywhere (or repair does). On a
+        # single Redis, both steps in one script.
         k = self.keys
         keys = [
             k.table(table_id),
@@ -155,6 +172,15 @@ class RedisStore(Store):
             k.idempotency(table_id),
             k.presence(table_id),
         ]
+        if self.inline_index:
+            async with self.link.call():
+                reply = int(
+                    await self._delete_indexed(
+                        keys=[*keys, *k.shard_of(table_id).index],
+                        args=[table_id, expected_version],
+                    )
+                )
+            return self._deleted(table_id) if reply == 1 else False
         markers: list[str] = []
         for _ in range(MARKER_TRIES):
             member, marker_ms = await self.index.mark(table_id)
@@ -173,9 +199,14 @@ class RedisStore(Store):
         if reply != 1:
             await self.index.settle([], markers)
             return False
-        self.index.forget(table_id)
         await self.index.settle([(table_id, 0, GONE)], markers)
-        self.readers.end(table_id, "behind")  # the other replicas' readers see the table gone
+        return self._deleted(table_id)
+
+    def _deleted(self, table_id: str) -> bool:
+        """After a delete: forget the table, end its watchers here (the other replicas'
+        readers see it gone)."""
+        self.index.forget(table_id)
+        self.readers.end(table_id, "behind")
         return True
 
     async def load(self, table_id: str) -> tuple[int, bytes] | None:
