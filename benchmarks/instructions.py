@@ -14,6 +14,12 @@ some 50 times slower), and prints instructions per action for each pattern:
 - ``c``: PlayTable (actions and events on one bidirectional stream per seat);
 - ``a``: GetTable then SubmitAction.
 
+A pattern of the service may end in ``-redis``: the measured server is one of two replicas
+on a Redis of its own (started here), seats alternating between them as in the service
+benchmark, and its count per action is doubled (the other replica, not measured, runs the
+same code for the other seats): both replicas' instructions per action, Redis's own not
+counted.
+
 A pattern may name its event loop: ``base`` runs on the standard library's loop (the
 reference of the service benchmark) and ``base-uvloop`` on uvloop; the tute server runs on its
 default (uvloop) and ``b-asyncio`` (``a-asyncio``, ``c-asyncio``) on the standard library's.
@@ -26,6 +32,7 @@ measured instead of this one's), are what it is for.
     python -m benchmarks.instructions --compiled build/mypyc            # base, base-uvloop, b, c
     python -m benchmarks.instructions --patterns b,b-asyncio            # what uvloop saves
     python -m benchmarks.instructions --patterns b --service-dir ../old  # an older tree's b
+    python -m benchmarks.instructions --patterns b-redis,c-redis         # 2 replicas on Redis
 
 Needs ``valgrind`` (``apt-get install valgrind``; not a test dependency). Prints a table, then
 one JSON line. Stops everything it starts.
@@ -35,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import shutil
@@ -49,11 +57,12 @@ from typing import Any
 
 from benchmarks.redis_bench import BENCH_FLAGS
 from benchmarks.service_bench import REPO, Baseline, run_load, schedule
-from tests.support.redis import free_port
+from tests.support.redis import free_port, running_redis
 from tests.support.replicas import Replica
 from tests.support.wait import eventually
 
 WARM_S = 4.0
+GAP_S = 0.3
 
 
 def _pythonpath(engine_dir: Path | None, service_dir: Path | None) -> str:
@@ -74,8 +83,26 @@ def measure(
     pattern: str, rate: float, seconds: float, engine_dir: Path | None, service_dir: Path | None
 ) -> dict[str, Any]:
     """One pattern: its server under callgrind, the load for ``seconds``; Ir per action."""
-    kind, _, loop = pattern.partition("-")
+    kind, loop, on_redis = parse_pattern(pattern)
     tmp = Path(tempfile.mkdtemp(prefix="tute-instructions-"))
+    with contextlib.ExitStack() as stack:
+        store = "memory"
+        if on_redis:
+            store = stack.enter_context(running_redis(tmp / "redis")).url
+        return _measure(pattern, kind, loop, store, tmp, rate, seconds, engine_dir, service_dir)
+
+
+def _measure(
+    pattern: str,
+    kind: str,
+    loop: str,
+    store: str,
+    tmp: Path,
+    rate: float,
+    seconds: float,
+    engine_dir: Path | None,
+    service_dir: Path | None,
+) -> dict[str, Any]:
     port = free_port()
     env = dict(os.environ, PYTHONPATH=_pythonpath(engine_dir, service_dir))
     env = {k: v for k, v in env.items() if not k.startswith("TUTE_")}
@@ -84,7 +111,7 @@ def measure(
         cmd += ["--port", str(port), "--loop", loop or "asyncio"]
     else:
         cmd = [sys.executable, "-m", "service.main", "--host", "127.0.0.1", "--port", str(port)]
-        cmd += ["--metrics-port", "0", "--http-port", "-1", "--store", "memory"]
+        cmd += ["--metrics-port", "0", "--http-port", "-1", "--store", store]
         cmd += ["--log-format", "json", "--log-level", "warning", *BENCH_FLAGS]
         cmd += ["--event-loop", loop or "auto"]
     out = tmp / "callgrind.out"
@@ -97,7 +124,7 @@ def measure(
         stderr=log,
     )
     # the load generator sets its tables up on a tute server even for the baseline windows
-    helper = base = None
+    helper = base = other = None
     try:
         asyncio.run(eventually(lambda: _listening(port), timeout=300, what="the measured server"))
         if kind == "base":
@@ -107,9 +134,16 @@ def measure(
         else:
             base = Baseline()
             tute_port, base_port = port, base.port
-        windows = schedule([(kind, rate)], 1, WARM_S, seconds, 0.3)
+        ports = [tute_port]
+        if store != "memory":  # the other replica, on the same Redis
+            other = Replica("other", store, tmp, flags=BENCH_FLAGS, engine_dir=engine_dir)
+            asyncio.run(other.wait_ready())
+            ports.append(other.port)
+        idle = store != "memory"
+        kinds = [("", rate), (kind, rate)] if idle else [(kind, rate)]
+        windows = schedule(kinds, 1, WARM_S, seconds, GAP_S)
         spec = {
-            "tute_ports": [tute_port],
+            "tute_ports": ports,
             "base_port": base_port,
             "tables": 4,
             "seed": 1,
@@ -121,47 +155,89 @@ def measure(
         }
         started: list[float] = []
         switch = threading.Thread(
-            target=_instrument, args=(server.pid, started, seconds), daemon=True
+            target=_instrument, args=(server.pid, started, seconds, idle), daemon=True
         )
         switch.start()
         outs = run_load(spec, 1, on_start=started.append)
-        switch.join(seconds + WARM_S + 30)
-        done = sum(o["windows"][0]["done"] for o in outs)
+        switch.join(len(windows) * (seconds + WARM_S) + 30)
+        done = sum(o["windows"][-1]["done"] for o in outs)
     finally:
         server.terminate()
         server.wait(120)
         log.close()
-        if helper is not None:
-            helper.terminate()
+        for replica in (helper, other):
+            if replica is not None:
+                replica.terminate()
         if base is not None:
             base.stop()
-    total = _total(out)
+    # the measured window's, less (on Redis) what the same time costs with nothing played
+    counts = _totals(out)
+    idle_count = counts.pop(out.name + ".1", 0) if idle else 0
+    total = (sum(counts.values()) - idle_count) * len(ports)
     shutil.rmtree(tmp, ignore_errors=True)
     return {"pattern": pattern, "actions": done, "ir_per_action": total / max(1, done)}
 
 
-def _instrument(pid: int, started: list[float], seconds: float) -> None:
-    """Instrumentation on for the measured window only (after the warm-up)."""
+LOOPS = ("asyncio", "uvloop")
+
+
+def parse_pattern(pattern: str) -> tuple[str, str, bool]:
+    """``kind[-loop][-redis]`` as (kind, loop or '', on Redis?); SystemExit if unknown."""
+    kind, *rest = pattern.split("-")
+    on_redis = rest[-1:] == ["redis"]
+    if on_redis:
+        rest = rest[:-1]
+    loop = rest[0] if len(rest) == 1 else ""
+    if (
+        kind not in ("base", "a", "b", "c")
+        or len(rest) > 1
+        or (rest and loop not in LOOPS)
+        or (on_redis and kind == "base")
+    ):
+        raise SystemExit(
+            f"unknown pattern {pattern!r}: base, a, b or c, then -asyncio, -uvloop or not, "
+            "then (not base) -redis or not"
+        )
+    return kind, loop, on_redis
+
+
+def _instrument(pid: int, started: list[float], seconds: float, idle: bool) -> None:
+    """Instrumentation on for the measured window only (after the warm-up). With ``idle``,
+    first for the idle window before it, whose counts are dumped apart (``<out>.1``)."""
     deadline = time.monotonic() + 300
     while not started and time.monotonic() < deadline:
         time.sleep(0.01)
     if not started:
         return
+
+    def control(*args: str) -> None:
+        subprocess.run(["callgrind_control", *args, str(pid)], capture_output=True, check=False)
+
     t0 = started[0] + WARM_S
+    if idle:
+        time.sleep(max(0.0, t0 - time.monotonic()))
+        control("-i", "on")
+        time.sleep(max(0.0, t0 + seconds - time.monotonic()))
+        control("-d")  # the idle window's counts to <out>.1, the counters zeroed
+        control("-i", "off")
+        t0 += seconds + GAP_S + WARM_S
     time.sleep(max(0.0, t0 - time.monotonic()))
-    subprocess.run(["callgrind_control", "-i", "on", str(pid)], capture_output=True, check=False)
+    control("-z")
+    control("-i", "on")
     time.sleep(max(0.0, t0 + seconds - time.monotonic()))
-    subprocess.run(["callgrind_control", "-i", "off", str(pid)], capture_output=True, check=False)
+    control("-i", "off")
 
 
-def _total(out: Path) -> int:
-    total = 0
+def _totals(out: Path) -> dict[str, int]:
+    """The instructions callgrind counted, by the file it wrote them to (``<out>.1`` a dump,
+    ``<out>`` the final counts)."""
+    totals = {}
     for f in out.parent.glob(out.name + "*"):
         for line in f.read_text().splitlines():
             if line.startswith("totals:"):
-                total += int(line.split()[1])
+                totals[f.name] = int(line.split()[1])
                 break
-    return total
+    return totals
 
 
 def main() -> None:
@@ -169,7 +245,8 @@ def main() -> None:
     ap.add_argument(
         "--patterns",
         default="base,base-uvloop,b,c",
-        help="of base, a, b, c, each with -asyncio or -uvloop (its server's loop) or not",
+        help="of base, a, b, c, each with -asyncio or -uvloop (its server's loop) or not, "
+        "a, b and c then with -redis (two replicas on Redis) or not",
     )
     ap.add_argument("--rate", type=float, default=8.0, help="actions/s (the server is slowed)")
     ap.add_argument("--seconds", type=float, default=20.0, help="measured seconds per pattern")
@@ -179,11 +256,7 @@ def main() -> None:
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
     for p in a.patterns.split(","):
-        kind, _, loop = p.partition("-")
-        if kind not in ("base", "a", "b", "c") or loop not in ("", "asyncio", "uvloop"):
-            raise SystemExit(
-                f"unknown pattern {p!r}: base, a, b or c, then -asyncio, -uvloop or not"
-            )
+        parse_pattern(p)
     engine_dir = Path(a.compiled).resolve() if a.compiled else None
     service_dir = Path(a.service_dir).resolve() if a.service_dir else None
     rows = [measure(p, a.rate, a.seconds, engine_dir, service_dir) for p in a.patterns.split(",")]

@@ -103,3 +103,15 @@ def test_service_bench_smoke() -> None:
     result = run_bench()
     assert result["redis_actions_per_s"] > 0
     assert result["redis_actions_per_s_play"] > 0
+
+
+def test_instruction_patterns_name_a_kind_a_loop_and_a_store() -> None:
+    from benchmarks.instructions import parse_pattern
+
+    assert parse_pattern("b") == ("b", "", False)
+    assert parse_pattern("base-uvloop") == ("base", "uvloop", False)
+    assert parse_pattern("c-redis") == ("c", "", True)
+    assert parse_pattern("a-asyncio-redis") == ("a", "asyncio", True)
+    for wrong in ("d", "b-pypy", "base-redis", "b-redis-uvloop", "b-uvloop-asyncio", "b-"):
+        with pytest.raises(SystemExit, match="unknown pattern"):
+            parse_pattern(wrong)
