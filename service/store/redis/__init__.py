@@ -65,7 +65,10 @@ class RedisStore(Store):
         self._clock = clock
         """The time of presence expiries and of repair passes (the Lua scripts read Redis's)."""
         self.keys = keys = Keys(options.prefix, options.index_shards)
-        self.index = Index(link, keys, options, clock)
+        self.inline_index = options.inline_index and not self.cluster
+        """Does a create, a commit or a delete run its index step in its own script (a
+        single Redis)?"""
+        self.index = Index(link, keys, options, clock, predict=not self.inline_index)
         self.readers = Readers(link.readers, keys, options)
         client = link.client
         self._create = Script(client, "create")
@@ -74,8 +77,6 @@ class RedisStore(Store):
         self._commit_indexed = Script(client, "commit_indexed")
         self._create_indexed = Script(client, "create_indexed")
         self._delete_indexed = Script(client, "delete_indexed")
-        self.inline_index = options.inline_index and not self.cluster
-        """Does a commit run its index step in its own script (a single Redis)?"""
         self._claim = Script(client, "claim")
         self._renew = Script(client, "renew")
         self._count = Script(client, "count")

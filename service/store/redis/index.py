@@ -57,7 +57,9 @@ def decode_lobby(table_id: str, data: bytes) -> LobbyEntry:
 class Index:
     """The global slot's indexes as one replica keeps them."""
 
-    def __init__(self, link: Link, keys: Keys, options: RedisOptions, clock: Clock) -> None:
+    def __init__(
+        self, link: Link, keys: Keys, options: RedisOptions, clock: Clock, *, predict: bool = True
+    ) -> None:
         self.link = link
         self.keys = keys
         self.options = options
@@ -66,10 +68,12 @@ class Index:
         self._begin = Script(client, "begin")
         self._index = Script(client, "index")
         self._suspects = Script(client, "suspects")
+        self.predict = predict
+        """Do commits take the two steps (then :attr:`known` predicts their markers)?"""
         self.known: dict[str, tuple[int, tuple[bytes | None, ...]]] = {}
         """table id -> (version, (l, o, d, s, b)) last seen: predicts whether a commit
         changes the index (then it writes its marker first); the commit script has the last
-        word."""
+        word. Kept only with :attr:`predict`."""
         self._last_repair = -float("inf")
         self._repairing = False
         self._repair_failing = False
@@ -80,7 +84,9 @@ class Index:
     # -- what this replica last saw ------------------------------------------------------------
 
     def remember(self, table_id: str, version: int, state: Sequence[bytes | None]) -> None:
-        """Note a table's index state (l, o, d, s, b) at ``version``."""
+        """Note a table's index state (l, o, d, s, b) at ``version`` (with :attr:`predict`)."""
+        if not self.predict:
+            return
         if len(self.known) >= self.options.known_tables:
             self.known.clear()
         self.known[table_id] = (version, tuple(state[:5]))
