@@ -137,7 +137,6 @@ class RedisStore(Store):
                 )
             if int(reply[0]) == 0:
                 raise ValueError("table id already used")
-            self.index.remember(table_id, 1, [*reply[2:6], reply[8]])
             await self._replicated(table_id)
             return
         markers: list[str] = []
