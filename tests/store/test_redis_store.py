@@ -1,5 +1,6 @@
-"""What only the Redis store has: retention, key layout and TTLs, one stream reader per table
-per replica, and behaviour while Redis is down (fail fast, recover by itself)."""
+"""What only the Redis store has: retention, key layout and TTLs, one subscriber connection
+(or with ``pubsub=0`` one stream reader per table) per replica, and behaviour while Redis is
+down (fail fast, recover by itself)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,14 @@ from service.store.base import (
 from service.store.redis import RedisOptions, RedisStore
 from service.store.redis.connect import Link
 from service.store.redis.keys import Keys, Shard
+from service.store.redis.reader import (
+    CATCH_UPS_AT_ONCE,
+    LiveFeeds,
+    Readers,
+    pack_events,
+    stored_event,
+    unpack_events,
+)
 from tests.support.redis import RedisProcess
 from tests.support.wait import eventually
 
@@ -129,9 +138,9 @@ async def test_ttls_follow_the_status(redis_url: str) -> None:
         await s.close()
 
 
-async def test_one_reader_per_table_per_replica_whatever_the_watchers(
-    store: RedisStore, redis_url: str
-) -> None:
+async def test_one_reader_per_table_per_replica_whatever_the_watchers(redis_url: str) -> None:
+    """The ``XREAD`` readers (a Cluster's, or ``pubsub=0``): one per watched table."""
+    store = RedisStore.from_url(redis_url + "?pubsub=0")
     await store.create("a", b"r", "", None)
     await store.create("b", b"r", "", None)
     writer = RedisStore.from_url(redis_url)
@@ -140,6 +149,7 @@ async def test_one_reader_per_table_per_replica_whatever_the_watchers(
         before = len(await r.client_list())
         subs = [await store.subscribe("a") for _ in range(10)]
         subs += [await store.subscribe("b") for _ in range(10)]
+        assert isinstance(store.readers, Readers)
         assert sorted(store.readers.active) == ["a", "b"]
         await writer.commit("a", Commit(1, b"r", [ev(1)]))
         for sub in subs[:10]:
@@ -163,12 +173,62 @@ async def test_one_reader_per_table_per_replica_whatever_the_watchers(
             await sub.close()
         assert store.readers.active == {}
     finally:
+        await store.close()
         await writer.close()
         await r.aclose()
 
 
-async def test_a_watched_table_that_expires_ends_its_watchers(redis_url: str) -> None:
-    s = RedisStore.from_url(redis_url, RedisOptions(finished_ttl_s=0.3, block_ms=200))
+async def test_one_subscriber_connection_per_replica_whatever_the_tables(
+    store: RedisStore, redis_url: str
+) -> None:
+    """On a single Redis a replica takes live events from Pub/Sub: one connection subscribed
+    to the channel of each watched table, whatever the tables and their watchers."""
+    tables = [f"t{i}" for i in range(2 * CATCH_UPS_AT_ONCE + 8)]
+    n = len(tables)
+    for t in tables:
+        await store.create(t, b"r", "", None)
+    writer = RedisStore.from_url(redis_url)
+    r = aredis.Redis.from_url(redis_url)
+
+    async def subscribed() -> list[int]:
+        return [int(c["sub"]) for c in await r.client_list() if int(c["sub"])]
+
+    try:
+        before = len(await r.client_list())
+        subs = {t: [await store.subscribe(t) for _ in range(3)] for t in tables}
+        assert isinstance(store.readers, LiveFeeds)
+        assert sorted(store.readers.active) == sorted(tables)
+        await eventually(subscribed, what="the subscriber connection")
+        assert await subscribed() == [n]  # one connection, one channel per table
+        for t in tables:
+            await writer.commit(t, Commit(1, b"r", [ev(1), ev(2)]))
+        for t in tables:
+            for sub in subs[t]:
+                got = aiter(sub)
+                assert [await asyncio.wait_for(anext(got), 5) for _ in range(2)] == [ev(1), ev(2)]
+        # the subscriber, the catch-up reads at once, the writer's: not one per table
+        assert len(await r.client_list()) - before <= 1 + CATCH_UPS_AT_ONCE + 2
+        for t in tables[:8]:
+            for sub in subs[t]:
+                await sub.close()
+        assert sorted(store.readers.active) == sorted(tables[8:])
+
+        async def eight_fewer() -> bool:
+            return await subscribed() == [n - 8]
+
+        await eventually(eight_fewer)
+        for t in tables[8:]:
+            for sub in subs[t]:
+                await sub.close()
+        assert store.readers.active == {}
+    finally:
+        await writer.close()
+        await r.aclose()
+
+
+@pytest.mark.parametrize("live", ["", "?pubsub=0"], ids=["pubsub", "xread"])
+async def test_a_watched_table_that_expires_ends_its_watchers(redis_url: str, live: str) -> None:
+    s = RedisStore.from_url(redis_url + live, RedisOptions(finished_ttl_s=0.3, block_ms=200))
     try:
         await s.create("t", b"r", "", None)
         sub = await s.subscribe("t")
@@ -298,16 +358,17 @@ def test_replies_that_mean_redis_cannot_serve_now_are_store_unavailable() -> Non
         raise ResponseError("tute: event 3 is not after 5")
 
 
+@pytest.mark.parametrize("live", ["", "?pubsub=0"], ids=["pubsub", "xread"])
 @pytest.mark.parametrize("play_past", [False, True], ids=["behind", "past"])
 async def test_a_restart_from_an_older_snapshot_rewinds_the_watchers(
-    tmp_path: Path, play_past: bool
+    tmp_path: Path, play_past: bool, live: str
 ) -> None:
     """Redis restarted from an RDB snapshot older than what a reader delivered: the reader
     notices (the table's last sequence number is below it, or, played on past it, the entry
     there is another) and its subscriptions get REWOUND, then the new history: never an
     event of the new history as if it continued the old one."""
     proc = RedisProcess(tmp_path / "redis").start()
-    watching, writer = RedisStore.from_url(proc.url), RedisStore.from_url(proc.url)
+    watching, writer = RedisStore.from_url(proc.url + live), RedisStore.from_url(proc.url)
     try:
         await writer.create("t", b"r", "", None)
         for v in range(1, 6):
@@ -411,3 +472,53 @@ def test_the_design_document_lists_every_key_and_no_other() -> None:
     assert {s.rsplit(":", 1)[0] for s in g.status} == {"{tute:g}:st"}
     made.add("{tute:g}:st:<s>")
     assert listed == made
+
+
+def test_a_commits_events_pack_into_one_message_and_back() -> None:
+    events = [
+        StoredEvent(7, b"public", {0: b"mine", 3: b""}, time=1765000000.25, ended_seat=2),
+        StoredEvent(8, b"", {}),
+        StoredEvent(2**31, bytes(range(256)) * 3, {1: b"\x00" * 70_000}),
+    ]
+    got = [stored_event(e) for e in unpack_events(pack_events(events))]
+    assert got == events
+    assert [(e.time, e.ended_seat) for e in got] == [(1765000000.25, 2), (0.0, -1), (0.0, -1)]
+    assert unpack_events(pack_events([])) == []
+    packed = pack_events(events)
+    for bad in (packed[:-1], packed + b"x", b"", b"\x00\x00\x00\x05"):
+        with pytest.raises(ValueError, match="not a live events message"):
+            unpack_events(bad)
+
+
+async def test_a_missed_message_reaches_the_watchers_from_the_stream(redis_url: str) -> None:
+    """A commit whose message a feed does not get (here: from a replica that does not
+    publish, as one of an older version) reaches its watchers in order all the same: at the
+    next message (which does not follow what was delivered) or when the table has been quiet
+    for ``block_ms``."""
+    s = RedisStore.from_url(redis_url, RedisOptions(block_ms=200))
+    silent = RedisStore.from_url(redis_url)
+    silent.publish = False
+    loud = RedisStore.from_url(redis_url)
+    try:
+        await s.create("t", b"r", "", None)
+        sub = await s.subscribe("t")
+        got = aiter(sub)
+        await loud.commit("t", Commit(1, b"r", [ev(1)]))
+        assert await asyncio.wait_for(anext(got), 5) == ev(1)
+        await silent.commit("t", Commit(2, b"r", [ev(2), ev(3)]))
+        await loud.commit("t", Commit(3, b"r", [ev(4)]))  # after a gap: the feed reads
+        assert [await asyncio.wait_for(anext(got), 5) for _ in range(3)] == [ev(2), ev(3), ev(4)]
+        await silent.commit("t", Commit(4, b"r", [ev(5)]))  # then quiet: the sweep reads
+        assert await asyncio.wait_for(anext(got), 5) == ev(5)
+        await sub.close()
+    finally:
+        for store in (s, silent, loud):
+            await store.close()
+
+
+def test_the_live_path_is_a_url_option(redis_url: str) -> None:
+    for url, kind in ((redis_url, LiveFeeds), (redis_url + "?pubsub=0", Readers)):
+        store = RedisStore.from_url(url)
+        assert isinstance(store.readers, kind) and store.publish
+    with pytest.raises(ValueError, match="pubsub must be 1 or 0, not 'maybe'"):
+        RedisStore.from_url(redis_url + "?pubsub=maybe")

@@ -39,7 +39,7 @@ from .index import GONE, Index, encode_lobby, lobby_score, log
 from .keys import STATUSES, Keys, Shard
 from .options import RedisOptions, ms
 from .queue import RedisQueue
-from .reader import Readers, event_from_entry
+from .reader import LiveFeeds, Readers, database, event_from_entry, live_channel, pack_events
 
 __all__ = ["RedisOptions", "RedisStore"]
 
@@ -69,7 +69,15 @@ class RedisStore(Store):
         """Does a create, a commit or a delete run its index step in its own script (a
         single Redis)?"""
         self.index = Index(link, keys, options, clock, predict=not self.inline_index)
-        self.readers = Readers(link.readers, keys, options)
+        self.publish = not self.cluster
+        """Does a commit publish its events on its table's channel (a single Redis: some
+        replica may take them from there, :class:`.reader.LiveFeeds`)?"""
+        self.readers: LiveFeeds | Readers = (
+            LiveFeeds(link.readers, keys, options)
+            if self.publish and options.pubsub
+            else Readers(link.readers, keys, options)
+        )
+        self._db = 0 if self.cluster else int(database(link.readers))
         client = link.client
         self._create = Script(client, "create")
         self._delete = Script(client, "delete")
@@ -254,7 +262,9 @@ class RedisStore(Store):
             options.retention,
             secrets.token_hex(8),
         ]
-        tail: list[bytes | str | int] = [len(commit.events)]
+        tail: list[bytes | str | int] = ["", "", len(commit.events)]
+        if self.publish and commit.events:
+            tail[:2] = [live_channel(self.keys, table_id, self._db), pack_events(commit.events)]
         for ev in commit.events:
             tail += [ev.seq, 1 + len(ev.private), "p", ev.public]
             for seat, data in ev.private.items():
@@ -573,7 +583,7 @@ class RedisStore(Store):
             await asyncio.gather(*(client.exists(sh.born) for sh in self.keys.shards))
 
     async def close(self) -> None:
-        self.readers.stop_all()
+        await self.readers.close()
         await self.index.close()
         await self.link.close()
 

@@ -17,6 +17,7 @@ URL_OPTIONS = (
     "wait_ms",
     "index_shards",
     "inline_index",
+    "pubsub",
 )
 """The options a store URL may carry in its query string (``cluster`` besides)."""
 
@@ -36,9 +37,11 @@ class RedisOptions:
     timeout_s: float = 1.0
     """Connect and read timeout of a call, and the longest wait for a free connection."""
     block_ms: int = 2_000
-    """How long a stream reader blocks in ``XREAD`` before it checks the table."""
+    """How long a table's live events may be quiet before its reader checks the table (a
+    stream reader blocks this long in ``XREAD``)."""
     reader_grace_s: float = 2.0
-    """How long a stream reader retries an unreachable Redis before it ends its watchers."""
+    """How long the live events' reader retries an unreachable Redis before it ends its
+    watchers."""
     fence_s: float = 5.0
     """A commit that changes the index applies only this soon after its marker."""
     repair_after_s: float = 10.0
@@ -65,6 +68,12 @@ class RedisOptions:
     """On a single Redis (not a Cluster), a commit runs its index step in the same script
     (``commit_indexed.lua``): one round trip and no write-ahead marker. False: the two steps
     a Cluster takes (the tests of that path use it on a single Redis too)."""
+    pubsub: bool = True
+    """On a single Redis, a replica takes live events from Pub/Sub: every commit publishes
+    its events on the table's channel, and one connection of the replica subscribes to the
+    channels of the tables it has watchers of (:class:`~.reader.LiveFeeds`). False, and always
+    on a Cluster: one reader per table blocked in ``XREAD`` on its stream. Commits on a single
+    Redis publish either way, so replicas of both kinds may share it."""
     known_tables: int = 50_000
     """Tables whose index state a replica remembers (to skip the marker of a commit that
     keeps it); past that it forgets them all and starts again."""
@@ -92,6 +101,7 @@ class RedisOptions:
             inline_index=_flag("inline_index", given["inline_index"])
             if "inline_index" in given
             else self.inline_index,
+            pubsub=_flag("pubsub", given["pubsub"]) if "pubsub" in given else self.pubsub,
         )
 
 

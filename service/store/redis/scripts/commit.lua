@@ -4,8 +4,9 @@
 --       nothing due), 8 status ('' = unchanged), 9 finished ttl (ms), 10 active ttl (ms),
 --       11 retention, 12 nonce of this call, 13 marker time (ms; '0' = no marker;
 --       'inline' = the index step runs in the same script: commit_indexed.lua), 14 fence
---       (ms), 15 bot seats, 16 number of events, then per event: seq, number of fields,
---       field, value, ...
+--       (ms), 15 bot seats, 16 live channel ('' = publish nothing), 17 the events as one
+--       message (published there: reader.pack_events), 18 number of events, then per
+--       event: seq, number of fields, field, value, ...
 -- Returns {1, version, l, o, d, s, i, x, b, changed} applied (changed: 1 when the index
 -- state changed, else 0; a call sent again returns no changed); {0, version} conflict;
 -- {0, version, response} duplicate; {-1, 0} no such table; {-2, version} the commit changes
@@ -34,8 +35,8 @@ if changed and ARGV[13] ~= 'inline' then
 end
 -- check the events before writing anything: a script that fails half-way is not undone
 local last = tonumber(t[3])
-local n = tonumber(ARGV[16])
-local i = 17
+local n = tonumber(ARGV[18])
+local i = 19
 for e = 1, n do
   local seq = tonumber(ARGV[i])
   if seq <= last then
@@ -44,7 +45,7 @@ for e = 1, n do
   last = seq
   i = i + 2 + 2 * tonumber(ARGV[i + 1])
 end
-i = 17
+i = 19
 for e = 1, n do
   local nf = tonumber(ARGV[i + 1])
   local cmd = {'XADD', KEYS[2], 'MAXLEN', '~', ARGV[11], ARGV[i] .. '-0'}
@@ -59,6 +60,7 @@ version = version + 1
 redis.call('HSET', KEYS[1], 'v', version, 'r', ARGV[2], 's', status, 'q', last, 'c', ARGV[12],
            'l', ARGV[5], 'o', ARGV[6], 'd', ARGV[7], 'x', x, 'b', ARGV[15])
 if key ~= '' then redis.call('HSET', KEYS[3], key, ARGV[4]) end
+if ARGV[16] ~= '' and n > 0 then redis.call('PUBLISH', ARGV[16], ARGV[17]) end
 for k = 1, 3 do redis.call('PEXPIRE', KEYS[k], ttl) end
 local invite = redis.call('HGET', KEYS[1], 'i') or ''
 return {1, version, ARGV[5], ARGV[6], ARGV[7], status, invite, tostring(x), ARGV[15],
