@@ -120,7 +120,7 @@ class Readers:
 class RedisSubscription(QueueSubscription):
     __slots__ = ("_reader",)
 
-    def __init__(self, reader: TableReader | LiveFeed) -> None:
+    def __init__(self, reader: _Source) -> None:
         super().__init__(QUEUE_LIMIT)
         self._reader = reader
 
@@ -128,7 +128,33 @@ class RedisSubscription(QueueSubscription):
         self._reader.discard(self)
 
 
-class TableReader:
+class _Source:
+    """What this replica's subscriptions of one table read from (a reader or a feed): they
+    stop it when the last of them leaves."""
+
+    subs: set[RedisSubscription]
+    task: asyncio.Task[None] | None
+
+    def _forget(self) -> None:
+        raise NotImplementedError
+
+    def discard(self, sub: RedisSubscription) -> None:
+        self.subs.discard(sub)
+        if not self.subs:
+            self.stop()
+
+    def stop(self) -> None:
+        self._forget()
+        if self.task is not None and self.task is not asyncio.current_task():
+            self.task.cancel()
+
+    def end_all(self, reason: str) -> None:
+        for sub in list(self.subs):
+            sub.end(reason)
+        self.stop()
+
+
+class TableReader(_Source):
     """This replica's one reader of one table's stream, fanning out to local watchers.
 
     It checks that the table's history still continues what it delivered: after every
@@ -154,20 +180,8 @@ class TableReader:
     def start(self) -> None:
         self.task = asyncio.create_task(self._run(), name=f"redis-reader-{self.table_id}")
 
-    def discard(self, sub: RedisSubscription) -> None:
-        self.subs.discard(sub)
-        if not self.subs:
-            self.stop()
-
-    def stop(self) -> None:
+    def _forget(self) -> None:
         self.readers.forget(self)
-        if self.task is not None and self.task is not asyncio.current_task():
-            self.task.cancel()
-
-    def end_all(self, reason: str) -> None:
-        for sub in list(self.subs):
-            sub.end(reason)
-        self.stop()
 
     async def _check(self, *, diverged: bool = False) -> bool:
         """Does the table still continue what this reader delivered (``diverged``: it is
@@ -592,7 +606,7 @@ class LiveFeeds:
         return int(last), (_fields(at[0][1]) if at else None), after
 
 
-class LiveFeed:
+class LiveFeed(_Source):
     """One table's live events on this replica, from its channel (:class:`LiveFeeds`).
 
     Messages are delivered as they come while the feed is in step; while it catches up
@@ -619,20 +633,8 @@ class LiveFeed:
         self._failed = False
         """The last catch-up could not reach Redis: the next sweep tries again."""
 
-    def discard(self, sub: RedisSubscription) -> None:
-        self.subs.discard(sub)
-        if not self.subs:
-            self.stop()
-
-    def stop(self) -> None:
+    def _forget(self) -> None:
         self.feeds.forget(self)
-        if self.task is not None and self.task is not asyncio.current_task():
-            self.task.cancel()
-
-    def end_all(self, reason: str) -> None:
-        for sub in list(self.subs):
-            sub.end(reason)
-        self.stop()
 
     def hold(self) -> None:
         """Hold messages until the next catch-up (the subscription is being made again)."""
