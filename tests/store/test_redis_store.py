@@ -198,7 +198,11 @@ async def test_one_subscriber_connection_per_replica_whatever_the_tables(
         subs = {t: [await store.subscribe(t) for _ in range(3)] for t in tables}
         assert isinstance(store.readers, LiveFeeds)
         assert sorted(store.readers.active) == sorted(tables)
-        await eventually(subscribed, what="the subscriber connection")
+
+        async def all_subscribed() -> bool:
+            return await subscribed() == [n]
+
+        await eventually(all_subscribed, what="the subscriber connection")
         assert await subscribed() == [n]  # one connection, one channel per table
         for t in tables:
             await writer.commit(t, Commit(1, b"r", [ev(1), ev(2)]))
