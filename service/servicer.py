@@ -57,6 +57,7 @@ from .tables.access import (
     require_owner_or_seat,
     require_seat,
     seat_of,
+    still_seated,
 )
 from .tables.commit import Repeated
 from .tables.fair import check_client_seed
@@ -345,11 +346,14 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
     ) -> service_pb2.LeaveTableResponse:
         tables = self.tables
         table_id = check_table_id(request.table_id)
+        token = _token(context)
         rec = await tables.load(table_id)
-        seat, _ = await self._open(require_seat, rec, _token(context))
+        seat, player_id = await self._open(require_seat, rec, token)
         now = tables.clock()
         done = await tables.commits.mutate(
-            table_id, lambda r: changes.leave(r, seat, now=now), loaded=rec
+            table_id,
+            lambda r: changes.leave(r, still_seated(r, rec, token, player_id, seat), now=now),
+            loaded=rec,
         )
         if done.result:
             tables.metrics.actions.labels("forfeit", "applied").inc()
@@ -393,7 +397,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                 f"request_id is at most {MAX_REQUEST_ID} characters", field="request_id"
             )
         rec = await tables.load(table_id, presence=with_view)  # presence: for the view alone
-        seat, _ = await self._open(require_seat, rec, token)
+        seat, player_id = await self._open(require_seat, rec, token)
         key = f"{seat}:{req.request_id}" if req.request_id else ""
         expect = req.expected_version if req.HasField("expected_version") else None
         now = tables.clock()
@@ -412,7 +416,9 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             done = await tables.commits.mutate_once(
                 table_id,
                 key,
-                lambda r: changes.act(r, seat, action, now=now),
+                lambda r: changes.act(
+                    r, still_seated(r, rec, token, player_id, seat), action, now=now
+                ),
                 respond,
                 expect=expect,
                 loaded=rec,

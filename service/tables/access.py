@@ -122,6 +122,19 @@ def seat_lost(seat: int | None) -> PermissionDenied:
     )
 
 
+def still_seated(
+    rec: TableRecord, opened: TableRecord, token: str | None, player_id: str, seat: int
+) -> int:
+    """``seat``, the seat ``token`` opened in ``opened``, if it still opens it in ``rec``: a
+    change that lost a race runs again on the table as it is now, where the seat may have
+    changed hands since (its player left and another sat there, or a bot took it over); the
+    change must not then act for whoever holds it now. PERMISSION_DENIED (NOT_SEATED, or
+    SEAT_LOST when the token opens another seat) otherwise."""
+    if rec is not opened and require_seat(rec, token, player_id) != seat:
+        raise seat_lost(seat)
+    return seat
+
+
 async def check_opening(
     check: Callable[[TableRecord, str | None, str], T],
     rec: TableRecord,
