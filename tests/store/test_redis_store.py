@@ -27,6 +27,7 @@ from service.store.base import (
 from service.store.redis import RedisOptions, RedisStore
 from service.store.redis.connect import Link
 from service.store.redis.keys import Keys, Shard
+from service.store.redis.options import URL_OPTIONS
 from service.store.redis.reader import (
     CATCH_UPS_AT_ONCE,
     LiveFeeds,
@@ -526,3 +527,11 @@ def test_the_live_path_is_a_url_option(redis_url: str) -> None:
         assert isinstance(store.readers, kind) and store.publish
     with pytest.raises(ValueError, match="pubsub must be 1 or 0, not 'maybe'"):
         RedisStore.from_url(redis_url + "?pubsub=maybe")
+
+
+def test_the_design_document_names_every_url_option() -> None:
+    """docs/redis-store.md's "Choosing it" names every store option a URL may carry."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "redis-store.md").read_text()
+    section = doc.split("## Choosing it", 1)[1].split("\n## ", 1)[0]
+    missing = [name for name in (*URL_OPTIONS, "cluster") if f"`{name}`" not in section]
+    assert missing == []
