@@ -77,7 +77,7 @@ class RedisStore(Store):
             if self.publish and options.pubsub
             else Readers(link.readers, keys, options)
         )
-        self._db = 0 if self.cluster else int(database(link.readers))
+        self._db = 0 if self.cluster else database(link.readers)
         client = link.client
         self._create = Script(client, "create")
         self._delete = Script(client, "delete")

@@ -10,7 +10,7 @@ import asyncio
 import struct
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import structlog
@@ -40,7 +40,43 @@ def event_from_entry(entry_id: bytes, fields: dict[bytes, bytes]) -> StoredEvent
     return StoredEvent(seq, fields.get(b"p", b""), private)
 
 
-class Readers:
+def history_changed(
+    seq: int, delivered: dict[bytes, bytes] | None, last: int, entry: dict[bytes, bytes] | None
+) -> bool:
+    """Has the table's history gone back or changed under a reader that delivered up to
+    ``seq`` (the stream entry ``delivered``, None when not read yet), now that the table's
+    last sequence number is ``last`` and its stream holds ``entry`` at ``seq`` (None: none)?"""
+    if seq and entry is None and last >= seq:
+        return True  # the entry delivered last is not in the stream any more
+    return last < seq or (entry is not None and delivered is not None and entry != delivered)
+
+
+class _Sources:
+    """This replica's readers or feeds, by table."""
+
+    active: Mapping[str, _Source]
+
+    def _start(self, table_id: str, last_seq: int) -> _Source:
+        """The reader or feed of a table that had none here (added to ``active``)."""
+        raise NotImplementedError
+
+    def subscribe(self, table_id: str, last_seq: int) -> Subscription:
+        """A subscription to ``table_id``'s events after ``last_seq`` (the table's last
+        sequence number now, read before the caller loads the table), through the table's
+        reader or feed (started here when it has none)."""
+        source = self.active.get(table_id) or self._start(table_id, last_seq)
+        sub = RedisSubscription(source)
+        source.subs.add(sub)
+        return sub
+
+    def end(self, table_id: str, reason: str) -> None:
+        """End every local subscription of ``table_id`` with ``reason``."""
+        source = self.active.get(table_id)
+        if source is not None:
+            source.end_all(reason)
+
+
+class Readers(_Sources):
     """This replica's stream readers, one per table with local watchers."""
 
     def __init__(self, client: Client, keys: Keys, options: RedisOptions) -> None:
@@ -51,23 +87,10 @@ class Readers:
         """The running readers by table id."""
         self.at = Script(client, "at")
 
-    def subscribe(self, table_id: str, last_seq: int) -> Subscription:
-        """A subscription to ``table_id``'s events after ``last_seq`` (the table's last
-        sequence number now, read before the caller loads the table), through the table's
-        reader (started here when it has none)."""
-        reader = self.active.get(table_id)
-        if reader is None:
-            reader = self.active[table_id] = TableReader(self, table_id, last_seq)
-            reader.start()
-        sub = RedisSubscription(reader)
-        reader.subs.add(sub)
-        return sub
-
-    def end(self, table_id: str, reason: str) -> None:
-        """End every local subscription of ``table_id`` with ``reason``."""
-        reader = self.active.get(table_id)
-        if reader is not None:
-            reader.end_all(reason)
+    def _start(self, table_id: str, last_seq: int) -> TableReader:
+        reader = self.active[table_id] = TableReader(self, table_id, last_seq)
+        reader.start()
+        return reader
 
     def stop_all(self) -> None:
         for reader in list(self.active.values()):
@@ -191,12 +214,7 @@ class TableReader(_Source):
         if found is None:
             return False
         last, entry = found
-        if self.seq and entry is None and last >= self.seq:
-            diverged = True  # the entry delivered last is not in the stream any more
-        elif last < self.seq or (
-            entry is not None and self.entry is not None and entry != self.entry
-        ):
-            diverged = True
+        diverged = diverged or history_changed(self.seq, self.entry, last, entry)
         if not diverged:
             if self.entry is None:
                 self.entry = entry
@@ -358,7 +376,7 @@ def _fields(flat: list[bytes]) -> dict[bytes, bytes]:
     return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
-class LiveFeeds:
+class LiveFeeds(_Sources):
     """This replica's live events on a single Redis, from Pub/Sub.
 
     Every commit publishes its events on its table's channel (``commit.lua``). One connection
@@ -384,8 +402,8 @@ class LiveFeeds:
         self._db = database(client)
         self.active: dict[str, LiveFeed] = {}
         """The feeds by table id."""
-        self._tables: dict[bytes, str] = {}
-        """Channel -> table id, of the active feeds."""
+        self._by_channel: dict[bytes, LiveFeed] = {}
+        """The active feeds by channel."""
         self._conn: Any = None
         """The subscriber connection, once connected and subscribed (None: not now)."""
         self._ops: list[tuple[str, bytes]] = []
@@ -408,38 +426,25 @@ class LiveFeeds:
         """The channel a commit of ``table_id`` publishes its events on."""
         return live_channel(self.keys, table_id, self._db)
 
-    def subscribe(self, table_id: str, last_seq: int) -> Subscription:
-        """A subscription to ``table_id``'s events after ``last_seq`` (the table's last
-        sequence number now, read before the caller loads the table), through the table's
-        feed (started here when it has none)."""
-        feed = self.active.get(table_id)
-        if feed is None:
-            feed = self.active[table_id] = LiveFeed(self, table_id, last_seq)
-            channel = self.channel(table_id).encode()
-            self._tables[channel] = table_id
-            self._queue("SUBSCRIBE", channel)
-            if not self._tasks:
-                self._tasks = [
-                    asyncio.create_task(self._listen(), name="redis-live-listen"),
-                    asyncio.create_task(self._send(), name="redis-live-send"),
-                    asyncio.create_task(self._sweep(), name="redis-live-sweep"),
-                ]
-            self._wanted.set()
-        sub = RedisSubscription(feed)
-        feed.subs.add(sub)
-        return sub
-
-    def end(self, table_id: str, reason: str) -> None:
-        """End every local subscription of ``table_id`` with ``reason``."""
-        feed = self.active.get(table_id)
-        if feed is not None:
-            feed.end_all(reason)
+    def _start(self, table_id: str, last_seq: int) -> LiveFeed:
+        feed = self.active[table_id] = LiveFeed(self, table_id, last_seq)
+        channel = self.channel(table_id).encode()
+        self._by_channel[channel] = feed
+        self._queue("SUBSCRIBE", channel)
+        if not self._tasks:
+            self._tasks = [
+                asyncio.create_task(self._listen(), name="redis-live-listen"),
+                asyncio.create_task(self._send(), name="redis-live-send"),
+                asyncio.create_task(self._sweep(), name="redis-live-sweep"),
+            ]
+        self._wanted.set()
+        return feed
 
     def forget(self, feed: LiveFeed) -> None:
         if self.active.get(feed.table_id) is feed:
             del self.active[feed.table_id]
             channel = self.channel(feed.table_id).encode()
-            del self._tables[channel]
+            del self._by_channel[channel]
             self._queue("UNSUBSCRIBE", channel)
 
     def stop_all(self) -> None:
@@ -489,7 +494,7 @@ class LiveFeeds:
         conn = pool.connection_class(**pool.connection_kwargs)
         try:
             await conn.connect()
-            channels = list(self._tables)
+            channels = list(self._by_channel)
             self._ops.clear()
             self._unconfirmed = Counter(channels)
             for feed in self.active.values():
@@ -559,8 +564,7 @@ class LiveFeeds:
             return
         kind = reply[0]
         if kind == b"message":
-            table_id = self._tables.get(reply[1])
-            feed = self.active.get(table_id) if table_id is not None else None
+            feed = self._by_channel.get(reply[1])
             if feed is not None:
                 feed.message(reply[2])
         elif kind == b"subscribe":
@@ -570,8 +574,7 @@ class LiveFeeds:
                 self._unconfirmed[channel] = left
                 return
             self._unconfirmed.pop(channel, None)
-            table_id = self._tables.get(channel)
-            feed = self.active.get(table_id) if table_id is not None else None
+            feed = self._by_channel.get(channel)
             if feed is not None:
                 feed.catch_up(check=True)  # subscribed: what came before is in the stream
 
@@ -738,12 +741,7 @@ class LiveFeed(_Source):
             last, entry, after = found
             if check or rewind:
                 check = False
-                if self.seq and entry is None and last >= self.seq:
-                    rewind = True  # the entry delivered last is not in the stream any more
-                elif last < self.seq or (
-                    entry is not None and self.entry is not None and entry != self.entry
-                ):
-                    rewind = True
+                rewind = rewind or history_changed(self.seq, self.entry, last, entry)
                 if rewind:
                     log.warning(
                         "stream_history_changed",
