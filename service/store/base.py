@@ -45,6 +45,10 @@ class Deferred:
             self._data, self._encode = self._encode(), None
         return self._data
 
+    def encoded(self) -> bytes | None:
+        """The bytes if they have been made (None: not yet, and not made now)."""
+        return None if self._encode is not None else self._data
+
 
 RecordData = bytes | Deferred
 """A table's record as a store holds it: bytes, or bytes yet to be made."""
@@ -53,6 +57,18 @@ RecordData = bytes | Deferred
 def record_bytes(data: RecordData) -> bytes:
     """The bytes of a record (a :class:`Deferred` one encoded now)."""
     return data if isinstance(data, bytes) else data.data()
+
+
+def same_record(kept: RecordData, found: RecordData) -> bool:
+    """Whether ``found`` (what a store holds) is the record ``kept`` (what a replica
+    committed): the same object (the memory store keeps what it was given), or the same
+    bytes (Redis gives back the bytes it was sent, which the kept :class:`Deferred` made for
+    the commit). Encodes nothing: a Deferred not encoded yet is equal to itself only."""
+    if kept is found:
+        return True
+    a = kept if isinstance(kept, bytes) else kept.encoded()
+    b = found if isinstance(found, bytes) else found.encoded()
+    return a is not None and a == b
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

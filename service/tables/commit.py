@@ -38,6 +38,7 @@ from ..store.base import (
     Store,
     StoredEvent,
     record_bytes,
+    same_record,
 )
 from ..wire import EventVariants
 from . import records
@@ -139,7 +140,7 @@ class Committer:
             raise NotFound("no such table", reason=Reason.TABLE_NOT_FOUND)
         version, data = found
         kept = self._decoded.get(table_id)
-        if kept is not None and (kept[0] is data or kept[0] == data):
+        if kept is not None and same_record(kept[0], data):
             rec = copy_record(kept[1])
         else:
             rec = decode_record(record_bytes(data))

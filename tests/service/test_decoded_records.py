@@ -1,7 +1,8 @@
 """The committing replica keeps its last committed record of a playing table decoded: a load
 that finds the same bytes in the store gets a copy of it, equal to what decoding the stored
 bytes gives, that a change may edit without touching what is kept; a record another replica
-committed since is decoded afresh."""
+committed since is decoded afresh. On Redis, whose loads give back the bytes the commit sent,
+the same: a replica decodes only what another one committed."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import pytest
 import engine
 from service.config import Settings
 from service.metrics import Metrics
-from service.store.base import Deferred, record_bytes
+from service.store.base import Deferred, Store, record_bytes
 from service.store.memory import MemoryStore
+from service.store.redis import RedisStore
 from service.tables import changes, commit
 from service.tables.model import (
     HUMAN,
@@ -24,11 +26,14 @@ from service.tables.model import (
     encode_record,
 )
 from service.tables.service import TableService
+from tests.support.redis_fixtures import redis_proc, redis_url
+
+__all__ = ["redis_proc", "redis_url"]  # the fixtures, for pytest
 
 SETTINGS = Settings(create_rate_per_s=0, watch_rate_per_s=0, max_streams_per_caller=0)
 
 
-async def _decoded(store: MemoryStore, table_id: str) -> TableRecord:
+async def _decoded(store: Store, table_id: str) -> TableRecord:
     found = await store.load(table_id)
     assert found is not None
     rec = decode_record(record_bytes(found[1]))
@@ -137,3 +142,42 @@ async def test_the_memory_store_keeps_a_playing_record_unencoded_until_it_is_evi
         assert await app.load(ids[0], presence=False) == await _decoded(store, ids[0])
     finally:
         app.close_bots()
+
+
+async def test_on_redis_a_replica_decodes_only_what_another_one_committed(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    decoded: list[str] = []
+
+    def counting(data: bytes) -> TableRecord:
+        decoded.append("x")
+        return decode_record(data)
+
+    monkeypatch.setattr(commit, "decode_record", counting)
+    stores = [RedisStore.from_url(redis_url), RedisStore.from_url(redis_url)]
+    app, other = (TableService(s, SETTINGS, Metrics()) for s in stores)
+    rng = random.Random(3)
+    try:
+        table_id = await _playing_table(app)
+        last = app  # the match started on its commit
+        for turn in range(24):
+            committer = other if turn % 3 == 2 else app
+            decoded.clear()
+            rec = await committer.load(table_id, presence=False)
+            # the replica that committed last loads its kept copy; the other decodes
+            assert len(decoded) == (0 if committer is last else 1), turn
+            assert rec == await _decoded(stores[0], table_id)
+            assert rec.state is not None and rec.status == PLAYING
+            seat = rec.state.turn
+            action = rng.choice(engine.legal_actions(rec.state, seat))
+
+            def play(r: TableRecord, s: int = seat, a: int = action) -> changes.Changed[None]:
+                return changes.act(r, s, a, now=3.0)
+
+            await committer.commits.mutate(table_id, play, loaded=rec)
+            last = committer
+    finally:
+        for a in (app, other):
+            a.close_bots()
+        for s in stores:
+            await s.close()
