@@ -396,8 +396,16 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             raise InvalidArgument(
                 f"request_id is at most {MAX_REQUEST_ID} characters", field="request_id"
             )
-        rec = await tables.load(table_id, presence=with_view)  # presence: for the view alone
-        seat, player_id = await self._open(require_seat, rec, token)
+        # presence: for the view alone. The record this replica saw committed last, if it
+        # knows it (no store read): the commit checks the table has not moved on since.
+        rec, fresh = await tables.commits.load_recent(table_id, presence=with_view)
+        try:
+            seat, player_id = await self._open(require_seat, rec, token)
+        except ServiceError:
+            if fresh:
+                raise
+            rec, fresh = await tables.load(table_id, presence=with_view), True
+            seat, player_id = await self._open(require_seat, rec, token)
         key = f"{seat}:{req.request_id}" if req.request_id else ""
         expect = req.expected_version if req.HasField("expected_version") else None
         now = tables.clock()
@@ -422,6 +430,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                 respond,
                 expect=expect,
                 loaded=rec,
+                fresh=fresh,
             )
         except ServiceError as exc:
             if isinstance(exc, FailedPrecondition) and exc.engine_reason:

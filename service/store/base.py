@@ -367,6 +367,13 @@ class Store(abc.ABC):
         """(version, record) of a table, or None if unknown (the record as committed: a
         :class:`Deferred` one may come back as that very object)."""
 
+    def recent(self, table_id: str) -> tuple[int, RecordData] | None:
+        """(version, record) of a table as this replica last saw it committed, without a
+        round trip; None when it knows of none (the default). The table may have moved on
+        since: a commit made from it succeeds only if it has not (its expected version), and
+        what a change finds wrong with it must be checked again on a :meth:`load`."""
+        return None
+
     @abc.abstractmethod
     async def find_invite(self, invite_code: str) -> str | None:
         """The table id of a private table's invite code."""

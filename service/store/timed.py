@@ -71,6 +71,9 @@ class TimedStore(Store):
     async def load(self, table_id: str) -> tuple[int, RecordData] | None:
         return await self._timed("load", self.inner.load(table_id))
 
+    def recent(self, table_id: str) -> tuple[int, RecordData] | None:
+        return self.inner.recent(table_id)
+
     async def find_invite(self, invite_code: str) -> str | None:
         return await self._timed("find_invite", self.inner.find_invite(invite_code))
 

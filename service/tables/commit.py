@@ -138,15 +138,37 @@ class Committer:
         found = await store.load(table_id)
         if found is None:
             raise NotFound("no such table", reason=Reason.TABLE_NOT_FOUND)
-        version, data = found
+        rec = self._record(table_id, *found)
+        if presence:
+            rec.connected = connected(rec, await store.present_watchers(table_id, self.ctx.clock()))
+        return rec
+
+    async def load_recent(
+        self, table_id: str, *, presence: bool = True
+    ) -> tuple[TableRecord, bool]:
+        """The table's record as this replica last saw it committed, without reading the
+        store when it can (:meth:`Store.recent`), for a change: (record, False). The table may
+        have moved on since; :meth:`mutate_once` given it with ``fresh=False`` commits only
+        if it has not, and checks on a fresh load whatever the change finds wrong with it.
+        (record, True): read from the store (:meth:`load`)."""
+        check_table_id(table_id)
+        store = self.ctx.store
+        found = store.recent(table_id)
+        if found is None:
+            return await self.load(table_id, presence=presence), True
+        rec = self._record(table_id, *found)
+        if presence:
+            rec.connected = connected(rec, await store.present_watchers(table_id, self.ctx.clock()))
+        return rec, False
+
+    def _record(self, table_id: str, version: int, data: RecordData) -> TableRecord:
+        """The record of ``data``: a copy of the one kept decoded when it is that one."""
         kept = self._decoded.get(table_id)
         if kept is not None and same_record(kept[0], data):
             rec = copy_record(kept[1])
         else:
             rec = decode_record(record_bytes(data))
         rec.version = version
-        if presence:
-            rec.connected = connected(rec, await store.present_watchers(table_id, self.ctx.clock()))
         return rec
 
     async def lobby_page(
@@ -207,12 +229,16 @@ class Committer:
         *,
         expect: int | None = None,
         loaded: TableRecord | None = None,
+        fresh: bool = True,
     ) -> Committed[T, R] | Repeated:
         """:meth:`mutate` for a request with an idempotency ``key`` ('' for none): the
         response ``respond`` builds from the committed record and events is stored with the
-        commit, and a repeat of the key gets it back (:class:`Repeated`) without a change."""
+        commit, and a repeat of the key gets it back (:class:`Repeated`) without a change.
+
+        ``fresh`` False: ``loaded`` came from :meth:`load_recent` and may be stale; an error
+        or a change with nothing to do found on it is checked again on a fresh load."""
         return await self._run(
-            table_id, change, expect=expect, loaded=loaded, key=key, respond=respond
+            table_id, change, expect=expect, loaded=loaded, key=key, respond=respond, fresh=fresh
         )
 
     async def _run(
@@ -224,11 +250,14 @@ class Committer:
         loaded: TableRecord | None,
         key: str,
         respond: Respond[R] | None,
+        fresh: bool = True,
     ) -> Committed[T, R] | Repeated:
         store = self.ctx.store
         for _ in range(MAX_RETRIES):
-            rec = loaded if loaded is not None else await self.load(table_id)
-            loaded = None
+            if loaded is None:
+                rec, fresh = await self.load(table_id), True
+            else:
+                rec, loaded = loaded, None
             status_before = rec.status
             try:
                 if expect is not None and rec.version != expect:
@@ -239,12 +268,16 @@ class Committer:
                     )
                 changed = change(rec)
             except ServiceError:
+                if not fresh:
+                    continue  # found on a record that may be stale: again on a fresh load
                 # A repeat whose first call committed since: the first answer.
                 first = await store.idempotent_response(table_id, key) if key else None
                 if first is not None:
                     return Repeated(first)
                 raise
             if not changed.commit:
+                if not fresh:
+                    continue
                 return Committed(rec, changed.result, [], committed=False)
             done, version = await self._commit(table_id, rec, status_before, changed, key, respond)
             if done is not None:

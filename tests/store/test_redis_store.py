@@ -30,8 +30,10 @@ from service.store.redis.keys import Keys, Shard
 from service.store.redis.options import URL_OPTIONS
 from service.store.redis.reader import (
     CATCH_UPS_AT_ONCE,
+    RECORD_SEQ,
     LiveFeeds,
     Readers,
+    message_record,
     pack_events,
     stored_event,
     unpack_events,
@@ -493,6 +495,55 @@ def test_a_commits_events_pack_into_one_message_and_back() -> None:
     for bad in (packed[:-1], packed + b"x", b"", b"\x00\x00\x00\x05"):
         with pytest.raises(ValueError, match="not a live events message"):
             unpack_events(bad)
+    assert message_record(unpack_events(packed)) is None
+
+
+def test_a_message_carries_the_committed_record_as_an_entry_older_readers_skip() -> None:
+    events = [StoredEvent(7, b"public", {0: b"mine"}), StoredEvent(8, b"", {})]
+    record = b'{"f":1}' + bytes(range(256)) * 20
+    entries = unpack_events(pack_events(events, (12, record)))
+    assert message_record(entries) == (12, record)
+    assert entries[0][0] == RECORD_SEQ == 0
+    # what a reader delivers is every entry past the last it delivered (0 at the least):
+    # the events, never the record's entry
+    assert [stored_event(e) for e in entries if e[0] > 0] == events
+    assert unpack_events(pack_events(events)) == entries[1:]
+
+
+async def test_a_following_replica_knows_the_record_a_commit_published(redis_url: str) -> None:
+    """A replica that follows a table (it has watchers of it) knows the record of the last
+    commit it delivered: the record that commit stored, at the version it stored it at. It
+    knows none of a table it does not follow, none once a commit came without one (from a
+    replica of an older version) until the next, and none on the ``XREAD`` path."""
+    follower = RedisStore.from_url(redis_url)
+    writer = RedisStore.from_url(redis_url)
+    silent = RedisStore.from_url(redis_url)
+    silent.publish = False
+    xread = RedisStore.from_url(redis_url + "?pubsub=0")
+    try:
+        await writer.create("t", b"r0", "", None)
+        assert follower.recent("t") is None
+        sub = await follower.subscribe("t")
+        xsub = await xread.subscribe("t")
+        got = aiter(sub)
+        feeds = follower.readers
+        assert isinstance(feeds, LiveFeeds)
+        await eventually(lambda: feeds.connected, what="the subscription")
+        await writer.commit("t", Commit(1, b"r1", [ev(1)]))
+        assert await asyncio.wait_for(anext(got), 5) == ev(1)
+        assert follower.recent("t") == (2, b"r1") == await follower.load("t")
+        assert writer.recent("t") is None  # it follows no table
+        await silent.commit("t", Commit(2, b"r2", [ev(2)]))
+        await writer.commit("t", Commit(3, b"r3", [ev(3)]))  # after a gap: read, then known
+        assert [await asyncio.wait_for(anext(got), 5) for _ in range(2)] == [ev(2), ev(3)]
+        await eventually(lambda: follower.recent("t") == (4, b"r3"), what="the record")
+        assert xread.recent("t") is None
+        await sub.close()
+        await xsub.close()
+        assert follower.recent("t") is None  # no longer followed
+    finally:
+        for store in (follower, writer, silent, xread):
+            await store.close()
 
 
 async def test_a_missed_message_reaches_the_watchers_from_the_stream(redis_url: str) -> None:

@@ -28,6 +28,7 @@ from ..base import (
     ListedTable,
     LobbyCursor,
     LobbyEntry,
+    RecordData,
     Store,
     StoredEvent,
     StoreUnavailable,
@@ -227,6 +228,9 @@ class RedisStore(Store):
         self.index.remember(table_id, int(version), state)
         return int(version), record
 
+    def recent(self, table_id: str) -> tuple[int, RecordData] | None:
+        return self.readers.recent(table_id)
+
     async def find_invite(self, invite_code: str) -> str | None:
         # An invite code is in the shard of its table, which the code does not tell: every
         # shard is asked (at once).
@@ -247,9 +251,10 @@ class RedisStore(Store):
         options, index = self.options, self.index
         entry, score = encode_lobby(commit.lobby), lobby_score(commit.lobby)
         due = repr(commit.due_at) if commit.due_at else "0"
+        record = record_bytes(commit.record)
         head: list[bytes | str | int] = [
             commit.expected_version,
-            record_bytes(commit.record),
+            record,
             commit.idempotency_key,
             commit.response,
             entry,
@@ -264,7 +269,10 @@ class RedisStore(Store):
         ]
         tail: list[bytes | str | int] = ["", "", len(commit.events)]
         if self.publish and commit.events:
-            tail[:2] = [live_channel(self.keys, table_id, self._db), pack_events(commit.events)]
+            # the record too: a replica following the table can then commit the next change
+            # without loading it first (recent)
+            message = pack_events(commit.events, (commit.expected_version + 1, record))
+            tail[:2] = [live_channel(self.keys, table_id, self._db), message]
         for ev in commit.events:
             tail += [ev.seq, 1 + len(ev.private), "p", ev.public]
             for seat, data in ev.private.items():

@@ -75,6 +75,11 @@ class _Sources:
         if source is not None:
             source.end_all(reason)
 
+    def recent(self, table_id: str) -> tuple[int, bytes] | None:
+        """The table's record (version, bytes) as its last commit published it, while this
+        replica follows the table in step (:meth:`LiveFeed.record`); else None."""
+        return None
+
 
 class Readers(_Sources):
     """This replica's stream readers, one per table with local watchers."""
@@ -319,11 +324,24 @@ def live_channel(keys: Keys, table_id: str, db: int) -> str:
     return f"{keys.table(table_id)}:live:{db}"
 
 
-def pack_events(events: Sequence[StoredEvent]) -> bytes:
+RECORD_SEQ = 0
+"""The sequence number of a message's first entry when it carries the committed record
+(fields ``v``: its version, ``r``: its bytes) rather than an event. A reader delivers only
+sequence numbers past what it delivered, so a replica that does not know this entry skips
+it as an event already delivered."""
+
+
+def pack_events(events: Sequence[StoredEvent], record: tuple[int, bytes] | None = None) -> bytes:
     """A commit's events as the one message it publishes: for each event its sequence number,
     time and ended seat, and the fields of its stream entry (``p`` and each seat's private
-    variant), in order (:func:`unpack_events`)."""
-    parts = [_COUNT.pack(len(events))]
+    variant), in order (:func:`unpack_events`). With ``record`` (version, bytes), the record
+    the commit stored first, as an entry numbered :data:`RECORD_SEQ`."""
+    parts = [_COUNT.pack(len(events) + (record is not None))]
+    if record is not None:
+        version, data = record
+        parts += (_EVENT.pack(RECORD_SEQ, 0.0, -1, 2), _NAME.pack(1), b"v")
+        parts += (_SIZE.pack(len(b"%d" % version)), b"%d" % version)
+        parts += (_NAME.pack(1), b"r", _SIZE.pack(len(data)), data)
     for ev in events:
         fields = [(b"p", ev.public), *((b"%d" % seat, data) for seat, data in ev.private.items())]
         parts.append(_EVENT.pack(ev.seq, ev.time, ev.ended_seat, len(fields)))
@@ -364,6 +382,17 @@ def _cancelled() -> None:
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError
+
+
+def message_record(entries: Sequence[Entry]) -> tuple[int, bytes] | None:
+    """The record a message's entries carry (:func:`pack_events`), or None."""
+    if not entries or entries[0][0] != RECORD_SEQ:
+        return None
+    fields = entries[0][1]
+    try:
+        return int(fields[b"v"]), fields[b"r"]
+    except (KeyError, ValueError):
+        return None
 
 
 def stored_event(entry: Entry) -> StoredEvent:
@@ -425,6 +454,10 @@ class LiveFeeds(_Sources):
     def channel(self, table_id: str) -> str:
         """The channel a commit of ``table_id`` publishes its events on."""
         return live_channel(self.keys, table_id, self._db)
+
+    def recent(self, table_id: str) -> tuple[int, bytes] | None:
+        feed = self.active.get(table_id)
+        return None if feed is None or feed.held is not None else feed.record
 
     def _start(self, table_id: str, last_seq: int) -> LiveFeed:
         feed = self.active[table_id] = LiveFeed(self, table_id, last_seq)
@@ -635,12 +668,18 @@ class LiveFeed(_Source):
         """The next read checks the table's history first."""
         self._failed = False
         """The last catch-up could not reach Redis: the next sweep tries again."""
+        self.record: tuple[int, bytes] | None = None
+        """The table's record (version, bytes) that the message delivered last carried,
+        when that message's events are the last delivered (None: not known). A commit
+        published since, not yet delivered, makes it stale: who uses it (a load that saves
+        its round trip) commits only if the table is still at its version."""
 
     def _forget(self) -> None:
         self.feeds.forget(self)
 
     def hold(self) -> None:
         """Hold messages until the next catch-up (the subscription is being made again)."""
+        self.record = None
         if self.held is None:
             self.held = []
 
@@ -666,8 +705,18 @@ class LiveFeed(_Source):
             log.exception("live_message_unreadable", table_id=self.table_id)
             self.catch_up(check=False)  # the stream has what it held
             return
-        if not self._deliver(entries):
+        if not self._take(entries):
             self.catch_up(check=False)  # it does not continue what was delivered: read
+            if self.held is not None:
+                self.held.append(data)  # after the read: its record, if still the last
+
+    def _take(self, entries: Sequence[Entry]) -> bool:
+        """Deliver a message's events (:meth:`_deliver`) and keep the record it carries if
+        its events are the last delivered."""
+        ok = self._deliver(entries)
+        record = message_record(entries) if ok else None
+        self.record = record if record is not None and entries[-1][0] == self.seq else None
+        return ok
 
     def _deliver(self, entries: Sequence[Entry]) -> bool:
         """Deliver the events that continue what was delivered (those already delivered are
@@ -706,7 +755,7 @@ class LiveFeed(_Source):
                 if not await self._read(check):
                     return
                 held, self.held = self.held or [], None
-                in_step = all(self._deliver(unpack_events(data)) for data in held)
+                in_step = all(self._take(unpack_events(data)) for data in held)
                 self.seen = time.monotonic()
                 if in_step and not self._again:
                     return
