@@ -64,7 +64,7 @@ class Settings:
     """On SIGTERM: how long open calls get to finish before streams end with UNAVAILABLE."""
     bot_delay_s: float = 0.5
     """How long a server-side bot waits before it plays (0 in tests)."""
-    scheduler_poll_s: float = 0.05
+    scheduler_poll_s: float = 0.5
     claim_lease_s: float = 1.0
     """How long a claimed due item (a turn deadline, a bot's turn) stays reserved for the
     replica that claimed it past its last renewal: the replica renews it every third of
@@ -186,7 +186,8 @@ _HELP = {
     "max_streams": "refuse spectator WatchTable streams once this replica holds this many streams",
     "grace_s": "seconds open calls get on SIGTERM before streams end with UNAVAILABLE",
     "bot_delay_s": "seconds a server-side bot waits before playing",
-    "scheduler_poll_s": "how often the scheduler looks for due turns",
+    "scheduler_poll_s": "how often the scheduler looks for due turns at the latest (a commit on "
+    "this replica that makes a turn due sooner wakes it)",
     "claim_lease_s": "seconds a claimed due item stays reserved for the replica that claimed it "
     "past its last renewal (renewed while it works on it)",
     "finished_ttl_s": "seconds a finished table is kept",

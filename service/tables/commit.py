@@ -64,9 +64,6 @@ log = structlog.get_logger("tute.tables")
 MAX_RETRIES = 16
 DECODED_MAX = 4096
 """The most tables whose last committed record this replica keeps decoded (:class:`Committer`)."""
-DUE_NOW_S = 0.001
-"""A table due within this much of a commit is due now: the scheduler is woken for it."""
-
 T = TypeVar("T")
 
 
@@ -120,10 +117,11 @@ class Repeated:
 class Committer:
     """Reads tables and commits their changes, through one store."""
 
-    def __init__(self, ctx: Context, *, wake: Callable[[], None]) -> None:
+    def __init__(self, ctx: Context, *, due: Callable[[float], None]) -> None:
         self.ctx = ctx
-        self._wake = wake
-        """Wakes the scheduler (a committed table is due now)."""
+        self._due = due
+        """Tells the scheduler a committed table falls due at a time (it looks then at the
+        latest)."""
         self._decoded: dict[str, tuple[RecordData, TableRecord]] = {}
         """By table: the record data this replica committed last and the record they
         encode. A load that finds that very data in the store (the table has not changed
@@ -334,8 +332,8 @@ class Committer:
         if not outcome.applied:
             return None, outcome.version
         self._keep_decoded(table_id, data, kept)
-        if rec.status != WAITING and due and due <= now + DUE_NOW_S:
-            self._wake()
+        if rec.status != WAITING and due:
+            self._due(due)
         if rec.status != status_before:
             _log_match(rec, status_before)
             if rec.status == FINISHED:

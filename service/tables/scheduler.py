@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import random
 import secrets
 from typing import Any
@@ -37,6 +38,23 @@ GAUGE_EVERY_S = 2.0
 """How often the tables-by-status gauge is read from the store."""
 
 
+class Alarm:
+    """When this replica's scheduler looks at the due tables next, and how a commit of this
+    replica makes it look sooner: a table that falls due before then wakes it (one that falls
+    due later is found by the look before it, which asks the store when the next one is)."""
+
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+        self.at = math.inf
+        """The clock time of the next look (infinity while it looks: any commit then makes
+        it look again)."""
+
+    def due(self, at: float) -> None:
+        """A commit made a table due at ``at``."""
+        if at < self.at:
+            self.event.set()
+
+
 class Scheduler:
     """This replica's share of the due work, and the bots' thinking."""
 
@@ -46,14 +64,14 @@ class Scheduler:
         commits: Committer,
         streams: Streams,
         bots: BotPool,
-        wake: asyncio.Event,
+        alarm: Alarm,
     ) -> None:
         self.ctx = ctx
         self.commits = commits
         self.streams = streams
         self.bots = bots
         """Worker processes for the bots' moves (see :mod:`service.bots`)."""
-        self._wake = wake
+        self._alarm = alarm
         self._rng = random.Random(secrets.randbits(64))
         self._thinking: dict[str, asyncio.Task[None]] = {}
         """Tables whose bot on turn is thinking on this replica."""
@@ -70,7 +88,12 @@ class Scheduler:
         ctx = self.ctx
         # Not only cancellation ends the loop: on Python 3.11 asyncio.wait_for (redis-py uses
         # it) can swallow a cancel that comes as the awaited call completes.
+        alarm = self._alarm
         while not self.streams.closing:
+            # cleared before the look, not after: a table that falls due during it is found
+            # by the next look, at once
+            alarm.event.clear()
+            alarm.at = math.inf
             try:
                 await self._keep_leases()
                 now = ctx.clock()
@@ -93,14 +116,18 @@ class Scheduler:
                 # the rest of a batch is not worked on: its claims lapse
                 self._leases = {t: at for t, at in self._leases.items() if t in self._thinking}
             wait = ctx.settings.scheduler_poll_s
+            now = ctx.clock()
             if next_due is not None:
-                wait = min(wait, max(0.0, next_due - ctx.clock()))
-            self._wake.clear()
+                wait = min(wait, max(0.0, next_due - now))
+            if self._leases:  # renewed in time, whatever the poll
+                renew_at = self._leases_renewed + ctx.settings.claim_lease_s / 3
+                wait = min(wait, max(0.0, renew_at - now))
+            alarm.at = now + wait
             # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a cancel that
             # comes as the wait ends, and the loop would go on after its task was cancelled
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(wait):
-                    await self._wake.wait()
+                    await alarm.event.wait()
 
     async def _work(self, items: list[Any], now: float) -> None:
         """Work on the claimed due items, one by one."""

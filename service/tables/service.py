@@ -13,8 +13,6 @@ results into responses. Stateless but for open streams and the scheduler's work.
 
 from __future__ import annotations
 
-import asyncio
-
 import engine
 from engine.record import MatchRecord
 
@@ -32,7 +30,7 @@ from . import records
 from .access import check_table_id
 from .commit import Committer, Context
 from .model import TableRecord
-from .scheduler import Scheduler
+from .scheduler import Alarm, Scheduler
 from .streams import Streams
 
 
@@ -60,8 +58,8 @@ class TableService:
             history if history is not None else open_history(settings.history),
             players if players is not None else open_players(settings.players or settings.history),
         )
-        wake = asyncio.Event()
-        self.commits = Committer(self.ctx, wake=wake.set)
+        alarm = Alarm()
+        self.commits = Committer(self.ctx, due=alarm.due)
         self.limits = Limits(store, settings, metrics, self._now)
         self.callers = CallerResolver(settings.trusted_proxy_header, settings.trusted_proxies)
         self.streams = Streams(self.ctx, self.commits, self.limits)
@@ -70,7 +68,7 @@ class TableService:
             self.commits,
             self.streams,
             BotPool(settings.bot_workers, settings.bot_budget_scale),
-            wake,
+            alarm,
         )
 
     @property

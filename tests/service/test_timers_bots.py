@@ -203,3 +203,18 @@ async def test_bots_play_on_two_replicas_without_double_moves() -> None:
         elif kind(e) == "card_played":
             assert e.card_played.seat == turn, "a card from a seat not on turn"
             turn = None  # one card per turn
+
+
+async def test_a_commit_wakes_its_scheduler_whatever_the_poll() -> None:
+    """A bot's turn that a commit makes due wakes that replica's scheduler, for when it is due
+    (each bot waits ``bot_delay_s``): with a poll of a minute, a match of bots still plays out
+    at the bots' pace (each move's commit makes the next bot's turn due)."""
+    async with inprocess_stubs(1, scheduler_poll_s=60.0, bot_delay_s=0.01) as (stub,):
+        tid = await bots_only(stub, "corriente-6")
+        watcher = Watcher(stub, tid, resume_after=0)
+        try:
+            await watcher.wait_until(
+                lambda w: any(kind(e) == "match_ended" for e in w.events), timeout=20
+            )
+        finally:
+            await watcher.close()
