@@ -164,6 +164,10 @@ class Player:
         self.watcher = watcher
         self.rng = rng
         self.actions = 0
+        self.go = asyncio.Event()
+        """Set: the player plays; cleared, it waits before its next action (a test pausing
+        the match)."""
+        self.go.set()
         self.task = asyncio.create_task(self._run())
 
     def _turn_after(self, seq: int) -> int:
@@ -189,6 +193,7 @@ class Player:
             if self.watcher.ended:
                 return
             handled = self._turn_after(handled)
+            await self.go.wait()
             view = await self._view()
             while (
                 view.status != FINISHED

@@ -70,6 +70,15 @@ class Match:
             for s, t in tokens.items()
         ]
 
+    def pause(self) -> None:
+        """Its players wait before their next action (one under way completes)."""
+        for p in self.players:
+            p.go.clear()
+
+    def resume(self) -> None:
+        for p in self.players:
+            p.go.set()
+
     @property
     def watchers(self) -> list[ResumingWatcher]:
         return [*self.seat_watchers.values(), *self.spectators]
@@ -138,15 +147,24 @@ async def play_matches(
     **options: Any,
 ) -> list[Match]:
     """Play ``count`` matches at once; with ``kill_after_events``, kill -9 replica 0 once
-    every match has that many events."""
+    every match has that many events (each match paused there until the kill: its players
+    wait, so none ends first however fast the others are set up and played)."""
     rng = random.Random(seed)
-    matches = [await Match.start(replicas, rng, i, **options) for i in range(count)]
+    matches = []
+    for i in range(count):
+        matches.append(await Match.start(replicas, rng, i, **options))
+        if kill_after_events:
+            matches[-1].pause()  # before its players act: the others are still being set up
     try:
         if kill_after_events:
-            for m in matches:
+            for m in matches:  # each played up to the kill's point, then paused
+                m.resume()
                 await m.spectators[1].wait_until(lambda w: len(w.events) >= kill_after_events)
+                m.pause()
             assert not any(m.spectators[1].ended for m in matches), "killed too late"
             replicas[0].kill9()
+            for m in matches:
+                m.resume()
         await asyncio.gather(*(m.finish() for m in matches))
         for m in matches:
             await m.check(replicas, options)

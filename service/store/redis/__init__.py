@@ -82,8 +82,9 @@ class RedisStore(Store):
         client = link.client
         self._create = Script(client, "create")
         self._delete = Script(client, "delete")
-        self._commit = Script(client, "commit")
-        self._commit_indexed = Script(client, "commit_indexed")
+        # the scripts of every move: pipelined on one connection on a single Redis
+        self._commit = Script(client, "commit", mux=link.mux)
+        self._commit_indexed = Script(client, "commit_indexed", mux=link.mux)
         self._create_indexed = Script(client, "create_indexed")
         self._delete_indexed = Script(client, "delete_indexed")
         self._claim = Script(client, "claim")

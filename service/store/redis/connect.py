@@ -21,6 +21,7 @@ from redis.exceptions import NoScriptError, RedisClusterException, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ..base import StoreUnavailable
+from .mux import Mux
 from .options import URL_OPTIONS, RedisOptions
 
 Client = aredis.Redis | RedisCluster
@@ -120,12 +121,20 @@ class Script:
     redis-py's ``register_script`` would instead load an unknown script on every primary, so
     that one primary down would break the first use of a script on the others."""
 
-    def __init__(self, client: Client, name: str) -> None:
+    def __init__(self, client: Client, name: str, *, mux: Mux | None = None) -> None:
         self.client = client
+        self.mux = mux
+        """Where it is sent instead of through the client (:class:`.mux.Mux`), if anywhere."""
         self.text = SCRIPTS[name]
         self.sha = hashlib.sha1(self.text.encode()).hexdigest()
 
     async def __call__(self, keys: Sequence[str], args: Sequence[bytes | str | int]) -> Any:
+        mux = self.mux
+        if mux is not None:
+            try:
+                return await mux.call("EVALSHA", self.sha, len(keys), *keys, *args)
+            except NoScriptError:
+                return await mux.call("EVAL", self.text, len(keys), *keys, *args)
         try:
             return await self.client.evalsha(self.sha, len(keys), *keys, *args)
         except NoScriptError:
@@ -145,9 +154,12 @@ class Link:
         where: str = "Redis",
         max_calls: int = 0,
         timeout_s: float = 1.0,
+        mux: Mux | None = None,
     ) -> None:
         self.client = client
         self.readers = readers
+        self.mux = mux
+        """The pipelined connection of a single Redis, for the hot path (None: a Cluster)."""
         self.where = where
         self.cluster = isinstance(client, RedisCluster)
         self._gate = asyncio.Semaphore(max_calls) if max_calls > 0 else None
@@ -199,6 +211,8 @@ class Link:
             )
 
     async def close(self) -> None:
+        if self.mux is not None:
+            await self.mux.close()
         for client in (self.client, self.readers):
             with contextlib.suppress(Exception):
                 await client.aclose()
@@ -284,5 +298,6 @@ def open_link(
         aredis.Redis.from_pool(readers_pool),
         where=where,
         timeout_s=timeout,
+        mux=Mux(pool, timeout),
     )
     return link, options
