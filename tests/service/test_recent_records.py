@@ -46,6 +46,17 @@ def _recent(store: Any, monkeypatch: pytest.MonkeyPatch, found: tuple[int, Recor
     monkeypatch.setattr(store, "recent", lambda table_id: found)
 
 
+async def _started(server: Server, stub: Any) -> tuple[Any, Seated, str, list[Any], Any]:
+    """A match under way: the store, the table, the token on turn, its legal actions, and the
+    table's (version, record) now."""
+    seated = await table_with_humans(stub)
+    store = server.app.commits.ctx.store
+    token, legal = await _turn(stub, seated)
+    found = await store.load(seated.table_id)
+    assert found is not None
+    return store, seated, token, legal, found
+
+
 async def _submit(stub: Any, table_id: str, token: str, action: Any) -> Any:
     return await stub.SubmitAction(
         service_pb2.SubmitActionRequest(table_id=table_id, action=action, omit_view=True),
@@ -56,11 +67,7 @@ async def _submit(stub: Any, table_id: str, token: str, action: Any) -> Any:
 async def test_an_action_on_the_current_record_reads_nothing_from_the_store(
     server: Server, stub: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    seated = await table_with_humans(stub)
-    store = server.app.commits.ctx.store
-    token, legal = await _turn(stub, seated)
-    found = await store.load(seated.table_id)
-    assert found is not None
+    store, seated, token, legal, found = await _started(server, stub)
     _recent(store, monkeypatch, found)
     loaded = _loads(store, monkeypatch)
     done = await _submit(stub, seated.table_id, token, legal[0])
@@ -130,11 +137,7 @@ async def test_a_seat_taken_after_the_stale_record_still_acts(
 async def test_an_error_on_a_stale_record_is_the_fresh_records_error(
     server: Server, stub: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    seated = await table_with_humans(stub)
-    store = server.app.commits.ctx.store
-    token, legal = await _turn(stub, seated)
-    stale = await store.load(seated.table_id)
-    assert stale is not None
+    store, seated, token, legal, stale = await _started(server, stub)
     await _submit(stub, seated.table_id, token, legal[0])
     version = (await view_of(stub, seated.table_id, None)).version
     _recent(store, monkeypatch, stale)

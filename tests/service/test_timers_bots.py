@@ -157,6 +157,18 @@ async def bots_only(stub: Stub, preset: str, **options: Any) -> str:
     return str(created.table_id)
 
 
+async def _watch_to_the_end(stub: Stub, table_id: str) -> list[Any]:
+    """The table's events until its match ended (within 20 s)."""
+    watcher = Watcher(stub, table_id, resume_after=0)
+    try:
+        await watcher.wait_until(
+            lambda w: any(kind(e) == "match_ended" for e in w.events), timeout=20
+        )
+    finally:
+        await watcher.close()
+    return watcher.events
+
+
 @pytest.mark.parametrize("preset", ["parejas", "corriente-8", "tres"])
 async def test_bots_finish_a_match_with_nobody_at_the_keyboard(stub, preset: str) -> None:
     # The bots play at once; a short clock must not matter (bots are never timed out).
@@ -186,15 +198,7 @@ async def test_bots_finish_a_match_with_nobody_at_the_keyboard(stub, preset: str
 async def test_bots_play_on_two_replicas_without_double_moves() -> None:
     """Two schedulers on one store: each bot turn is played once (gap-free, one card a turn)."""
     async with inprocess_stubs(2) as (one, two):
-        tid = await bots_only(one, "corriente-6")
-        watcher = Watcher(two, tid, resume_after=0)
-        try:
-            await watcher.wait_until(
-                lambda w: any(kind(e) == "match_ended" for e in w.events), timeout=20
-            )
-        finally:
-            await watcher.close()
-    events = watcher.events
+        events = await _watch_to_the_end(two, await bots_only(one, "corriente-6"))
     assert_gap_free(events, 1, events[-1].sequence)
     turn = None
     for e in events:
@@ -210,11 +214,5 @@ async def test_a_commit_wakes_its_scheduler_whatever_the_poll() -> None:
     (each bot waits ``bot_delay_s``): with a poll of a minute, a match of bots still plays out
     at the bots' pace (each move's commit makes the next bot's turn due)."""
     async with inprocess_stubs(1, scheduler_poll_s=60.0, bot_delay_s=0.01) as (stub,):
-        tid = await bots_only(stub, "corriente-6")
-        watcher = Watcher(stub, tid, resume_after=0)
-        try:
-            await watcher.wait_until(
-                lambda w: any(kind(e) == "match_ended" for e in w.events), timeout=20
-            )
-        finally:
-            await watcher.close()
+        events = await _watch_to_the_end(stub, await bots_only(stub, "corriente-6"))
+    assert kind(events[-1]) == "match_ended"
