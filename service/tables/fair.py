@@ -128,8 +128,21 @@ class FairLog:
         )
 
     @classmethod
-    def from_json(cls, data: list[Any]) -> FairLog:
-        return cls(data[0], data[1], data[2], data[3], data[4], data[5])
+    def from_json(cls, data: list[Any], text: str = "") -> FairLog:
+        """The log of ``data``; with ``text``, the JSON text ``data`` was parsed from, whose
+        actions' part :meth:`json_text` then reuses rather than encoding them again (a record
+        another replica committed: its next commit here would encode every action of the
+        match). Text that is not :meth:`json_text`'s own form of ``data`` is not used."""
+        log = cls(data[0], data[1], data[2], data[3], data[4], data[5])
+        if text:
+            head = json.dumps(data[:4], separators=_COMPACT)[:-1] + ",["
+            tail = "]," + json.dumps(data[5:], separators=_COMPACT)[1:]
+            if len(text) >= len(head) + len(tail) and text.startswith(head) and text.endswith(tail):
+                # what is between is the actions' array, without its brackets, as parsed
+                actions = log.actions
+                inner = text[len(head) : len(text) - len(tail)]
+                log._actions_text = (len(actions), actions[-1] if actions else None, inner)
+        return log
 
 
 def start(

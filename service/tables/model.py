@@ -281,6 +281,16 @@ def _attributes(obj: _D) -> _D:
     return new
 
 
+_FAIR_KEY = b',"fair":'
+
+
+def _fair_text(head: bytes) -> str:
+    """The fair log's JSON text in a record's head: its last value (:func:`encode_record`;
+    no string in the log holds an unescaped quote, so the key is found only where it is)."""
+    at = head.rfind(_FAIR_KEY)
+    return head[at + len(_FAIR_KEY) : -1].decode() if at >= 0 and head.endswith(b"}") else ""
+
+
 def decode_record(data: bytes) -> TableRecord:
     """The record :func:`encode_record` made these bytes from (``ValueError``: not a record of
     this format)."""
@@ -318,7 +328,7 @@ def decode_record(data: bytes) -> TableRecord:
         away={int(seat): since for seat, since in d.get("away", {}).items()},
         owner_token_hash=d.get("owner", ""),
         expires_at=d.get("expires", 0.0),
-        fair=FairLog.from_json(fair) if (fair := d.get("fair")) is not None else None,
+        fair=None if (fair := d.get("fair")) is None else FairLog.from_json(fair, _fair_text(head)),
         ranked=d.get("ranked", False),
         rated=d.get("rated", False),
     )
