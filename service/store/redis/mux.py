@@ -35,18 +35,46 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 READ_SIZE = 1 << 16
 
 
+def reply_parser() -> hiredis.Reader:
+    """A parser of Redis replies whose error replies are the exceptions redis-py raises."""
+    return hiredis.Reader(protocolError=InvalidResponse, replyError=BaseParser.parse_error)
+
+
+def streams(conn: Any) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """The streams of a connection redis-py made and set up (connected, authenticated, its
+    database selected), for a caller that reads and writes them itself from then on."""
+    return conn._reader, conn._writer  # noqa: SLF001
+
+
+async def read_replies(
+    stream: asyncio.StreamReader, parser: hiredis.Reader, timeout_s: float | None
+) -> list[Any]:
+    """The replies one read of ``stream`` completes (at least one; an error reply is
+    returned as its exception). ConnectionError when the connection closed, TimeoutError
+    after ``timeout_s`` without a whole reply."""
+    replies: list[Any] = []
+    try:
+        async with asyncio.timeout(timeout_s):
+            while not replies:
+                data = await stream.read(READ_SIZE)
+                if not data:
+                    raise RedisConnectionError("Connection closed by server.")
+                parser.feed(data)
+                while (reply := parser.gets()) is not False:
+                    replies.append(reply)
+    except TimeoutError:
+        raise RedisTimeoutError("Timeout reading from Redis") from None
+    return replies
+
+
 class _Pipe:
     """One connection and the calls waiting for its replies, in order."""
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
-        # the streams redis-py opened (and set up) for this connection, which it no longer uses
-        self.writer: asyncio.StreamWriter = conn._writer  # noqa: SLF001
-        self.stream: asyncio.StreamReader = conn._reader  # noqa: SLF001
+        self.stream, self.writer = streams(conn)
         self.pending: deque[asyncio.Future[Any]] = deque()
-        self.parser = hiredis.Reader(
-            protocolError=InvalidResponse, replyError=BaseParser.parse_error
-        )
+        self.parser = reply_parser()
         self.task: asyncio.Task[None] | None = None
         self.error: BaseException | None = None
         """Why it broke (None: it has not)."""
@@ -97,14 +125,10 @@ class Mux:
             return pipe
 
     async def _read(self, pipe: _Pipe) -> None:
-        parser, pending = pipe.parser, pipe.pending
+        pending = pipe.pending
         try:
             while True:
-                data = await pipe.stream.read(READ_SIZE)
-                if not data:
-                    raise RedisConnectionError("Connection closed by server.")
-                parser.feed(data)
-                while (reply := parser.gets()) is not False:
+                for reply in await read_replies(pipe.stream, pipe.parser, None):
                     future = pending.popleft()
                     if future.done():
                         continue  # its call was cancelled or timed out

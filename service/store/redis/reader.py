@@ -20,6 +20,7 @@ from redis.exceptions import RedisClusterException, ResponseError
 from ..base import QueueSubscription, StoredEvent, Subscription
 from .connect import UNREACHABLE, Client, Script, unavailable
 from .keys import Keys
+from .mux import read_replies, reply_parser, streams
 from .options import RedisOptions
 
 log = structlog.get_logger("tute.store.redis")
@@ -435,6 +436,9 @@ class LiveFeeds(_Sources):
         """The active feeds by channel."""
         self._conn: Any = None
         """The subscriber connection, once connected and subscribed (None: not now)."""
+        self._stream: asyncio.StreamReader | None = None
+        self._parser = reply_parser()
+        """Where its replies are read, and their parser (a new one per connection)."""
         self._ops: list[tuple[str, bytes]] = []
         """SUBSCRIBE and UNSUBSCRIBE of one channel each, to send in this order."""
         self._unconfirmed: Counter[bytes] = Counter()
@@ -537,6 +541,8 @@ class LiveFeeds(_Sources):
         except BaseException:
             await conn.disconnect(nowait=True)
             raise
+        # its replies are read from its stream here (_listen); redis-py only sends on it
+        self._stream, self._parser = streams(conn)[0], reply_parser()
         self._conn = conn
         self._send_wake.set()
 
@@ -553,9 +559,13 @@ class LiveFeeds(_Sources):
                     if self.down_since is not None:
                         log.info("live_events_back", tables=len(self.active))
                     self.down_since, delay = None, 0.05
-                # push_request: redis-py hands a subscribed connection's messages to the
-                # caller only when asked to (else it takes them for notifications of its own)
-                reply = await self._conn.read_response(push_request=True)
+                # every message one read completes, parsed here rather than through
+                # redis-py's read_response, which takes a reply at a time
+                stream = cast(asyncio.StreamReader, self._stream)  # set with the connection
+                replies = await read_replies(stream, self._parser, self._conn.socket_timeout)
+                error = next((r for r in replies if isinstance(r, Exception)), None)
+                if error is not None:
+                    raise error
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -564,10 +574,11 @@ class LiveFeeds(_Sources):
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 0.5)
                 continue
-            try:
-                self._dispatch(reply)
-            except Exception:
-                log.exception("live_message_failed")  # a bug: the feeds catch up when idle
+            for reply in replies:
+                try:
+                    self._dispatch(reply)
+                except Exception:
+                    log.exception("live_message_failed")  # a bug: the feeds catch up when idle
 
     async def _lost(self, exc: Exception) -> None:
         """The connection failed: drop it; the feeds hold their messages until it is back
