@@ -77,10 +77,10 @@ async def test_error_replies_are_redis_py_errors(redis_url: str, admin: aredis.R
 async def test_a_call_whose_reply_is_cancelled_leaves_the_others_theirs(redis_url: str) -> None:
     mux = _mux(redis_url)
     try:
+        assert await mux.call("PING") == b"PONG"  # connected: a call writes in its first step
         slow = asyncio.create_task(mux.call("BLPOP", "empty", 0.2))
-        await asyncio.sleep(0)
         quick = asyncio.create_task(mux.call("ECHO", "after"))
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0)  # both sent, in this order
         slow.cancel()
         assert await quick == b"after"  # BLPOP's nil reply went to nobody
         assert await mux.call("ECHO", "next") == b"next"
@@ -104,8 +104,8 @@ async def test_a_killed_connection_is_made_again(redis_url: str, admin: aredis.R
 async def test_a_slow_reply_fails_the_calls_waiting_on_its_connection(redis_url: str) -> None:
     mux = _mux(redis_url, timeout_s=0.2)
     try:
+        assert await mux.call("PING") == b"PONG"  # connected: a call writes in its first step
         blocked = asyncio.create_task(mux.call("BLPOP", "empty", 5))
-        await asyncio.sleep(0)
         behind = asyncio.create_task(mux.call("ECHO", "behind"))
         with pytest.raises(RedisTimeoutError):
             await blocked
