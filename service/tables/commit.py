@@ -132,14 +132,10 @@ class Committer:
         """The table's record; with ``presence``, also which seats are connected (on any
         replica) for the views built from it."""
         check_table_id(table_id)
-        store = self.ctx.store
-        found = await store.load(table_id)
+        found = await self.ctx.store.load(table_id)
         if found is None:
             raise NotFound("no such table", reason=Reason.TABLE_NOT_FOUND)
-        rec = self._record(table_id, *found)
-        if presence:
-            rec.connected = connected(rec, await store.present_watchers(table_id, self.ctx.clock()))
-        return rec
+        return await self._present(self._record(table_id, *found), presence)
 
     async def load_recent(
         self, table_id: str, *, presence: bool = True
@@ -150,14 +146,17 @@ class Committer:
         if it has not, and checks on a fresh load whatever the change finds wrong with it.
         (record, True): read from the store (:meth:`load`)."""
         check_table_id(table_id)
-        store = self.ctx.store
-        found = store.recent(table_id)
+        found = self.ctx.store.recent(table_id)
         if found is None:
             return await self.load(table_id, presence=presence), True
-        rec = self._record(table_id, *found)
+        return await self._present(self._record(table_id, *found), presence), False
+
+    async def _present(self, rec: TableRecord, presence: bool) -> TableRecord:
+        """``rec``, with which seats are connected (on any replica) when ``presence``."""
         if presence:
-            rec.connected = connected(rec, await store.present_watchers(table_id, self.ctx.clock()))
-        return rec, False
+            watchers = await self.ctx.store.present_watchers(rec.table_id, self.ctx.clock())
+            rec.connected = connected(rec, watchers)
+        return rec
 
     def _record(self, table_id: str, version: int, data: RecordData) -> TableRecord:
         """The record of ``data``: a copy of the one kept decoded when it is that one."""
