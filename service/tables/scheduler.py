@@ -41,16 +41,29 @@ GAUGE_EVERY_S = 2.0
 class Alarm:
     """When this replica's scheduler looks at the due tables next, and how a commit of this
     replica makes it look sooner: a table that falls due before then wakes it (one that falls
-    due later is found by the look before it, which asks the store when the next one is)."""
+    due later is found by the look before it, which asks the store when the next one is).
+    During a look nothing wakes it: the soonest due time committed meanwhile bounds its next
+    sleep instead (a look per commit would keep it looking under load)."""
 
     def __init__(self) -> None:
         self.event = asyncio.Event()
         self.at = math.inf
-        """The clock time of the next look (infinity while it looks: any commit then makes
-        it look again)."""
+        """The clock time of the next look (minus infinity during one)."""
+        self.soonest = math.inf
+        """The soonest due time committed since the current look began."""
+
+    def looking(self) -> None:
+        """A look begins: it serves every wake before it."""
+        self.event.clear()
+        self.at, self.soonest = -math.inf, math.inf
+
+    def sleep_until(self, at: float) -> None:
+        """The look ended; the next is at ``at`` unless a commit makes a table due sooner."""
+        self.at = at
 
     def due(self, at: float) -> None:
         """A commit made a table due at ``at``."""
+        self.soonest = min(self.soonest, at)
         if at < self.at:
             self.event.set()
 
@@ -90,10 +103,9 @@ class Scheduler:
         # it) can swallow a cancel that comes as the awaited call completes.
         alarm = self._alarm
         while not self.streams.closing:
-            # cleared before the look, not after: a table that falls due during it is found
-            # by the next look, at once
-            alarm.event.clear()
-            alarm.at = math.inf
+            # cleared before the look, not after: a table that falls due during it bounds
+            # the sleep after it (at once when it is due already)
+            alarm.looking()
             try:
                 await self._keep_leases()
                 now = ctx.clock()
@@ -117,12 +129,13 @@ class Scheduler:
                 self._leases = {t: at for t, at in self._leases.items() if t in self._thinking}
             wait = ctx.settings.scheduler_poll_s
             now = ctx.clock()
-            if next_due is not None:
-                wait = min(wait, max(0.0, next_due - now))
+            for at in (next_due, alarm.soonest):
+                if at is not None:
+                    wait = min(wait, max(0.0, at - now))
             if self._leases:  # renewed in time, whatever the poll
                 renew_at = self._leases_renewed + ctx.settings.claim_lease_s / 3
                 wait = min(wait, max(0.0, renew_at - now))
-            alarm.at = now + wait
+            alarm.sleep_until(now + wait)
             # asyncio.timeout, not wait_for: Python 3.11's wait_for can swallow a cancel that
             # comes as the wait ends, and the loop would go on after its task was cancelled
             with contextlib.suppress(TimeoutError):

@@ -10,11 +10,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
 
 import engine
+from service.tables.scheduler import Alarm
 from tests.support.clock import FakeClock
 from tests.support.replicas import inprocess_replicas, inprocess_stubs
 from tute.v1 import rules_pb2, service_pb2, service_pb2_grpc, table_pb2
@@ -216,3 +218,22 @@ async def test_a_commit_wakes_its_scheduler_whatever_the_poll() -> None:
     async with inprocess_stubs(1, scheduler_poll_s=60.0, bot_delay_s=0.01) as (stub,):
         events = await _watch_to_the_end(stub, await bots_only(stub, "corriente-6"))
     assert kind(events[-1]) == "match_ended"
+
+
+def test_the_alarm_wakes_a_sleeping_scheduler_only_for_a_sooner_table() -> None:
+    """During a look commits do not wake the scheduler (under load it would look without
+    end); the soonest due time they made bounds the sleep after it. Asleep, it wakes for a
+    table due before its next look only."""
+    alarm = Alarm()
+    alarm.looking()
+    alarm.due(130.0)  # a human's turn clock, committed during the look
+    alarm.due(100.5)  # a bot's turn
+    assert not alarm.event.is_set()
+    assert alarm.soonest == 100.5
+    alarm.sleep_until(100.5)
+    alarm.due(131.0)
+    assert not alarm.event.is_set()
+    alarm.due(100.2)
+    assert alarm.event.is_set()
+    alarm.looking()  # the look serves every wake before it
+    assert not alarm.event.is_set() and alarm.soonest == math.inf
