@@ -436,9 +436,8 @@ class LiveFeeds(_Sources):
         """The active feeds by channel."""
         self._conn: Any = None
         """The subscriber connection, once connected and subscribed (None: not now)."""
-        self._stream: asyncio.StreamReader | None = None
         self._parser = reply_parser()
-        """Where its replies are read, and their parser (a new one per connection)."""
+        """The parser of its replies (a new one per connection)."""
         self._ops: list[tuple[str, bytes]] = []
         """SUBSCRIBE and UNSUBSCRIBE of one channel each, to send in this order."""
         self._unconfirmed: Counter[bytes] = Counter()
@@ -542,7 +541,7 @@ class LiveFeeds(_Sources):
             await conn.disconnect(nowait=True)
             raise
         # its replies are read from its stream here (_listen); redis-py only sends on it
-        self._stream, self._parser = streams(conn)[0], reply_parser()
+        self._parser = reply_parser()
         self._conn = conn
         self._send_wake.set()
 
@@ -561,8 +560,8 @@ class LiveFeeds(_Sources):
                     self.down_since, delay = None, 0.05
                 # every message one read completes, parsed here rather than through
                 # redis-py's read_response, which takes a reply at a time
-                stream = cast(asyncio.StreamReader, self._stream)  # set with the connection
-                replies = await read_replies(stream, self._parser, self._conn.socket_timeout)
+                conn = self._conn
+                replies = await read_replies(streams(conn)[0], self._parser, conn.socket_timeout)
                 error = next((r for r in replies if isinstance(r, Exception)), None)
                 if error is not None:
                     raise error
