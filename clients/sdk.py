@@ -105,8 +105,19 @@ CHANNEL_OPTIONS: Final[tuple[tuple[str, int], ...]] = (
 )
 """Channel options of :class:`TuteClient` unless ``channel_options`` says otherwise."""
 
+TABLE_HEADER: Final = "tute-table-id"
+"""The metadata every call about a table carries, its value the table's id. The servers ignore
+it; a proxy in front of several (deploy/envoy) hashes on it, so that all of one table's calls
+reach one server (docs/frontend.md, "Routing")."""
+
 _STREAM_RETRY: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED})
 _SUBMIT_RETRY: Final = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+
+
+def _table_metadata(table_id: str, token: str | None = None) -> tuple[tuple[str, str], ...]:
+    """The metadata of a call about ``table_id``: its routing header, and the token if any."""
+    route = (TABLE_HEADER, table_id)
+    return (route, ("authorization", f"Bearer {token}")) if token else (route,)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -295,8 +306,10 @@ class TuteClient:
                 self.owner_tokens[table_id] = entry["owner_token"]
 
     def _auth(self, table_id: str, *, spectator: bool = False) -> tuple[tuple[str, str], ...]:
+        """A call about ``table_id``: its routing header, and the seat token held there
+        (none for a spectator)."""
         token = None if spectator else self.seat_tokens.get(table_id)
-        return (("authorization", f"Bearer {token}"),) if token else ()
+        return _table_metadata(table_id, token)
 
     # -- calls -----------------------------------------------------------------------------
     async def _call(
@@ -424,7 +437,9 @@ class TuteClient:
             req.table_id = table_id
         if seat is not None:
             req.seat = seat
-        resp: service_pb2.JoinTableResponse = await self._call("JoinTable", req)
+        resp: service_pb2.JoinTableResponse = await self._call(
+            "JoinTable", req, _table_metadata(table_id) if table_id else ()
+        )
         self.seat_tokens[resp.table_id] = resp.seat_token
         self.seats[resp.table_id] = resp.seat
         return resp
@@ -438,7 +453,7 @@ class TuteClient:
         if seat is not None:
             req.seat = seat
         token = self.owner_tokens.get(table_id) or self.seat_tokens.get(table_id)
-        metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        metadata = _table_metadata(table_id, token)
         resp: service_pb2.AddBotResponse = await self._call("AddBot", req, metadata)
         return resp
 
@@ -467,7 +482,7 @@ class TuteClient:
         unavailable."""
         req = service_pb2.GetMatchRecordRequest(table_id=table_id)
         resp: service_pb2.GetMatchRecordResponse = await self._call(
-            "GetMatchRecord", req, (), retry_on=_STREAM_RETRY
+            "GetMatchRecord", req, _table_metadata(table_id), retry_on=_STREAM_RETRY
         )
         return resp.record
 

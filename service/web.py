@@ -54,7 +54,7 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 CORS_ALLOW_HEADERS = (
-    "authorization, content-type, connect-protocol-version, connect-timeout-ms, "
+    "authorization, tute-table-id, content-type, connect-protocol-version, connect-timeout-ms, "
     "connect-accept-encoding, connect-content-encoding, grpc-timeout, grpc-accept-encoding, "
     "grpc-encoding, x-grpc-web, x-user-agent"
 )

@@ -37,8 +37,17 @@ export function forgetSeat(tableId: string): void {
   localStorage.removeItem(KEY(tableId));
 }
 
-export function bearer(token: string | undefined): { headers?: Record<string, string> } {
-  return token ? { headers: { authorization: `Bearer ${token}` } } : {};
+/** The metadata a call about a table carries: a proxy in front of several servers hashes on it
+ * so that all of one table's calls reach one server (docs/frontend.md, "Routing"). */
+export const TABLE_HEADER = "tute-table-id";
+
+/** A call's headers: the token as `authorization: Bearer` if any, and `tute-table-id` when the
+ * call is about a table. */
+export function bearer(token: string | undefined, tableId?: string): { headers?: Record<string, string> } {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (tableId) headers[TABLE_HEADER] = tableId;
+  return Object.keys(headers).length ? { headers } : {};
 }
 
 /** The ErrorInfo reason of a refused call ("MUST_FOLLOW_SUIT"), "" when it has none. */

@@ -96,7 +96,7 @@ window.addEventListener("hashchange", route);
 document.addEventListener("keydown", replayKeys);
 
 function showReplay(tableId: string): void {
-  void loadReplay(() => api.getMatchRecord({ tableId, includeReplay: true }), root, tableId, errorText);
+  void loadReplay(() => api.getMatchRecord({ tableId, includeReplay: true }, bearer(undefined, tableId)), root, tableId, errorText);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -168,7 +168,7 @@ function showLobby(): void {
       });
       saveSeat(created.tableId, { token: created.seatToken, seat: created.seat ?? 0, owner: created.ownerToken });
       for (let i = 0; i < Number($("bots").value); i++) {
-        await api.addBot({ tableId: created.tableId, level: $("level").value }, bearer(created.ownerToken));
+        await api.addBot({ tableId: created.tableId, level: $("level").value }, bearer(created.ownerToken, created.tableId));
       }
       window.location.hash = `#/t/${created.tableId}`;
     } catch (err) {
@@ -360,7 +360,7 @@ function showTable(tableId: string): () => void {
       do {
         again = false;
         try {
-          const res = await api.getTable({ tableId }, { ...bearer(st.key?.token), signal: abort.signal });
+          const res = await api.getTable({ tableId }, { ...bearer(st.key?.token, tableId), signal: abort.signal });
           const fresh = res.view;
           if (fresh && (!st.view || fresh.lastEventSequence >= st.view.lastEventSequence)
               && !(st.view && equals(TableViewSchema, fresh, st.view))) {
@@ -390,7 +390,7 @@ function showTable(tableId: string): () => void {
     while (!abort.signal.aborted) {
       try {
         const req = st.lastSeq >= 0n ? { tableId, resumeAfter: st.lastSeq } : { tableId };
-        for await (const msg of api.watchTable(req, { ...bearer(st.key?.token), signal: abort.signal })) {
+        for await (const msg of api.watchTable(req, { ...bearer(st.key?.token, tableId), signal: abort.signal })) {
           backoff = 250;
           if (st.connection !== "live") {
             st.connection = "live";
@@ -441,7 +441,7 @@ function showTable(tableId: string): () => void {
     try {
       const res = await api.submitAction(
         { tableId, action: { kind: action }, requestId: crypto.randomUUID() },
-        bearer(st.key.token),
+        bearer(st.key.token, tableId),
       );
       if (res.view && (!st.view || res.view.lastEventSequence >= st.view.lastEventSequence)) st.view = res.view;
     } catch (err) {
@@ -603,7 +603,7 @@ function showTable(tableId: string): () => void {
     document.getElementById("add-bot")?.addEventListener("click", async () => {
       try {
         const level = (document.getElementById("bot-level") as HTMLSelectElement).value;
-        await api.addBot({ tableId, level }, bearer(st.key?.owner ?? st.key?.token));
+        await api.addBot({ tableId, level }, bearer(st.key?.owner ?? st.key?.token, tableId));
       } catch (err) {
         showMessage(errorText(err));
       }
