@@ -16,7 +16,9 @@ some 50 times slower), and prints instructions per action for each pattern:
 
 A pattern of the service may end in ``-redis``: the measured server is one of two replicas
 on a Redis of its own (started here), seats alternating between them as in the service
-benchmark, and its count per action is doubled (the other replica, not measured, runs the
+benchmark (``B`` and ``C``: patterns b and c with every seat of a table on one replica, half
+the tables on each, as the service benchmark's routed windows), and its count per action is
+doubled (the other replica, not measured, runs the
 same code for the other seats): both replicas' instructions per action, Redis's own not
 counted.
 
@@ -149,7 +151,8 @@ def _measure(
             "seed": 1,
             "batch": True,
             "omit_view": True,
-            "play": kind == "c",
+            "play": kind in ("c", "C"),
+            "routed": kind in ("B", "C"),
             "windows": windows,
             "cpu_pids": {"tute": [], "base": [], "redis": []},
         }
@@ -189,14 +192,15 @@ def parse_pattern(pattern: str) -> tuple[str, str, bool]:
         rest = rest[:-1]
     loop = rest[0] if len(rest) == 1 else ""
     if (
-        kind not in ("base", "a", "b", "c")
+        kind not in ("base", "a", "b", "c", "B", "C")
         or len(rest) > 1
         or (rest and loop not in LOOPS)
         or (on_redis and kind == "base")
+        or (kind in ("B", "C") and not on_redis)
     ):
         raise SystemExit(
             f"unknown pattern {pattern!r}: base, a, b or c, then -asyncio, -uvloop or not, "
-            "then (not base) -redis or not"
+            "then (not base) -redis or not; B and C (b and c routed by table) end in -redis"
         )
     return kind, loop, on_redis
 

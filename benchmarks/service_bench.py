@@ -30,8 +30,11 @@ table's first line names both).
 Windows alternate (baseline, pattern b, pattern c, pattern a, then baseline, pattern b and
 pattern c at a fixed total rate, ``--rate``) for ``--rounds`` rounds; each figure is the median
 over rounds and each ratio the median of the rounds' ratios. Then the same (without the fixed
-rate) with 2 replicas on one Redis (its own redis-server on a free port; seats 0 and 2 on one
-replica, 1 and 3 on the other). Then scale:
+rate) with 2 replicas on one Redis (its own redis-server on a free port), in two routings:
+seats 0 and 2 on one replica, 1 and 3 on the other (what a round-robin balancer does); and, in
+windows (B) and (C) (patterns b and c on tables of their own), every seat's calls on one replica
+chosen by the table (what ``deploy/envoy`` does with the ``tute-table-id`` header the SDK
+sends: docs/scaling.md, "Table routing"). Then scale:
 the resident memory of one fresh server holding ``--idle-tables`` idle tables (one seated
 player each) and then ``--streams`` open seat streams, beside a bare grpc.aio server holding the
 same number of streams; Redis memory per table (INFO memory) after the Redis phase's matches
@@ -276,6 +279,7 @@ class TuteTable:
         batch: bool,
         omit_view: bool,
         play: bool = False,
+        routed: bool = False,
     ) -> None:
         from tute.v1 import service_pb2
 
@@ -283,6 +287,11 @@ class TuteTable:
         self.play = play
         """Pattern (c): each seat watches and acts on one PlayTable stream (windows 'c');
         else WatchTable streams and SubmitAction calls (windows 'a' and 'b')."""
+        self.routed = routed
+        """Every seat's calls go to one replica, chosen by the table (windows 'B' and 'C': what
+        a proxy routing on the ``tute-table-id`` header does); else seat ``s`` calls replica
+        ``s mod replicas``."""
+        self.home = seed
         self.calls: dict[int, Any] = {}
         """Pattern (c): the seats' PlayTable calls."""
         self.batch = batch
@@ -303,7 +312,13 @@ class TuteTable:
         self.set_up = asyncio.Event()
 
     def stub(self, seat: int) -> Any:
-        return self.stubs[seat % len(self.stubs)]
+        return self.stubs[(self.home if self.routed else seat) % len(self.stubs)]
+
+    def kinds(self) -> tuple[str, ...]:
+        """The windows this table plays in."""
+        if self.play:
+            return ("C",) if self.routed else ("c",)
+        return ("B",) if self.routed else ("a", "b")
 
     async def _open(self, table_id: str, seat: int, md: Any) -> Any:
         """The seat's stream: PlayTable (pattern c, opened with its watch) or WatchTable."""
@@ -331,7 +346,7 @@ class TuteTable:
                         win.rejected += got.result.HasField("rejected")
                         continue
                     msg = got.watch
-                if win.measuring and seat == 0 and win.kind in ("a", "b", "c"):
+                if win.measuring and seat == 0 and win.kind in self.kinds():
                     win.bytes_per_watcher += msg.ByteSize()
                 for ev in msg.events.events if self.batch else (msg.event,):
                     if ev.sequence >= last:
@@ -417,11 +432,11 @@ class TuteTable:
             version, turn_seat = view.version, view.turn_seat
             self.over = False
             while view.status == PLAYING and not self.over and win.submits < MAX_SUBMITS:
-                if not await win.wait_kind(("c",) if self.play else ("a", "b"), self.stop):
+                if not await win.wait_kind(self.kinds(), self.stop):
                     return
                 t_start = time.perf_counter()
                 legal: list[Any] | None = None
-                if win.kind in ("b", "c"):
+                if win.kind in ("b", "c", "B", "C"):
                     got = await self._next_turn(version)
                     if got is not None:
                         turn_seat, legal = got
@@ -465,7 +480,7 @@ class TuteTable:
                         await asyncio.sleep(max(0.0, t_start + win.interval - time.perf_counter()))
                     continue
                 # (b) plays from its stream: the response's view is not needed
-                omit = win.kind == "b" and self.omit_view
+                omit = win.kind in ("b", "B") and self.omit_view
                 t0 = time.perf_counter()
                 self.pending[version + 1] = t0
                 win.submits += 1
@@ -594,8 +609,10 @@ async def load_main(spec: dict[str, Any]) -> None:
             batch=spec["batch"],
             omit_view=spec["omit_view"],
             play=play,
+            routed=routed,
         )
         for play in ((False, True) if spec.get("play") else (False,))
+        for routed in ((False, True) if spec.get("routed") else (False,))
         for i in range(n)
     ]
     bases = [BaseTable(base_channel, spec["table_offset"] + i, win, stop) for i in range(n)]
@@ -647,7 +664,7 @@ async def load_main(spec: dict[str, Any]) -> None:
                 "bytes_per_watcher": win.bytes_per_watcher,
             }
         )
-        if w["kind"] in ("a", "b", "c") and win.done:
+        if w["kind"] in ("a", "b", "c", "B", "C") and win.done:
             # the baseline's message: the bytes one watcher gets per tute action
             size[0] = max(size[0] // 2, int(win.bytes_per_watcher / win.done))
     stop.set()
@@ -1032,7 +1049,8 @@ def run_phase(
             "seed": a.seed,
             "batch": not a.no_batch,
             "omit_view": not a.with_view,
-            "play": any(kind == "c" for kind, _ in kinds),
+            "play": any(kind in ("c", "C") for kind, _ in kinds),
+            "routed": any(kind in ("B", "C") for kind, _ in kinds),
             "windows": schedule(kinds, a.rounds, a.warmup, a.window, 0.3),
             "cpu_pids": {
                 "tute": [s.proc.pid for s in servers],
@@ -1152,9 +1170,8 @@ def main() -> None:
         if not a.no_redis:
             with running_redis(tmp / "redis") as rs:
                 used0 = redis_used_kb(rs.port)
-                red, outs = run_phase(
-                    a, tmp, rs.url, 2, [("base", 0), ("b", 0), ("c", 0), ("a", 0)], rs.pid
-                )
+                kinds = [("base", 0), ("b", 0), ("B", 0), ("c", 0), ("C", 0), ("a", 0)]
+                red, outs = run_phase(a, tmp, rs.url, 2, kinds, rs.pid)
                 created = sum(o["tables_created"] for o in outs)
                 redis_kb = (redis_used_kb(rs.port) - used0) / max(1, created)
             t = lap("redis", t)
@@ -1267,6 +1284,8 @@ def report(
             ("redis x2: (b) stream", red[("b", 0)], red[("base", 0)]),
             ("redis x2: (c) play stream", red[("c", 0)], red[("base", 0)]),
             ("redis x2: (a) get+submit", red[("a", 0)], red[("base", 0)]),
+            ("redis x2 routed: (b) stream", red[("B", 0)], red[("base", 0)]),
+            ("redis x2 routed: (c) play", red[("C", 0)], red[("base", 0)]),
         ]
     print(
         f"service benchmark: {a.tables} tables of 4 ({PRESET}), {a.clients} load processes, "
@@ -1352,6 +1371,11 @@ def report(
                 "redis_p99_ms": rnd(med(rb, "p99_ms")),
                 "redis_server_cpu_us_per_action": rnd(med(rb, "cpu_us"), 1),
                 "redis_cpu_us_per_action": rnd(med(rb, "redis_cpu_us"), 1),
+                "redis_routed_actions_per_s": rnd(med(red[("B", 0)], "per_s"), 1),
+                "redis_routed_ratio": rnd(ratio_rounds(red[("B", 0)], rbase, "per_s"), 3),
+                "redis_routed_ratio_play": rnd(ratio_rounds(red[("C", 0)], rbase, "per_s"), 3),
+                "redis_routed_p99_ms": rnd(med(red[("B", 0)], "p99_ms")),
+                "redis_routed_server_cpu_us_per_action": rnd(med(red[("B", 0)], "cpu_us"), 1),
             }
         )
     else:

@@ -103,6 +103,9 @@ def test_service_bench_smoke() -> None:
     result = run_bench()
     assert result["redis_actions_per_s"] > 0
     assert result["redis_actions_per_s_play"] > 0
+    # the routed windows: every seat of a table on the replica the table is routed to
+    assert result["redis_routed_actions_per_s"] > 0
+    assert result["redis_routed_ratio_play"] > 0
 
 
 def test_instruction_patterns_name_a_kind_a_loop_and_a_store() -> None:
@@ -112,6 +115,7 @@ def test_instruction_patterns_name_a_kind_a_loop_and_a_store() -> None:
     assert parse_pattern("base-uvloop") == ("base", "uvloop", False)
     assert parse_pattern("c-redis") == ("c", "", True)
     assert parse_pattern("a-asyncio-redis") == ("a", "asyncio", True)
-    for wrong in ("d", "b-pypy", "base-redis", "b-redis-uvloop", "b-uvloop-asyncio", "b-"):
+    assert parse_pattern("B-redis") == ("B", "", True)
+    for wrong in ("d", "b-pypy", "base-redis", "b-redis-uvloop", "b-uvloop-asyncio", "b-", "B"):
         with pytest.raises(SystemExit, match="unknown pattern"):
             parse_pattern(wrong)
