@@ -82,7 +82,12 @@ def _listening(port: int) -> bool:
 
 
 def measure(
-    pattern: str, rate: float, seconds: float, engine_dir: Path | None, service_dir: Path | None
+    pattern: str,
+    rate: float,
+    seconds: float,
+    engine_dir: Path | None,
+    service_dir: Path | None,
+    keep: Path | None = None,
 ) -> dict[str, Any]:
     """One pattern: its server under callgrind, the load for ``seconds``; Ir per action."""
     kind, loop, on_redis = parse_pattern(pattern)
@@ -91,7 +96,9 @@ def measure(
         store = "memory"
         if on_redis:
             store = stack.enter_context(running_redis(tmp / "redis")).url
-        return _measure(pattern, kind, loop, store, tmp, rate, seconds, engine_dir, service_dir)
+        return _measure(
+            pattern, kind, loop, store, tmp, rate, seconds, engine_dir, service_dir, keep
+        )
 
 
 def _measure(
@@ -104,6 +111,7 @@ def _measure(
     seconds: float,
     engine_dir: Path | None,
     service_dir: Path | None,
+    keep: Path | None,
 ) -> dict[str, Any]:
     port = free_port()
     env = dict(os.environ, PYTHONPATH=_pythonpath(engine_dir, service_dir))
@@ -177,6 +185,10 @@ def _measure(
     counts = _totals(out)
     idle_count = counts.pop(out.name + ".1", 0) if idle else 0
     total = (sum(counts.values()) - idle_count) * len(ports)
+    if keep is not None:  # for callgrind_annotate
+        keep.mkdir(parents=True, exist_ok=True)
+        for f in out.parent.glob(out.name + "*"):
+            shutil.copy(f, keep / f"{pattern}.{f.name}")
     shutil.rmtree(tmp, ignore_errors=True)
     return {"pattern": pattern, "actions": done, "ir_per_action": total / max(1, done)}
 
@@ -256,6 +268,12 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=20.0, help="measured seconds per pattern")
     ap.add_argument("--compiled", metavar="DIR", help="the mypyc engine the servers import")
     ap.add_argument("--service-dir", metavar="DIR", help="a tree whose service/ is measured")
+    ap.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="copy each pattern's callgrind files there: <pattern>.callgrind.out holds the "
+        "measured window (on Redis, <pattern>.callgrind.out.1 the idle one before it)",
+    )
     a = ap.parse_args()
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
@@ -263,7 +281,10 @@ def main() -> None:
         parse_pattern(p)
     engine_dir = Path(a.compiled).resolve() if a.compiled else None
     service_dir = Path(a.service_dir).resolve() if a.service_dir else None
-    rows = [measure(p, a.rate, a.seconds, engine_dir, service_dir) for p in a.patterns.split(",")]
+    keep = Path(a.keep) if a.keep else None
+    rows = [
+        measure(p, a.rate, a.seconds, engine_dir, service_dir, keep) for p in a.patterns.split(",")
+    ]
     by = {r["pattern"]: r["ir_per_action"] for r in rows}
     base, base_uv = by.get("base"), by.get("base-uvloop")
     print(f"instructions per action, callgrind, {a.rate:g} actions/s, {a.seconds:g} s each")

@@ -20,7 +20,7 @@ from redis.exceptions import RedisClusterException, ResponseError
 from ..base import QueueSubscription, StoredEvent, Subscription
 from .connect import UNREACHABLE, Client, Script, unavailable
 from .keys import Keys
-from .mux import read_replies, reply_parser, streams
+from .mux import ReplyProtocol
 from .options import RedisOptions
 
 log = structlog.get_logger("tute.store.redis")
@@ -436,8 +436,8 @@ class LiveFeeds(_Sources):
         """The active feeds by channel."""
         self._conn: Any = None
         """The subscriber connection, once connected and subscribed (None: not now)."""
-        self._parser = reply_parser()
-        """The parser of its replies (a new one per connection)."""
+        self._gone: asyncio.Future[Exception] | None = None
+        """Why the subscriber connection ended, once it has (its protocol sets it)."""
         self._ops: list[tuple[str, bytes]] = []
         """SUBSCRIBE and UNSUBSCRIBE of one channel each, to send in this order."""
         self._unconfirmed: Counter[bytes] = Counter()
@@ -528,8 +528,21 @@ class LiveFeeds(_Sources):
         catches up once its channel's subscription is confirmed."""
         pool = self.client.connection_pool
         conn = pool.connection_class(**pool.connection_kwargs)
+        gone: asyncio.Future[Exception] = asyncio.get_running_loop().create_future()
+
+        def lost(error: Exception) -> None:
+            if not gone.done():
+                gone.set_result(error)
+
         try:
             await conn.connect()
+            # its replies are parsed and dispatched as they arrive (a ReplyProtocol, no read
+            # per message), and no byte for the socket timeout (pings go every block_ms)
+            # ends it; redis-py only sends on it
+            protocol = ReplyProtocol(
+                lambda replies: self._replies(replies, protocol), lost, conn.socket_timeout
+            )
+            protocol.take_over(conn)
             channels = list(self._by_channel)
             self._ops.clear()
             self._unconfirmed = Counter(channels)
@@ -540,8 +553,7 @@ class LiveFeeds(_Sources):
         except BaseException:
             await conn.disconnect(nowait=True)
             raise
-        # its replies are read from its stream here (_listen); redis-py only sends on it
-        self._parser = reply_parser()
+        self._gone = gone
         self._conn = conn
         self._send_wake.set()
 
@@ -558,13 +570,9 @@ class LiveFeeds(_Sources):
                     if self.down_since is not None:
                         log.info("live_events_back", tables=len(self.active))
                     self.down_since, delay = None, 0.05
-                # every message one read completes, parsed here rather than through
-                # redis-py's read_response, which takes a reply at a time
-                conn = self._conn
-                replies = await read_replies(streams(conn)[0], self._parser, conn.socket_timeout)
-                error = next((r for r in replies if isinstance(r, Exception)), None)
-                if error is not None:
-                    raise error
+                # the messages are dispatched as they come (_replies), until it ends
+                assert self._gone is not None
+                raise await self._gone
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -572,12 +580,19 @@ class LiveFeeds(_Sources):
                 await self._lost(exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 0.5)
-                continue
-            for reply in replies:
-                try:
-                    self._dispatch(reply)
-                except Exception:
-                    log.exception("live_message_failed")  # a bug: the feeds catch up when idle
+
+    def _replies(self, replies: list[Any], protocol: ReplyProtocol) -> None:
+        """The replies one read of the subscriber connection completed (an error reply ends
+        the connection: it is made again, and the feeds catch up)."""
+        error = next((r for r in replies if isinstance(r, Exception)), None)
+        if error is not None:
+            protocol.fail(error)
+            return
+        for reply in replies:
+            try:
+                self._dispatch(reply)
+            except Exception:
+                log.exception("live_message_failed")  # a bug: the feeds catch up when idle
 
     async def _lost(self, exc: Exception) -> None:
         """The connection failed: drop it; the feeds hold their messages until it is back
