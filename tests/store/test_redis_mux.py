@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 import redis.asyncio as aredis
@@ -16,7 +17,7 @@ from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from service.store.redis.connect import Script, open_link
-from service.store.redis.mux import Mux
+from service.store.redis.mux import Mux, ReplyProtocol, streams
 from service.store.redis.options import RedisOptions
 from tests.support.redis import running_redis
 
@@ -130,3 +131,57 @@ async def test_redis_away_is_a_connection_error_then_it_comes_back(tmp_path: Pat
             await mux.close()
         with pytest.raises(RedisConnectionError, match="closed"):
             await mux.call("PING")
+
+
+async def _taken_over(
+    url: str, idle_s: float | None
+) -> tuple[ReplyProtocol, Any, list[Any], asyncio.Future[Exception]]:
+    """A connection redis-py made, then read by a ReplyProtocol: what it parsed, and the
+    future its end sets."""
+    pool = aredis.ConnectionPool.from_url(url)
+    conn = pool.make_connection()
+    await conn.connect()
+    got: list[Any] = []
+    lost: asyncio.Future[Exception] = asyncio.get_running_loop().create_future()
+
+    def end(error: Exception) -> None:
+        if not lost.done():
+            lost.set_result(error)
+
+    protocol = ReplyProtocol(got.extend, end, idle_s)
+    return protocol, conn, got, lost
+
+
+async def test_a_taken_over_connection_keeps_what_redis_py_had_read(redis_url: str) -> None:
+    protocol, conn, got, lost = await _taken_over(redis_url, None)
+    try:
+        await conn.send_command("ECHO", "before")
+        reader = streams(conn)[0]
+        async with asyncio.timeout(10):
+            while not cast(Any, reader)._buffer:  # the reply, read by redis-py
+                await asyncio.sleep(0)
+        transport = protocol.take_over(conn)
+        assert got == [b"before"]
+        transport.write(b"*2\r\n$4\r\nECHO\r\n$5\r\nafter\r\n")
+        async with asyncio.timeout(10):
+            while len(got) < 2:
+                await asyncio.sleep(0)
+        assert got == [b"before", b"after"]
+        assert not lost.done()
+    finally:
+        await conn.disconnect(nowait=True)
+    error = await asyncio.wait_for(lost, 10)
+    assert isinstance(error, RedisConnectionError)
+
+
+async def test_a_silent_connection_ends_after_its_idle_time(redis_url: str) -> None:
+    """No byte for ``idle_s`` (checked every ``idle_s``) ends it with TimeoutError."""
+    protocol, conn, got, lost = await _taken_over(redis_url, 0.05)
+    try:
+        protocol.take_over(conn)
+        error = await asyncio.wait_for(lost, 10)
+        assert isinstance(error, RedisTimeoutError)
+        assert protocol.transport is not None and protocol.transport.is_closing()
+        assert got == []
+    finally:
+        await conn.disconnect(nowait=True)
