@@ -10,7 +10,10 @@ import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+import engine
 from service.reasons import STATUS, Reason
+from service.tables import changes
+from service.tables.model import TableRecord
 from tute.v1 import errors_pb2, rules_pb2, service_pb2, service_pb2_grpc, view_pb2
 
 Stub = service_pb2_grpc.TuteServiceStub
@@ -124,3 +127,17 @@ def registered_reason(err: grpc.aio.AioRpcError, *, library: bool = False) -> st
     expected = STATUS[Reason(info.reason)]
     assert err.code() == expected, f"{info.reason} sent with {err.code().name}, not {expected.name}"
     return info.reason
+
+
+def new_record(table_id: str = "t0", preset: str = "parejas-manos") -> TableRecord:
+    """A new public table's record of ``preset``, no seat taken (for tests that drive
+    :mod:`service.tables.changes` or the committer without a server)."""
+    return changes.new_table(
+        table_id,
+        preset,
+        engine.PRESETS[preset],
+        private=False,
+        invite_code="",
+        created_at=0.0,
+        owner_token_hash="",
+    )

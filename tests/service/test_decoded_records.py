@@ -28,6 +28,8 @@ from service.tables.model import (
 from service.tables.service import TableService
 from tests.support.redis_fixtures import redis_proc, redis_url
 
+from .helpers import new_record
+
 __all__ = ["redis_proc", "redis_url"]  # the fixtures, for pytest
 
 SETTINGS = Settings(create_rate_per_s=0, watch_rate_per_s=0, max_streams_per_caller=0)
@@ -42,16 +44,7 @@ async def _decoded(store: Store, table_id: str) -> TableRecord:
 
 
 async def _playing_table(app: TableService, table_id: str = "t0") -> str:
-    rules = engine.PRESETS["parejas-manos"]
-    rec = changes.new_table(
-        table_id,
-        "parejas-manos",
-        rules,
-        private=False,
-        invite_code="",
-        created_at=0.0,
-        owner_token_hash="",
-    )
+    rec = new_record(table_id)
     await app.commits.create(rec)
     for seat in range(4):
 

@@ -14,6 +14,8 @@ from service.tables import changes, fair
 from service.tables.fair import FairLog
 from service.tables.model import HUMAN, decode_record, encode_record
 
+from .helpers import new_record
+
 
 def _dumps(log: FairLog) -> str:
     return json.dumps(log.to_json(), separators=(",", ":"))
@@ -82,16 +84,7 @@ def test_a_log_parsed_from_its_own_text_encodes_no_action_again(
 
 
 def test_a_decoded_record_encodes_to_the_bytes_it_came_from() -> None:
-    rules = engine.PRESETS["parejas-manos"]
-    rec = changes.new_table(
-        "t0",
-        "parejas-manos",
-        rules,
-        private=False,
-        invite_code="",
-        created_at=0.0,
-        owner_token_hash="",
-    )
+    rec = new_record()
     for seat in range(4):
         changes.take_seat(
             rec, seat, HUMAN, f"p{seat}", f"{seat:064x}", "", now=1.0, away_from_start=False
