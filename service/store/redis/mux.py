@@ -220,6 +220,8 @@ class Mux:
             conn: Any = cast(Any, self._pool).make_connection()
             await conn.connect()
             pipe = _Pipe(conn, self)
+            if pipe.error is not None:  # what it had read on connecting was no reply of ours
+                raise type(pipe.error)(*pipe.error.args)
             self._pipe = pipe
             return pipe
 
