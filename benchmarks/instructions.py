@@ -185,12 +185,26 @@ def _measure(
     counts = _totals(out)
     idle_count = counts.pop(out.name + ".1", 0) if idle else 0
     total = (sum(counts.values()) - idle_count) * len(ports)
+    objects = _by_object(out)
+    if idle:
+        for name, n in _by_object(out.with_name(out.name + ".1")).items():
+            objects[name] = objects.get(name, 0) - n
+    per_object = {
+        name: round(n * len(ports) / max(1, done))
+        for name, n in sorted(objects.items(), key=lambda kv: -kv[1])
+        if n * 100 >= total / len(ports)  # 1% of the instructions or more
+    }
     if keep is not None:  # for callgrind_annotate
         keep.mkdir(parents=True, exist_ok=True)
         for f in out.parent.glob(out.name + "*"):
             shutil.copy(f, keep / f"{pattern}.{f.name}")
     shutil.rmtree(tmp, ignore_errors=True)
-    return {"pattern": pattern, "actions": done, "ir_per_action": total / max(1, done)}
+    return {
+        "pattern": pattern,
+        "actions": done,
+        "ir_per_action": total / max(1, done),
+        "ir_per_action_by_object": per_object,
+    }
 
 
 LOOPS = ("asyncio", "uvloop")
@@ -242,6 +256,33 @@ def _instrument(pid: int, started: list[float], seconds: float, idle: bool) -> N
     control("-i", "on")
     time.sleep(max(0.0, t0 + seconds - time.monotonic()))
     control("-i", "off")
+
+
+def _by_object(out: Path) -> dict[str, int]:
+    """The instructions of one callgrind file by the object file they ran in (the
+    interpreter, gRPC's Cython module, protobuf's, the event loop's ...): each cost line's
+    own count (exclusive), the inclusive counts of call lines left out."""
+    names: dict[str, str] = {}
+    counts: dict[str, int] = {}
+    current = "?"
+    after_call = False
+    for line in out.read_text().splitlines():
+        if line.startswith(("ob=", "cob=")):
+            ref, _, name = line.split("=", 1)[1].partition(" ")
+            if name:
+                names[ref] = name.rsplit("/", 1)[-1]
+            if line.startswith("ob="):
+                current = names.get(ref, ref)
+        elif line.startswith("calls="):
+            after_call = True  # the next cost line is the call's inclusive cost
+        elif line[:1].isdigit() or line[:1] in "+-*":
+            if after_call:
+                after_call = False
+                continue
+            fields = line.split()
+            if len(fields) >= 2 and fields[1].isdigit():
+                counts[current] = counts.get(current, 0) + int(fields[1])
+    return counts
 
 
 def _totals(out: Path) -> dict[str, int]:
@@ -297,6 +338,15 @@ def main() -> None:
         print(
             f"  {r['pattern']:12} {r['actions']:8d} {r['ir_per_action'] / 1e3:15.0f} "
             f"{ratio:7.2f} {ratio_uv:9.2f}"
+        )
+    objects = list(dict.fromkeys(o for r in rows for o in r["ir_per_action_by_object"]))
+    print("  by object file (k instr/action, 1% of a pattern or more):")
+    print(f"  {'object':44} " + " ".join(f"{r['pattern']:>12}" for r in rows))
+    for o in objects:
+        cells = [r["ir_per_action_by_object"].get(o) for r in rows]
+        print(
+            f"  {o[:44]:44} "
+            + " ".join(f"{'' if c is None else f'{c / 1e3:.0f}':>12}" for c in cells)
         )
     print(json.dumps({"rate": a.rate, "seconds": a.seconds, "rows": rows}))
 

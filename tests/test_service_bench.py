@@ -119,3 +119,31 @@ def test_instruction_patterns_name_a_kind_a_loop_and_a_store() -> None:
     for wrong in ("d", "b-pypy", "base-redis", "b-redis-uvloop", "b-uvloop-asyncio", "b-", "B"):
         with pytest.raises(SystemExit, match="unknown pattern"):
             parse_pattern(wrong)
+
+
+def test_instructions_by_object_count_each_cost_line_once(tmp_path: Path) -> None:
+    """Exclusive counts per object file: a call's inclusive cost line is not counted again,
+    and compressed names ("(1)") resolve to the file named where they first appear."""
+    from benchmarks.instructions import _by_object
+
+    out = tmp_path / "callgrind.out"
+    out.write_text(
+        "events: Ir\n"
+        "ob=(1) /usr/lib/libpython3.11.so.1.0\n"
+        "fl=(1) ceval.c\n"
+        "fn=(1) _PyEval_EvalFrameDefault\n"
+        "10 100\n"
+        "cob=(2) /site-packages/grpc/_cython/cygrpc.so\n"
+        "cfn=(2) write\n"
+        "calls=3 20\n"
+        "11 900\n"
+        "+1 5\n"
+        "ob=(2)\n"
+        "fn=(2)\n"
+        "20 300\n"
+        "ob=(1)\n"
+        "fn=(1)\n"
+        "12 7\n"
+        "totals: 412\n"
+    )
+    assert _by_object(out) == {"libpython3.11.so.1.0": 112, "cygrpc.so": 300}
