@@ -186,7 +186,10 @@ OPTIONS: dict[str, object] = {"target_match_points": 1}
 
 
 async def add_match(load: Load, servers: list[Replica], rng: random.Random) -> None:
+    """One more human match, paused (its players wait) until the test lets it play: so
+    that none ends while the others are set up, however fast it is played."""
     m = await Match.start(servers, rng, len(load.matches), **OPTIONS)
+    m.pause()  # before its players act
     for p in m.players:
         p.failover = Acks(p.failover)  # before the player's task first runs
         load.acks.append(p.failover)
@@ -268,11 +271,15 @@ async def kill_and_measure(
     """Kill -9 ``victim`` once every match is under way; wait for its replica to take over
     and for the probe's table to answer again. Returns (failover seconds, UNAVAILABLE window
     seconds); fails if calls begun once the cluster had recovered kept failing."""
-    for m in load.matches:
+    for m in load.matches:  # each played up to the kill's point, then paused
+        m.resume()
         await m.spectators[1].wait_until(lambda w: len(w.events) >= 20, timeout=60)
+        m.pause()
     assert not any(m.spectators[1].ended for m in load.matches), "killed too late"
     killed_at = time.monotonic()
     rcluster.kill_master(victim)
+    for m in load.matches:  # they play through the failover
+        m.resume()
     await asyncio.to_thread(rcluster.wait_for_failover, victim)
     promoted_at = time.monotonic()
     failover = promoted_at - killed_at
@@ -408,6 +415,8 @@ async def test_reshard_of_live_tables(rcluster: ReplicatedCluster, servers: list
         moved = tables_on(rcluster, load.table_ids)[source.port]
         probe = Probe(servers[0], table, load.tokens[table]).start()
         load.probes.append(probe)
+        for m in load.matches:
+            m.resume()
         for m in load.matches:
             await m.spectators[1].wait_until(lambda w: len(w.events) >= 10, timeout=60)
         started = time.monotonic()
