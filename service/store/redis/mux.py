@@ -53,8 +53,9 @@ class ReplyProtocol(asyncio.Protocol):
     completes are parsed as the bytes arrive and handed, in order, to ``on_replies``, from the
     event loop's own callback (no task wakes up to read them, no timeout is set per read); the
     connection's end (closed, broken, a reply that is not Redis's protocol, or, with
-    ``idle_s``, no byte for that long) goes to ``on_lost``, once, as redis-py's
-    ``ConnectionError`` or ``TimeoutError``. redis-py may still write on the connection."""
+    ``idle_s``, no byte between two checks ``idle_s`` apart: silent for ``idle_s`` to twice
+    that) goes to ``on_lost``, once, as redis-py's ``ConnectionError`` or ``TimeoutError``.
+    redis-py may still write on the connection."""
 
     def __init__(
         self,
@@ -158,7 +159,7 @@ class _Pipe:
         pending = self.pending
         for reply in replies:
             if not pending:
-                self.protocol.fail(RedisConnectionError("Error reading from Redis: no call's"))
+                self.protocol.fail(RedisConnectionError("Error reading from Redis: extra reply"))
                 return
             future = pending.popleft()[0]
             if future.done():

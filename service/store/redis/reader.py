@@ -537,8 +537,8 @@ class LiveFeeds(_Sources):
         try:
             await conn.connect()
             # its replies are parsed and dispatched as they arrive (a ReplyProtocol, no read
-            # per message), and no byte for the socket timeout (pings go every block_ms)
-            # ends it; redis-py only sends on it
+            # per message); no byte between two checks a socket timeout apart (pings go
+            # every block_ms, under it) ends it; redis-py only sends on it
             protocol = ReplyProtocol(
                 lambda replies: self._replies(replies, protocol), lost, conn.socket_timeout
             )
