@@ -44,6 +44,7 @@ from .errors import (
 from .metrics import GO_CODES, Metrics
 from .reasons import STATUS, Reason
 from .store.base import StoreUnavailable
+from .wire import Encoded
 
 log = structlog.get_logger("tute.rpc")
 DOMAIN = "tute.v1"
@@ -190,7 +191,7 @@ class CallInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[type-arg]
         if handler.unary_unary is not None:
             return grpc.unary_unary_rpc_method_handler(
                 self._wrap_unary(handler.unary_unary, decode, service, method),
-                response_serializer=handler.response_serializer,
+                response_serializer=passing_bytes(handler.response_serializer),
             )
         # A stream's handler may yield a message already serialized (WatchTable's events):
         # its bytes are sent as they are. The wrappers serialize the rest themselves (grpc
@@ -387,13 +388,19 @@ class _CountingContext:
 
 def passing_bytes(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes] | None:
     """A gRPC response serializer that sends bytes as they are (a message already
-    serialized) and serializes anything else with ``serialize``."""
+    serialized, plain or as :class:`~service.wire.Encoded`) and serializes anything else
+    with ``serialize``."""
     if serialize is None:
         return None
     encode = serialize
 
     def serializer(message: Any) -> bytes:
-        return message if type(message) is bytes else encode(message)
+        kind = type(message)
+        if kind is bytes:
+            return message  # type: ignore[no-any-return]
+        if kind is Encoded:
+            return message.data  # type: ignore[no-any-return]
+        return encode(message)
 
     return serializer
 

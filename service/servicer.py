@@ -360,16 +360,18 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         log.info("seat_left", seat=seat, forfeited=done.result)
         return service_pb2.LeaveTableResponse(forfeited=done.result)
 
-    async def GetTable(
-        self, request: service_pb2.GetTableRequest, context: Any
-    ) -> service_pb2.GetTableResponse:
+    async def GetTable(self, request: service_pb2.GetTableRequest, context: Any) -> wire.Encoded:
+        """The caller's view, as the bytes of a ``GetTableResponse``
+        (:mod:`service.wire.view_bytes`)."""
         rec = await self.tables.load(request.table_id)
         seat, _ = await self._open(seat_of, rec, _token(context))
-        return service_pb2.GetTableResponse(view=wire.view_to_proto(rec, seat))
+        return wire.with_view(service_pb2.GetTableResponse, 1, wire.view_bytes(rec, seat))
 
     async def SubmitAction(
         self, request: service_pb2.SubmitActionRequest, context: Any
-    ) -> service_pb2.SubmitActionResponse:
+    ) -> service_pb2.SubmitActionResponse | wire.Encoded:
+        """The action applied: the response, with the caller's view as bytes unless it asks
+        ``omit_view`` (:mod:`service.wire.view_bytes`)."""
         table_id = check_table_id(request.table_id)
         return await self._submit(
             table_id, request, _token(context), with_view=not request.omit_view
@@ -382,7 +384,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         token: str | None,
         *,
         with_view: bool,
-    ) -> service_pb2.SubmitActionResponse:
+    ) -> service_pb2.SubmitActionResponse | wire.Encoded:
         """Apply one action of the seat ``token`` opens at ``table_id`` (SubmitAction and
         PlayTable's submits)."""
         tables = self.tables
@@ -412,11 +414,18 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
 
         def respond(
             r: TableRecord, events: list[wire.EventVariants]
-        ) -> service_pb2.SubmitActionResponse:
-            return service_pb2.SubmitActionResponse(
-                table_version=r.version,
-                view=wire.view_to_proto(r, seat) if with_view else None,
-                events=[v.for_seat(seat) for v in events],
+        ) -> service_pb2.SubmitActionResponse | wire.Encoded:
+            msg = service_pb2.SubmitActionResponse(
+                table_version=r.version, events=[v.for_seat(seat) for v in events]
+            )
+            if not with_view:
+                return msg
+            # The view as bytes (field 3), after the rest.
+            return wire.with_view(
+                service_pb2.SubmitActionResponse,
+                3,
+                wire.view_bytes(r, seat),
+                msg.SerializeToString(),
             )
 
         kind = action_kind(action)
@@ -536,6 +545,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
                 "submit.table_id must be empty or the stream's table", field="submit.table_id"
             )
         done = await self._submit(table_id, submit, token, with_view=False)
+        assert not isinstance(done, wire.Encoded)  # without a view the response is a message
         return service_pb2.ActionResult(
             request_id=submit.request_id, table_version=done.table_version
         )

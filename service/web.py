@@ -42,6 +42,7 @@ from .interceptor import CallRecorder, status_of, to_status
 from .metrics import Metrics
 from .reasons import Reason
 from .servicer import TuteServicer, watch_message
+from .wire import Encoded
 
 SERVICE = "tute.v1.TuteService"
 PREFIX = f"/{SERVICE}/"
@@ -158,6 +159,8 @@ class ConnectService:
         with self._call("unary", method, request, ctx) as recorder:
             response = await getattr(self.servicer, method)(request, HttpContext(ctx))
             recorder.sent("unary", SERVICE, method).inc()
+            if isinstance(response, Encoded):
+                return response.message()  # the codec may be JSON
             return response
 
     async def create_table(self, request: Any, ctx: Any) -> Any:

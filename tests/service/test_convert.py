@@ -490,6 +490,54 @@ def test_view_before_the_match() -> None:
     assert wire.view_to_proto(public, 0).invite_code == ""
 
 
+def same_view_as_bytes(record: TableRecord, seats: Sequence[int | None]) -> None:
+    """The bytes ``GetTable`` sends parse as the message ``view_to_proto`` builds."""
+    for seat in seats:
+        got = view_pb2.TableView.FromString(wire.view_bytes(record, seat))
+        assert got == wire.view_to_proto(record, seat), seat
+
+
+def test_view_bytes_of_waiting_tables_bots_and_connections() -> None:
+    """Who sits where and who is connected reach the bytes (and a change of either is not
+    answered from an earlier table's parts); a private code goes to seated callers only."""
+    rules = Rules.preset("parejas")
+    rec = make_record(None, rules, "parejas", visibility=PRIVATE)
+    same_view_as_bytes(rec, [None, 0, 3])
+    rec.seats[1] = SeatInfo(BOT, "Bot 1", "", "hard")
+    rec.seats[2].player_id = "player-2"
+    same_view_as_bytes(rec, [None, 2])
+    rec.connected = frozenset({0, 2})
+    same_view_as_bytes(rec, [None, 0])
+    rec.seats[0].name = "renamed"
+    assert wire.view_to_proto(rec, 0).seats[0].display_name == "renamed"
+    same_view_as_bytes(rec, [0])
+    other = make_record(None, Rules.preset("tres"), "tres")
+    other.table_id = "t-2"
+    same_view_as_bytes(other, [None, 1])
+
+
+def test_view_bytes_mark_cards_played_on_timeout_and_deadlines() -> None:
+    rules = Rules.preset("parejas", first_dealer=0)
+    s = engine.new_match(rules, 5)
+    auto = 0
+    for i in range(7):
+        if i % 3 == 1:
+            s, events = engine.apply(s, s.turn, engine.TIMEOUT)
+            auto |= 1 << next(e.card for e in events if isinstance(e, engine.events.CardPlayed))
+        else:
+            s, _ = engine.apply(s, s.turn, engine.legal_actions(s, s.turn)[0])
+    record = make_record(s, rules, "parejas", deadline=1_700_000_123.456789)
+    same_view_as_bytes(record, [None, 0, 1, 2, 3])
+    record.auto_played = auto
+    same_view_as_bytes(record, [None, 0, 1, 2, 3])
+    assert any(
+        p.timed_out
+        for p in view_pb2.TableView.FromString(wire.view_bytes(record, None))
+        .completed_tricks[0]
+        .cards
+    )
+
+
 def test_view_hand_sorted_by_suit_then_strength() -> None:
     rules = Rules(players=4, first_dealer=3)
     hands = [
@@ -893,6 +941,8 @@ def check_view(record: TableRecord, seat: int | None, hand_games: dict[int, int]
     state = record.state
     assert state is not None
     view: view_pb2.TableView = round_trip(wire.view_to_proto(record, seat))
+    # The bytes the hot path sends are the same message.
+    assert view_pb2.TableView.FromString(wire.view_bytes(record, seat)) == view
     allowed = table_cards(state) | (0 if seat is None else state.hands[seat])
     current = view_pb2.TableView()
     current.CopyFrom(view)
