@@ -31,7 +31,9 @@ def configure_logging(fmt: str = "auto", level: str = "info") -> None:
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
         ),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        # WriteLogger: the same line as PrintLogger's without print's work (a quarter of an
+        # access line's cost).
+        logger_factory=structlog.WriteLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
     # What libraries log through the standard library (asyncio, grpc) is rendered the same way.
@@ -71,7 +73,7 @@ def announce(event: str, text: str, *, level: str = "info", **fields: object) ->
         print(text, file=sys.stderr, flush=True)
         return
     logger = structlog.wrap_logger(
-        structlog.PrintLogger(file=sys.stderr),
+        structlog.WriteLogger(file=sys.stderr),
         processors=[*_processors(), structlog.processors.JSONRenderer()],
         wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG),
     )
