@@ -60,7 +60,7 @@ from .cards import (
 from .determinize import Knowledge, Sample, constraints, knowledge, sample_from, to_state
 from .events import HandResult
 from .game import apply, pack_for
-from .rules import Rules, Scoring
+from .rules import Rules, Scoring, TuteEffect
 from .search import follow_mask, rollout_values, solve
 from .state import PLAYING, State
 from .view import View, view
@@ -306,6 +306,15 @@ class Budget(NamedTuple):
     """With inference: deals drawn per deal scored. 1: every deal drawn is scored and its
     scores count by its weight; more: ``infer_pool * samples`` deals are drawn (within a
     quarter of ``time_s``) and ``samples`` of them, drawn again by weight, are scored."""
+    assume_sing: int = 0
+    """1: sample only deals in which the other seats held no pair they could have sung in a
+    window that closed without a cante (every level sings at once: ``knowledge(..., sings=
+    True)``); 0: the rules' constraints alone."""
+    play_for_match: int = 0
+    """0: score a hand by its point margin plus a bonus for winning it (:func:`utility`);
+    1: by the chance of winning the match it leaves (:class:`MatchValue`: the game scores or
+    match points carried, the target, a game or a match that this hand decides). 2p and 4p
+    only; 3p keeps the margin (the paranoid solver gives no seat's own points)."""
 
 
 def _side(n: int, seat: int) -> int:
@@ -330,8 +339,111 @@ def utility(rules: Rules, result: HandResult, side: int) -> float:
     return mine - other - bonus
 
 
-def playout(state: State, side: int) -> float:
-    """Play the hand out with the ``easy`` policy for every seat; its utility for ``side``."""
+def race(target: int, a: int, b: int) -> float:
+    """The chance that a side with ``a`` points of ``target`` gets there before one with
+    ``b`` when each unit goes to either side with even odds."""
+    if a >= target:
+        return 1.0
+    if b >= target:
+        return 0.0
+    need_a = target - a
+    need_b = target - b
+    # P(a's need_a wins come before b's need_b): a negative binomial sum.
+    p = 0.0
+    term = 0.5**need_a  # b won none of the first need_a - 1 + k units, k = 0
+    for k in range(need_b):
+        p += term
+        term *= 0.5 * (need_a + k) / (k + 1)
+    return p
+
+
+_WIN: Final = 100.0
+""":class:`MatchValue`'s scale: the match won is ``_WIN``, the match lost ``-_WIN``."""
+
+
+class MatchValue:
+    """A finished hand's value for ``side`` by the chance of winning the match it leaves,
+    from ``-_WIN`` (lost) to ``_WIN`` (won), with a tenth of the hand's point margin to tell
+    equal chances apart. Under ``scoring = points`` a game that no side has won yet goes to
+    a side by its lead: even at equal scores, certain at a lead of the target. Under ``scoring
+    = hands`` every hand still to come is a coin toss (:func:`race`). Two sides only (2p, 4p).
+    """
+
+    def __init__(self, state: State, side: int) -> None:
+        rules = state.rules
+        self.rules = rules
+        self.side = side
+        self.other = 1 - side
+        self.points = rules.scoring is Scoring.POINTS
+        self.scores = state.game_scores
+        self.match_points = state.match_points
+        self.games_won = state.games_won
+        sung = 0
+        for _, _, p, _ in state.cantes:
+            sung += p
+        self.hand_sum = 130 + sung
+        """A hand's totals together, with the cantes sung so far (a margin's two sides)."""
+
+    def _match(self, won: float) -> float:
+        """The match chance once this game goes to ``side`` with chance ``won``."""
+        g = self.rules.games_to_win
+        me, other = self.games_won[self.side], self.games_won[self.other]
+        return won * race(g, me + 1, other) + (1.0 - won) * race(g, me, other + 1)
+
+    def of_totals(self, mine: int, theirs: int, winner: int, gain: int) -> float:
+        """The value of a hand that gave the two sides ``mine`` and ``theirs`` points and
+        went to side ``winner`` (-1: nobody), worth ``gain`` match points (hands scoring;
+        under points scoring the game scores decide, ``winner`` and ``gain`` are unused)."""
+        margin = 0.1 * (mine - theirs)
+        if self.points:
+            a = self.scores[self.side] + mine
+            b = self.scores[self.other] + theirs
+            target = self.rules.target_points
+            if max(a, b) >= target:
+                # The game is over: the higher score wins it (a tie goes by the last trick,
+                # which a margin does not tell: even odds).
+                p = self._match(1.0 if a > b else 0.0 if a < b else 0.5)
+            else:
+                lead = (a - b) / target
+                p = self._match(min(1.0, max(0.0, 0.5 + 0.5 * lead)))
+            return _WIN * (2.0 * p - 1.0) + margin
+        target = self.rules.target_match_points
+        me, other = self.match_points[self.side], self.match_points[self.other]
+        if winner == self.side:
+            p = race(target, me + gain, other)
+        elif winner >= 0:
+            p = race(target, me, other + gain)
+        else:
+            p = race(target, me, other)
+        return _WIN * (2.0 * p - 1.0) + margin
+
+    def of_result(self, result: HandResult) -> float:
+        """The value of a hand the engine finished."""
+        rules = self.rules
+        if result.tute_seat >= 0:
+            won = result.winner == self.side
+            if rules.tute_effect is TuteEffect.WINS_MATCH:
+                return _WIN if won else -_WIN
+            if self.points:
+                return _WIN * (2.0 * self._match(1.0 if won else 0.0) - 1.0)
+            return self.of_totals(0, 0, result.winner, rules.tute_unit_value)
+        gain = rules.capote_value if result.capote else 1
+        totals = result.totals
+        return self.of_totals(totals[self.side], totals[self.other], result.winner, gain)
+
+    def of_margin(self, margin: int) -> float:
+        """The value of a hand that ends ``margin`` points up (the solver's or a playout's
+        measure: the cantes still to come are not in :attr:`hand_sum`, a tie of points goes
+        to nobody)."""
+        mine = (self.hand_sum + margin) // 2
+        theirs = self.hand_sum - mine
+        winner = self.side if margin > 0 else self.other if margin < 0 else -1
+        return self.of_totals(mine, theirs, winner, 1)
+
+
+def playout(state: State, side: int, value: MatchValue | None = None) -> float:
+    """Play the hand out with the ``easy`` policy for every seat; its utility for ``side``
+    (by ``value`` when given)."""
     rules = state.rules
     hand_no = state.hand_no
     rng = _NO_RNG
@@ -341,6 +453,8 @@ def playout(state: State, side: int) -> float:
         state, _ = apply(state, seat, a)
     result = state.last_result
     assert result is not None
+    if value is not None:
+        return value.of_result(result)
     return utility(rules, result, side)
 
 
@@ -538,7 +652,7 @@ class SearchBot:
         side = _side(n, me)
         clock = self.clock
         deadline = clock() + budget.time_s
-        k = knowledge(rules, v)
+        k = knowledge(rules, v, sings=budget.assume_sing > 0)
         exact = v.stock_size == 0 and (
             (n == 2 and budget.solve_tricks > 0) or max(v.hand_sizes) <= budget.solve_tricks
         )
@@ -546,9 +660,13 @@ class SearchBot:
         planned = _weighted_samples(rules, v, k, rng, budget, clock) if not known else None
         rounds = len(planned) if planned is not None else budget.samples
         totals = [0.0] * len(cards)
+        match = budget.play_for_match > 0 and n != 3
+        value: MatchValue | None = None
         for i in range(rounds):
             drawn, w = planned[i] if planned is not None else (sample_from(k, rng), 1.0)
             state = to_state(rules, v, drawn)
+            if match and value is None:
+                value = MatchValue(state, side)  # what it reads is public: any sample's
             values: dict[Card, int] | None = None
             if exact:
                 values = solve(state, side, budget.node_limit)
@@ -556,23 +674,34 @@ class SearchBot:
             if values is not None:
                 base = _current_margin(state, side)
                 for j, c in enumerate(cards):
-                    totals[j] += w * _solved_utility(rules, base + values[c])
+                    m = base + values[c]
+                    totals[j] += w * (
+                        value.of_margin(m) if value is not None else _solved_utility(rules, m)
+                    )
                 if known:
                     return totals
             elif v.stock_size == 0:
                 base = _current_margin(state, side)
                 got = rollout_values(state, side, cards, budget.tail_tricks, budget.node_limit)
                 for j, m in enumerate(got):
-                    totals[j] += w * _solved_utility(rules, base + m)
+                    totals[j] += w * (
+                        value.of_margin(base + m)
+                        if value is not None
+                        else _solved_utility(rules, base + m)
+                    )
             else:
                 for j, c in enumerate(cards):
                     after, _ = apply(state, me, c)
                     if after.status == PLAYING and after.hand_no == state.hand_no:
-                        totals[j] += w * playout(after, side)
+                        totals[j] += w * playout(after, side, value)
                     else:
                         result = after.last_result
                         assert result is not None
-                        totals[j] += w * utility(rules, result, side)
+                        totals[j] += w * (
+                            value.of_result(result)
+                            if value is not None
+                            else utility(rules, result, side)
+                        )
             if i + 1 < rounds and clock() > deadline:
                 break
         return totals

@@ -154,16 +154,9 @@ def _not_both(rules: Rules, v: View) -> tuple[tuple[Mask, ...], ...]:
     if fbt is FortyBeforeTwenty.OFF:
         return tuple(tuple(x) for x in out)
     pair = _PAIR[v.trump]
-    tricks = [(leader, cards) for leader, cards, _ in v.history]
-    tricks.append((v.leader, tuple(c for _, c in v.trick)))
-    # played_by[t][seat]: the cards seat played in tricks t and later.
-    played_by = [[0] * n for _ in range(len(tricks) + 2)]
-    for t in range(len(tricks), 0, -1):
-        row = list(played_by[t + 1])
-        leader, cards = tricks[t - 1]
-        for pos in range(len(cards)):
-            row[(leader + pos) % n] |= BIT[cards[pos]]
-        played_by[t] = row
+    tricks = len(v.history) + 1
+    # played_by[t][seat]: the cards seat played in tricks t and later (1: the hand's first).
+    played_by = [[0] * n, *_played_from(v)]
     sang_twenty = [False] * n
     forty_sung = False
     for seat, suit, _, t in v.cantes:
@@ -172,7 +165,7 @@ def _not_both(rules: Rules, v: View) -> tuple[tuple[Mask, ...], ...]:
             continue
         barred = not forty_sung and not (fbt is FortyBeforeTwenty.STRICT and sang_twenty[seat])
         sang_twenty[seat] = True
-        if not barred or stock_before_trick(rules, t) > 0 or t > len(tricks):
+        if not barred or stock_before_trick(rules, t) > 0 or t > tricks:
             continue
         later = played_by[t][seat]
         played_all = played_by[1]
@@ -188,8 +181,83 @@ def _not_both(rules: Rules, v: View) -> tuple[tuple[Mask, ...], ...]:
     return tuple(tuple(x) for x in out)
 
 
-def knowledge(rules: Rules, v: View) -> Knowledge:
-    """What ``v`` (a seat's view, not a spectator's) tells about the hidden cards."""
+def _unsung(rules: Rules, v: View) -> tuple[tuple[Mask, ...], ...]:
+    """Per seat: pairs it cannot hold now if every seat sings whenever it may (as every bot
+    level does): an assumption on the other seats' play, not a rule, so only
+    :func:`knowledge` with ``sings`` uses it.
+
+    A window (RULES.md §6) that closed with no cante shows that its leader (the winner of
+    the trick before) held no pair of a suit unsung then: of such a pair, the cards it played
+    from that window's trick on were held then, so it cannot hold all of the others now. 3p
+    and 4p only (in 2p the seats draw); the trump pair is left out for a seat that ``strict``
+    bars from the 40; a window with a cante tells nothing (under ``one`` its side could sing
+    no more), and neither does a partner's silence under ``cante_singers = side`` (a partner
+    off turn is not asked).
+    """
+    n = v.players
+    out: list[list[Mask]] = [[] for _ in range(n)]
+    if n == 2 or not v.history:
+        return tuple(tuple(x) for x in out)
+    played_by = _played_from(v)  # [i][seat]: what seat played in the hand's tricks i + 1 on
+    played = played_by[0]
+    first = v.trick_no - len(v.history)
+    for i in range(len(v.history)):
+        window = first + i + 1  # the window after trick first + i, before trick ``window``
+        if i + 1 == len(v.history) and not v.trick:
+            continue  # still open: its leader may sing yet
+        if any(c[3] == window for c in v.cantes):
+            continue
+        p = v.history[i][2]  # the winner of the trick before: its leader, who may sing
+        if p == v.seat:
+            continue
+        later = played_by[i + 1][p]  # what p played from the window on: held then
+        elsewhere = played[p] & ~later
+        for q in range(n):
+            if q != p:
+                elsewhere |= played[q]
+        for suit in _singable(rules, v, p, window):
+            pair = _PAIR[suit]
+            need = pair & ~later
+            if not pair & elsewhere and need and need not in out[p]:
+                out[p].append(need)
+    return tuple(tuple(x) for x in out)
+
+
+def _singable(rules: Rules, v: View, p: int, window: int) -> list[int]:
+    """The suits whose pair ``p``, holding it, could have sung in ``window``: unsung before
+    it, and not the trump pair when ``strict`` barred the 40 (a 20 of ``p`` before)."""
+    sung = 0
+    barred_40 = False
+    for seat, suit, _, t in v.cantes:
+        if t < window:
+            sung |= 1 << suit
+            if seat == p and suit != v.trump:
+                barred_40 = rules.forty_before_twenty is FortyBeforeTwenty.STRICT
+    if barred_40:
+        sung |= 1 << v.trump
+    return [s for s in range(4) if not sung >> s & 1]
+
+
+def _played_from(v: View) -> list[list[Mask]]:
+    """``[i][seat]``: the cards ``seat`` played in the hand's tricks ``i + 1`` and later (the
+    current one included); one row more, of nothing, at the end."""
+    n = v.players
+    tricks = [(leader, cards) for leader, cards, _ in v.history]
+    tricks.append((v.leader, tuple(c for _, c in v.trick)))
+    out = [[0] * n for _ in range(len(tricks) + 1)]
+    for i in range(len(tricks) - 1, -1, -1):
+        row = list(out[i + 1])
+        leader, cards = tricks[i]
+        for pos in range(len(cards)):
+            row[(leader + pos) % n] |= BIT[cards[pos]]
+        out[i] = row
+    return out
+
+
+def knowledge(rules: Rules, v: View, sings: bool = False) -> Knowledge:
+    """What ``v`` (a seat's view, not a spectator's) tells about the hidden cards; with
+    ``sings``, also what the windows without a cante tell if every seat sings whenever it
+    may (:func:`_unsung`)."""
     me = v.seat
     if me is None:
         raise ValueError("a spectator's view has no seat to determinize for")
@@ -213,7 +281,11 @@ def knowledge(rules: Rules, v: View) -> Knowledge:
     slots[me] = 0
     slots.append(v.stock_size - 1 if v.stock_size > 0 else 0)
     forbidden = (*constraints(rules, v), 0)
-    return Knowledge(hidden, tuple(slots), known, forbidden, _not_both(rules, v), v.turned_card)
+    not_all = _not_both(rules, v)
+    if sings:
+        extra = _unsung(rules, v)
+        not_all = tuple(not_all[p] + extra[p] for p in range(n))
+    return Knowledge(hidden, tuple(slots), known, forbidden, not_all, v.turned_card)
 
 
 def sample(rules: Rules, v: View, rng: random.Random) -> Sample:

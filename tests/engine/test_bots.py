@@ -20,10 +20,12 @@ from engine.bots import (
     RATINGS,
     RATINGS_CI95,
     Bot,
+    MatchValue,
     SearchBot,
     declaration,
     easy_bot,
     level_for,
+    race,
 )
 from engine.determinize import determinize
 from engine.game import _follow_cards
@@ -364,3 +366,32 @@ def test_the_ratings_rank_every_level_in_order() -> None:
         assert level_for(RATINGS[level] + 1) == level
     assert level_for(-1000) == "random"
     assert level_for(10_000) == "hard"
+
+
+def test_race_is_the_chance_of_reaching_the_target_first() -> None:
+    assert race(3, 0, 0) == 0.5
+    assert race(3, 2, 0) == 0.875  # one of the next three units is enough
+    assert race(3, 0, 2) == 0.125
+    assert race(5, 1, 3) == 0.1875  # four units before two: at most one lost in five
+    assert race(3, 3, 1) == 1.0 and race(3, 1, 3) == 0.0
+
+
+def test_match_value_counts_the_match_not_the_points() -> None:
+    """Under points scoring a hand that takes a side past the target wins the match; one that
+    leaves the game open is worth less than that whatever its margin; a larger margin is
+    never worth less (so the solver's margins keep their order)."""
+    s = new_match(PRESETS["parejas"], 7)
+    value = MatchValue(s, 0)
+    values = [value.of_margin(m) for m in range(-150, 151)]
+    assert values == sorted(values)
+    assert value.of_margin(80) >= 100.0  # 105 to 25: the game (and the match) is won
+    assert value.of_margin(-80) <= -100.0
+    assert abs(value.of_margin(10)) < 50.0  # 70 to 60: nobody has 101, another hand
+    # Carried scores: 90 to 0 before the hand, a hand lost 60 to 70 still wins the game.
+    carried = MatchValue(s._replace(game_scores=(90, 0)), 0)
+    assert carried.of_margin(-10) > 95.0  # the match, less a tenth of the margin
+    # Hands scoring (2p corriente-8, race to 3): at 2 to 0 the hand won wins the match.
+    c8 = new_match(PRESETS["corriente-8"], 7)
+    ahead = MatchValue(c8._replace(match_points=(2, 0)), 0)
+    assert ahead.of_margin(10) == pytest.approx(100.0 + 1.0)  # 70 to 60: a tenth of 10
+    assert ahead.of_margin(-10) == pytest.approx(100.0 * (2 * race(3, 2, 1) - 1) - 1.0)

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import PRESETS, Rules, State, apply, legal_actions, new_match, view
+from engine.bots import declaration
 from engine.cards import BIT, SUIT_MASK, cards_of
 from engine.determinize import (
     Sample,
@@ -23,6 +24,7 @@ from engine.determinize import (
     determinize,
     knowledge,
     sample,
+    sample_from,
     stock_before_trick,
     to_state,
 )
@@ -281,3 +283,72 @@ def test_a_void_shown_by_not_following_is_kept() -> None:
             assert sample(rules, v, rng).hands[nxt] & SUIT_MASK[0] == 0
         return
     raise AssertionError("no deal with a void to show")
+
+
+def singing_position(rules: Rules, rng: random.Random, steps: int) -> State:
+    """A random point of a match in which the seat on turn always makes the declaration every
+    bot level makes (a tute, the exchange, the best cante) and otherwise plays a random card:
+    play under which :func:`knowledge`'s ``sings`` assumption holds."""
+    s = new_match(rules, rng)
+    for _ in range(steps):
+        if s.over:
+            break
+        v = view(s, s.turn)
+        a = declaration(v)
+        if a < 0:
+            a = rng.choice([x for x in v.legal if x < 40] or list(v.legal))
+        s, _ = apply(s, s.turn, a)
+    return s
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=list(HealthCheck))
+@given(rules=any_rules(), seed=st.integers(0, 2**32), steps=st.integers(0, 70))
+def test_silent_windows_exclude_only_pairs_a_singing_seat_lacks(
+    rules: Rules, seed: int, steps: int
+) -> None:
+    """With every seat singing at once, what ``sings`` adds never excludes the real hands,
+    and its samples keep to it and to the view."""
+    rng = random.Random(seed)
+    s = singing_position(rules, rng, steps)
+    if s.over:
+        return
+    for seat in range(rules.players):
+        v = view(s, seat)
+        k = knowledge(rules, v, sings=True)
+        for p in range(rules.players):
+            for need in k.not_all[p]:
+                assert s.hands[p] & need != need, "an inferred pair is held"
+        for _ in range(2):
+            smp = sample_from(k, rng)
+            assert replay_consistent(rules, v, smp) == ""
+            for p in range(rules.players):
+                assert not any(smp.hands[p] & need == need for need in k.not_all[p])
+
+
+def test_a_window_closed_without_a_cante_tells_its_leader_held_no_pair() -> None:
+    """4p: the winner of a trick who leads the next one without singing held no unsung pair;
+    a seat's samples never give it one (while the rules' knowledge alone does)."""
+    rules = PRESETS["parejas"]
+    found = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        s = singing_position(rules, rng, 5)  # trick 2 led: window 2 has closed
+        if s.over or s.trick_no != 2 or not s.trick or s.cantes:
+            continue
+        leader = s.history[0][2]
+        for seat in range(4):
+            if seat == leader:
+                continue
+            v = view(s, seat)
+            plain = knowledge(rules, v)
+            k = knowledge(rules, v, sings=True)
+            for suit in range(4):
+                pair = _PAIR_12_11[suit]
+                if pair & ~plain.hidden:
+                    continue  # a card of the pair is seen: nothing to infer
+                assert pair in k.not_all[leader], (seed, seat, suit)
+                assert pair not in plain.not_all[leader]
+                found += 1
+                for _ in range(20):
+                    assert sample_from(k, rng).hands[leader] & pair != pair
+    assert found > 20, "no position tested the inference"
