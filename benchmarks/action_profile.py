@@ -17,7 +17,8 @@ functions the server calls, in its order, timing each with ``perf_counter_ns``:
 - ``record encode``: the copy of the record the commit keeps decoded (a playing table's;
   the memory store keeps it as a :class:`~service.store.base.Deferred` that is never encoded
   while the copy stays kept, so no ``encode_record`` here; Redis would add one);
-- ``response``: the SubmitActionResponse (the caller's view and its events) and its bytes;
+- ``response``: the SubmitActionResponse's bytes: its events, and the caller's view as the
+  servicer writes it (:func:`service.wire.view_bytes`);
 - ``store commit``: the memory store's compare-and-set (and the push to the subscriptions),
   then keeping the committed record decoded;
 - ``fan-out``: what each of the four watchers reads of each event: the time and the seat
@@ -154,11 +155,14 @@ async def staged(
                 record = Deferred(functools.partial(encode_record, kept))
                 t.append(pc())
                 resp = service_pb2.SubmitActionResponse(
-                    table_version=rec.version,
-                    view=wire.view_to_proto(rec, seat),
-                    events=[v.for_seat(seat) for v in variants],
+                    table_version=rec.version, events=[v.for_seat(seat) for v in variants]
                 )
-                resp.SerializeToString()
+                wire.with_view(  # as the servicer answers: the view as bytes
+                    service_pb2.SubmitActionResponse,
+                    3,
+                    wire.view_bytes(rec, seat),
+                    resp.SerializeToString(),
+                ).SerializeToString()
                 t.append(pc())
                 outcome = await store.commit(
                     table_id,
