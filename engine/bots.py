@@ -310,6 +310,11 @@ class Budget(NamedTuple):
     """1: sample only deals in which the other seats held no pair they could have sung in a
     window that closed without a cante (every level sings at once: ``knowledge(..., sings=
     True)``); 0: the rules' constraints alone."""
+    best_other: int = 0
+    """3p, 1: score the solver's and the playouts' margins (the seat's points less both
+    others', what the paranoid search computes) by the margin over the best other seat, the
+    others' points still to come shared evenly between them (:class:`BestOther`), with the
+    win bonus where the hand is won; 0: by the margin over both together."""
     play_for_match: int = 0
     """0: score a hand by its point margin plus a bonus for winning it (:func:`utility`);
     1: by the chance of winning the match it leaves (:class:`MatchValue`: the game scores or
@@ -441,7 +446,42 @@ class MatchValue:
         return self.of_totals(mine, theirs, winner, 1)
 
 
-def playout(state: State, side: int, value: MatchValue | None = None) -> float:
+class BestOther:
+    """3p: a margin over both other seats (what :func:`engine.search.solve` and the
+    playouts give) as a value by the margin over the better of them (who wins a 3p hand),
+    with :func:`utility`'s bonus by its sign. From the seats' points now, the seat's final
+    points and the two others' together follow from the margin (the cantes still to come
+    left out); the others' points still to come are taken as shared evenly, so the value
+    grows with the margin and keeps the solver's order."""
+
+    def __init__(self, state: State, side: int) -> None:
+        rules = state.rules
+        pts = list(state.won_points)
+        for seat, _, p, _ in state.cantes:
+            pts[seat] += p
+        self.rules = rules
+        self.side = side
+        self.others = [pts[s] for s in range(3) if s != side]
+        self.total = 130 + sum(pts) - sum(state.won_points)
+        self.bonus = 30.0 if rules.scoring is Scoring.HANDS else 10.0
+
+    def of_margin(self, margin: int) -> float:
+        mine = (self.total + margin) / 2
+        others = self.total - mine
+        a, b = self.others
+        best = max(max(a, b) + max(0.0, others - a - b) / 2, others / 2)
+        d = mine - best
+        if d > 0:
+            return d + self.bonus
+        if d < 0:
+            return d - self.bonus
+        return 0.0
+
+    def of_result(self, result: HandResult) -> float:
+        return utility(self.rules, result, self.side)
+
+
+def playout(state: State, side: int, value: MatchValue | BestOther | None = None) -> float:
     """Play the hand out with the ``easy`` policy for every seat; its utility for ``side``
     (by ``value`` when given)."""
     rules = state.rules
@@ -661,12 +701,14 @@ class SearchBot:
         rounds = len(planned) if planned is not None else budget.samples
         totals = [0.0] * len(cards)
         match = budget.play_for_match > 0 and n != 3
-        value: MatchValue | None = None
+        best_other = budget.best_other > 0 and n == 3
+        value: MatchValue | BestOther | None = None
         for i in range(rounds):
             drawn, w = planned[i] if planned is not None else (sample_from(k, rng), 1.0)
             state = to_state(rules, v, drawn)
-            if match and value is None:
-                value = MatchValue(state, side)  # what it reads is public: any sample's
+            if value is None and (match or best_other):
+                # what it reads is public: any sample's
+                value = MatchValue(state, side) if match else BestOther(state, side)
             values: dict[Card, int] | None = None
             if exact:
                 values = solve(state, side, budget.node_limit)

@@ -782,16 +782,7 @@ WatchItem = service_pb2.WatchTableResponse | bytes
 def _tag(message: Any, field: str) -> bytes:
     """The key of a length-delimited field (wire type 2) of the message class ``message``, as
     a varint."""
-    return _varint(message.DESCRIPTOR.fields_by_name[field].number << 3 | 2)
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n > 0x7F:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    return wire.varint(message.DESCRIPTOR.fields_by_name[field].number << 3 | 2)
 
 
 _EVENT = _tag(service_pb2.WatchTableResponse, "event")
@@ -801,12 +792,12 @@ _PLAY_WATCH = _tag(service_pb2.PlayTableResponse, "watch")
 
 
 _SHORT = 2048
-_LENGTHS = tuple(_varint(n) for n in range(_SHORT))
+_LENGTHS = tuple(wire.varint(n) for n in range(_SHORT))
 """The varints of the lengths below 2 kB (almost every event's and batch's), by length."""
 
 
 def _length(n: int) -> bytes:
-    return _LENGTHS[n] if n < _SHORT else _varint(n)
+    return _LENGTHS[n] if n < _SHORT else wire.varint(n)
 
 
 def _field(tag: bytes, data: bytes) -> bytes:

@@ -39,7 +39,7 @@ from .events import (
     stamp,
 )
 from .records import deal_reveal, record_to_proto, replay_to_proto, stamp_deals
-from .view_bytes import Encoded, view_bytes, with_view
+from .view_bytes import Encoded, varint, view_bytes, with_view
 from .views import (
     match_started_event,
     seat_joined_event,
@@ -82,6 +82,7 @@ __all__ = [
     "table_to_proto",
     "turn_started_event",
     "turn_started_variants",
+    "varint",
     "view_bytes",
     "view_to_proto",
     "with_view",

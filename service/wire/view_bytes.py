@@ -25,18 +25,17 @@ from google.protobuf.message import Message
 import engine
 from engine.cards import POINTS
 from engine.events import HandResult, Standing
-from engine.score import cante_points
 from service.tables.model import PRIVATE, TableRecord
 from tute.v1 import card_pb2, score_pb2, table_pb2, view_pb2
 
 from .cards import ACTIONS, CARDS, SUITS, rules_msg, sorted_cards
 from .scores import cante_msg, hand_result_msg, match_result_msg, standing
-from .views import _STATUS, _VISIBILITY, _completed_trick, _seat_msgs
+from .views import _STATUS, _VISIBILITY, _completed_trick, _seat_msgs, standing_now
 
 _SMALL: Final = tuple(bytes((i,)) for i in range(128))
 
 
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
     """``n`` (>= 0) as a protobuf varint."""
     if n < 128:
         return _SMALL[n]
@@ -49,12 +48,12 @@ def _varint(n: int) -> bytes:
 
 
 def _key(field: int, wire_type: int) -> bytes:
-    return _varint(field << 3 | wire_type)
+    return varint(field << 3 | wire_type)
 
 
 def _entry(key: bytes, payload: bytes) -> bytes:
     """A length-delimited field: a string, a message, one entry of a repeated message."""
-    return key + _varint(len(payload)) + payload
+    return key + varint(len(payload)) + payload
 
 
 # TableView's fields (protos/tute/v1/view.proto): varints (wire type 0) and length-delimited
@@ -84,7 +83,7 @@ _TURNED_CARD_FIELD: Final = tuple(_entry(_TURNED_CARD, b) for b in _CARD_BYTES)
 
 def _uint(key: bytes, n: int) -> bytes:
     """A proto3 scalar without presence: nothing when 0."""
-    return key + _varint(n) if n else b""
+    return key + varint(n) if n else b""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -256,7 +255,7 @@ def view_bytes(record: TableRecord, seat: int | None) -> bytes:
         _games(record),
     ]
     if seat is not None:
-        parts.append(_MY_SEAT + _varint(seat))
+        parts.append(_MY_SEAT + varint(seat))
         if record.visibility == PRIVATE and record.invite_code:
             parts.append(_entry(_INVITE, record.invite_code.encode()))
     state = record.state
@@ -288,17 +287,10 @@ def _match_parts(parts: list[bytes], record: TableRecord, v: engine.View) -> Non
     _trick_parts(parts, v, record.auto_played, current=playing or bool(v.trick))
     if v.cantes:
         parts.append(_cantes(n, v.cantes))
-    now = Standing(
-        v.game_scores,
-        v.games_won,
-        v.match_points,
-        v.won_points,
-        cante_points(n, v.cantes),
-        v.tricks_won,
-    )
+    now = standing_now(v)
     parts.append(_scores(n, now))
     if playing:
-        parts.append(_TURN_SEAT + _varint(v.turn))
+        parts.append(_TURN_SEAT + varint(v.turn))
         parts.append(
             _uint(_TURN_KIND, table_pb2.TURN_KIND_FOLLOW if v.trick else table_pb2.TURN_KIND_LEAD)
         )

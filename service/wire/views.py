@@ -241,16 +241,7 @@ def _match_view(out: view_pb2.TableView, record: TableRecord, v: engine.View) ->
     _tricks(out, v, record.auto_played, current=playing or bool(v.trick))
 
     out.cantes.extend([cante_msg(n, c) for c in v.cantes])
-    # the standing now, with the current hand's tally (a finished match's final standing: the
-    # hand scored last, or the one a forfeit cut short, as far as it went)
-    now = Standing(
-        v.game_scores,
-        v.games_won,
-        v.match_points,
-        v.won_points,
-        cante_points(n, v.cantes),
-        v.tricks_won,
-    )
+    now = standing_now(v)
     out.scores.extend(standing(n, now))
 
     if playing:
@@ -269,6 +260,19 @@ def _match_view(out: view_pb2.TableView, record: TableRecord, v: engine.View) ->
         out.match_result.CopyFrom(
             match_result_msg(n, v.winners, v.end_reason, record.forfeited_seat, standing(n, now))
         )
+
+
+def standing_now(v: engine.View) -> Standing:
+    """The standing now, with the current hand's tally (a finished match's final standing:
+    the hand scored last, or the one a forfeit cut short, as far as it went)."""
+    return Standing(
+        v.game_scores,
+        v.games_won,
+        v.match_points,
+        v.won_points,
+        cante_points(v.players, v.cantes),
+        v.tricks_won,
+    )
 
 
 def _tricks(out: view_pb2.TableView, v: engine.View, auto_played: int, *, current: bool) -> None:

@@ -19,6 +19,7 @@ from engine.bots import (
     MEDIUM,
     RATINGS,
     RATINGS_CI95,
+    BestOther,
     Bot,
     MatchValue,
     SearchBot,
@@ -395,3 +396,18 @@ def test_match_value_counts_the_match_not_the_points() -> None:
     ahead = MatchValue(c8._replace(match_points=(2, 0)), 0)
     assert ahead.of_margin(10) == pytest.approx(100.0 + 1.0)  # 70 to 60: a tenth of 10
     assert ahead.of_margin(-10) == pytest.approx(100.0 * (2 * race(3, 2, 1) - 1) - 1.0)
+
+
+def test_best_other_scores_a_3p_hand_by_the_better_other_seat() -> None:
+    """3p: 60 points against 35 and 35 wins the hand though both others together have more;
+    the value never falls as the margin grows (so the solver's order holds)."""
+    s = new_match(PRESETS["tres"], 3)
+    value = BestOther(s, 0)
+    assert value.of_margin(60 - 70) > 30.0  # won by 25: the hands system's bonus of 30 on top
+    assert value.of_margin(40 - 90) < -30.0  # 40 against 45 and 45
+    values = [value.of_margin(m) for m in range(-130, 131)]
+    assert values == sorted(values)
+    # Points already won count where they are: 30 for seat 1, none for seat 2, so of the 70
+    # the others end with, seat 1 is taken to hold 50 (30 and half the 40 still to come).
+    won = BestOther(s._replace(won_points=(0, 30, 0)), 0)
+    assert won.of_margin(60 - 70) == pytest.approx(60 - 50 + 30.0)
