@@ -74,6 +74,7 @@ from .tables.model import (
 )
 from .tables.service import TableService
 from .tables.streams import Snapshot
+from .wire import framing
 
 log = structlog.get_logger("tute.rpc")
 T = TypeVar("T")
@@ -365,7 +366,7 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
         (:mod:`service.wire.view_bytes`)."""
         rec = await self.tables.load(request.table_id)
         seat, _ = await self._open(seat_of, rec, _token(context))
-        return wire.with_view(service_pb2.GetTableResponse, 1, wire.view_bytes(rec, seat))
+        return wire.with_view(service_pb2.GetTableResponse, wire.view_bytes(rec, seat))
 
     async def SubmitAction(
         self, request: service_pb2.SubmitActionRequest, context: Any
@@ -420,12 +421,9 @@ class TuteServicer(service_pb2_grpc.TuteServiceServicer):
             )
             if not with_view:
                 return msg
-            # The view as bytes (field 3), after the rest.
+            # The view as bytes, after the rest.
             return wire.with_view(
-                service_pb2.SubmitActionResponse,
-                3,
-                wire.view_bytes(r, seat),
-                msg.SerializeToString(),
+                service_pb2.SubmitActionResponse, wire.view_bytes(r, seat), msg.SerializeToString()
             )
 
         kind = action_kind(action)
@@ -779,29 +777,13 @@ WatchItem = service_pb2.WatchTableResponse | bytes
 """What WatchTable yields: a message (a snapshot), or a serialized ``WatchTableResponse``."""
 
 
-def _tag(message: Any, field: str) -> bytes:
-    """The key of a length-delimited field (wire type 2) of the message class ``message``, as
-    a varint."""
-    return wire.varint(message.DESCRIPTOR.fields_by_name[field].number << 3 | 2)
-
-
-_EVENT = _tag(service_pb2.WatchTableResponse, "event")
-_EVENTS = _tag(service_pb2.WatchTableResponse, "events")
-_BATCH_EVENT = _tag(service_pb2.EventBatch, "events")
-_PLAY_WATCH = _tag(service_pb2.PlayTableResponse, "watch")
-
-
-_SHORT = 2048
-_LENGTHS = tuple(wire.varint(n) for n in range(_SHORT))
-"""The varints of the lengths below 2 kB (almost every event's and batch's), by length."""
-
-
-def _length(n: int) -> bytes:
-    return _LENGTHS[n] if n < _SHORT else wire.varint(n)
-
-
-def _field(tag: bytes, data: bytes) -> bytes:
-    return tag + _length(len(data)) + data
+_EVENT = framing.key(service_pb2.WatchTableResponse, "event")
+_EVENTS = framing.key(service_pb2.WatchTableResponse, "events")
+_BATCH_EVENT = framing.key(service_pb2.EventBatch, "events")
+_PLAY_WATCH = framing.key(service_pb2.PlayTableResponse, "watch")
+_SHORT = framing.SHORT
+_length = framing.length
+_field = framing.field
 
 
 def event_response(event: bytes) -> bytes:
@@ -811,7 +793,7 @@ def event_response(event: bytes) -> bytes:
 
 def batch_response(events: Sequence[bytes]) -> bytes:
     """``WatchTableResponse{events: EventBatch{events}}`` of serialized events, in order."""
-    lengths, tag = _LENGTHS, _BATCH_EVENT
+    lengths, tag = framing.LENGTHS, _BATCH_EVENT
     body = b"".join(
         [tag + lengths[len(e)] + e if len(e) < _SHORT else _field(tag, e) for e in events]
     )

@@ -6,6 +6,8 @@
 - :mod:`.events`: engine events to per-audience messages (:class:`EventVariants`), numbered and
   stamped into the bytes the store keeps;
 - :mod:`.views`: the lobby ``Table``, a seat's ``TableView`` and the service's own events;
+- :mod:`.framing`: the protobuf wire format by hand (varints, field keys, length-delimited
+  fields) for messages sent as bytes built from parts;
 - :mod:`.view_bytes`: a seat's ``TableView`` as bytes, from parts serialized once (the hot
   path of ``GetTable`` and ``SubmitAction``);
 - :mod:`.records`: fair deals' commitments and reveals in the events, the ``MatchRecord``
@@ -39,7 +41,7 @@ from .events import (
     stamp,
 )
 from .records import deal_reveal, record_to_proto, replay_to_proto, stamp_deals
-from .view_bytes import Encoded, varint, view_bytes, with_view
+from .view_bytes import Encoded, view_bytes, with_view
 from .views import (
     match_started_event,
     seat_joined_event,
@@ -82,7 +84,6 @@ __all__ = [
     "table_to_proto",
     "turn_started_event",
     "turn_started_variants",
-    "varint",
     "view_bytes",
     "view_to_proto",
     "with_view",

@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 from typing import Final
 
+from google.protobuf import timestamp_pb2
 from google.protobuf.message import Message
 
 import engine
@@ -28,53 +29,41 @@ from engine.events import HandResult, Standing
 from service.tables.model import PRIVATE, TableRecord
 from tute.v1 import card_pb2, score_pb2, table_pb2, view_pb2
 
+from . import framing
 from .cards import ACTIONS, CARDS, SUITS, rules_msg, sorted_cards
+from .framing import varint
 from .scores import cante_msg, hand_result_msg, match_result_msg, standing
 from .views import _STATUS, _VISIBILITY, _completed_trick, _seat_msgs, standing_now
 
-_SMALL: Final = tuple(bytes((i,)) for i in range(128))
+_V: Final = view_pb2.TableView
 
 
-def varint(n: int) -> bytes:
-    """``n`` (>= 0) as a protobuf varint."""
-    if n < 128:
-        return _SMALL[n]
-    out = bytearray()
-    while n > 0x7F:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+def _key(name: str, wire_type: int = framing.LEN) -> bytes:
+    return framing.key(_V, name, wire_type)
 
 
-def _key(field: int, wire_type: int) -> bytes:
-    return varint(field << 3 | wire_type)
+_entry = framing.field
 
-
-def _entry(key: bytes, payload: bytes) -> bytes:
-    """A length-delimited field: a string, a message, one entry of a repeated message."""
-    return key + varint(len(payload)) + payload
-
-
-# TableView's fields (protos/tute/v1/view.proto): varints (wire type 0) and length-delimited
-# ones (2) used per call.
-_TABLE_ID: Final = _key(1, 2)
-_VERSION: Final = _key(2, 0)
-_LAST_SEQ: Final = _key(3, 0)
-_STATUS_KEY: Final = _key(4, 0)
-_MY_SEAT: Final = _key(8, 0)
-_INVITE: Final = _key(9, 2)
-_GAME_NO: Final = _key(13, 0)
-_HAND_NO: Final = _key(14, 0)
-_DEALER: Final = _key(15, 0)
-_TRUMP_SUIT: Final = _key(16, 0)
-_TRUMP_CARD: Final = _key(17, 2)
-_TURNED_CARD: Final = _key(18, 2)
-_STOCK: Final = _key(19, 0)
-_CURRENT: Final = _key(20, 2)
-_TURN_SEAT: Final = _key(24, 0)
-_TURN_KIND: Final = _key(25, 0)
-_DEADLINE: Final = _key(26, 2)
+# TableView's fields written per call: varints and length-delimited ones.
+_VERSION: Final = _key("version", framing.VARINT)
+_LAST_SEQ: Final = _key("last_event_sequence", framing.VARINT)
+_STATUS_KEY: Final = _key("status", framing.VARINT)
+_MY_SEAT: Final = _key("my_seat", framing.VARINT)
+_INVITE: Final = _key("invite_code")
+_HAND: Final = _key("hand")
+_GAME_NO: Final = _key("game_number", framing.VARINT)
+_HAND_NO: Final = _key("hand_number", framing.VARINT)
+_DEALER: Final = _key("dealer", framing.VARINT)
+_TRUMP_SUIT: Final = _key("trump_suit", framing.VARINT)
+_TRUMP_CARD: Final = _key("trump_card")
+_TURNED_CARD: Final = _key("turned_card")
+_STOCK: Final = _key("stock_size", framing.VARINT)
+_CURRENT: Final = _key("current_trick")
+_TURN_SEAT: Final = _key("turn_seat", framing.VARINT)
+_TURN_KIND: Final = _key("turn_kind", framing.VARINT)
+_DEADLINE: Final = _key("turn_deadline")
+_SECONDS: Final = framing.key(timestamp_pb2.Timestamp, "seconds", framing.VARINT)
+_NANOS: Final = framing.key(timestamp_pb2.Timestamp, "nanos", framing.VARINT)
 
 _CARD_BYTES: Final = tuple(c.SerializeToString() for c in CARDS)
 _TRUMP_CARD_FIELD: Final = tuple(_entry(_TRUMP_CARD, b) for b in _CARD_BYTES)
@@ -119,8 +108,7 @@ def _seats(record: TableRecord) -> bytes:
 @functools.lru_cache(maxsize=16384)
 def _hand(mask: int) -> bytes:
     """The ``hand`` entries of a hand, in the views' order."""
-    key = _key(10, 2)
-    return b"".join([_entry(key, _CARD_BYTES[c]) for c in sorted_cards(mask)])
+    return b"".join([_entry(_HAND, _CARD_BYTES[c]) for c in sorted_cards(mask)])
 
 
 @functools.lru_cache(maxsize=4096)
@@ -215,7 +203,7 @@ def _deadline(t: float) -> bytes:
     """``turn_deadline`` as :func:`~service.wire.cards.set_time` sets it."""
     seconds = int(t)
     nanos = int((t - seconds) * 1e9)
-    return _entry(_DEADLINE, _uint(_key(1, 0), seconds) + _uint(_key(2, 0), nanos))
+    return _entry(_DEADLINE, _uint(_SECONDS, seconds) + _uint(_NANOS, nanos))
 
 
 class Encoded:
@@ -237,10 +225,10 @@ class Encoded:
         return self.kind.FromString(self.data)
 
 
-def with_view(kind: type[Message], field: int, view: bytes, rest: bytes = b"") -> Encoded:
-    """A response of type ``kind`` holding the view bytes ``view`` as its field ``field``
+def with_view(kind: type[Message], view: bytes, rest: bytes = b"") -> Encoded:
+    """A response of type ``kind`` holding the view bytes ``view`` as its ``view`` field
     after the serialized fields ``rest``."""
-    return Encoded(kind, rest + _entry(_key(field, 2), view))
+    return Encoded(kind, rest + _entry(framing.key(kind, "view"), view))
 
 
 def view_bytes(record: TableRecord, seat: int | None) -> bytes:
