@@ -159,7 +159,6 @@ async def staged(
                 )
                 wire.with_view(  # as the servicer answers: the view as bytes
                     service_pb2.SubmitActionResponse,
-                    3,
                     wire.view_bytes(rec, seat),
                     resp.SerializeToString(),
                 ).SerializeToString()
