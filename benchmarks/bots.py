@@ -75,7 +75,11 @@ def make_bot(level: str, scale: float, ismcts_time: float) -> Bot:
                 field, value = change.split("=")
                 b = b._replace(**{field: type(getattr(b, field))(value)})
             bot = SearchBot(
-                b._replace(samples=max(1, round(b.samples * scale)), time_s=b.time_s * scale),
+                b._replace(
+                    samples=max(1, round(b.samples * scale)),
+                    iterations=round(b.iterations * scale),
+                    time_s=b.time_s * scale,
+                ),
                 time.process_time,
             )
     _BOT_CACHE[key] = bot

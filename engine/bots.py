@@ -38,6 +38,7 @@ same view and seed give the same move.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable
@@ -59,7 +60,7 @@ from .cards import (
 )
 from .determinize import Knowledge, Sample, constraints, knowledge, sample_from, to_state
 from .events import HandResult
-from .game import apply, pack_for
+from .game import apply, legal_actions, pack_for
 from .rules import Rules, Scoring, TuteEffect
 from .search import follow_mask, rollout_values, solve
 from .state import PLAYING, State
@@ -84,14 +85,17 @@ def random_bot(rules: Rules, v: View, rng: random.Random) -> int:
 
 def declaration(v: View) -> int:
     """The declaration every level above ``random`` makes now, or -1 (play a card)."""
-    legal = v.legal
+    return _declaration(v.legal, v.trump)
+
+
+def _declaration(legal: tuple[int, ...], trump: int) -> int:
     for a in (TUTE_12, TUTE_11, EXCHANGE):
         if a in legal:
             return a
     sings = [a for a in legal if SING <= a < SING + 4]
     if not sings:
         return -1
-    trump_sing = SING + v.trump
+    trump_sing = SING + trump
     return trump_sing if trump_sing in sings else sings[0]
 
 
@@ -315,6 +319,17 @@ class Budget(NamedTuple):
     others', what the paranoid search computes) by the margin over the best other seat, the
     others' points still to come shared evenly between them (:class:`BestOther`), with the
     win bonus where the hand is won; 0: by the margin over both together."""
+    tree: int = 0
+    """1: information-set tree search (:meth:`SearchBot.tree_visits`) instead of scoring each
+    card on each deal: ``iterations`` at most within ``time_s``, each on a fresh deal, down
+    one tree of every seat's cards shared by all deals; 2: the same until the exact solver
+    takes over (``solve_tricks``), then each card scored on each of ``samples`` deals; 0:
+    each card scored on each deal."""
+    iterations: int = 0
+    """With ``tree``: the tree search's iterations at most."""
+    tree_c: float = 0.7
+    """With ``tree``: the exploration constant of the tree's UCB (utilities scaled to about
+    -1..1)."""
     play_for_match: int = 0
     """0: score a hand by its point margin plus a bonus for winning it (:func:`utility`);
     1: by the chance of winning the match it leaves (:class:`MatchValue`: the game scores or
@@ -693,9 +708,7 @@ class SearchBot:
         clock = self.clock
         deadline = clock() + budget.time_s
         k = knowledge(rules, v, sings=budget.assume_sing > 0)
-        exact = v.stock_size == 0 and (
-            (n == 2 and budget.solve_tricks > 0) or max(v.hand_sizes) <= budget.solve_tricks
-        )
+        exact = self._exact(v)
         known = k.hidden == 0 or (n == 2 and v.stock_size == 0)
         planned = _weighted_samples(rules, v, k, rng, budget, clock) if not known else None
         rounds = len(planned) if planned is not None else budget.samples
@@ -748,13 +761,132 @@ class SearchBot:
                 break
         return totals
 
+    def _exact(self, v: View) -> bool:
+        """Does the exact solver score the cards now (from its first sample on)?"""
+        solve_tricks = self.budget.solve_tricks
+        return v.stock_size == 0 and (
+            (v.players == 2 and solve_tricks > 0) or max(v.hand_sizes) <= solve_tricks
+        )
+
+    def tree_visits(
+        self, rules: Rules, v: View, rng: random.Random, cards: list[Card]
+    ) -> list[float]:
+        """Information-set Monte Carlo tree search from the seat's point of view (single
+        observer IS-MCTS, Cowling, Powley and Whitehouse 2012): each iteration draws a deal
+        consistent with the view and walks one tree of card choices (every seat's, in the
+        order they are played) that all deals share. At a node the cards the deal allows are
+        compared by UCB, each counted as available once per deal in which it was; a card not
+        tried yet is tried first (one new node per iteration), and from there the easy policy
+        plays the hand out. Each node keeps the value of the hand to the side that chose its
+        card, so every seat picks what is best for its own side. Declarations are made as
+        every level makes them (:func:`declaration`), outside the tree. Returns how often
+        each of ``cards`` was chosen at the root (``iterations`` at most, the first always
+        completed, then as many as ``time_s`` allows)."""
+        budget = self.budget
+        me = v.seat
+        assert me is not None
+        n = v.players
+        clock = self.clock
+        deadline = clock() + budget.time_s
+        k = knowledge(rules, v, sings=budget.assume_sing > 0)
+        c = budget.tree_c
+        root = _Node()
+        iterations = max(1, budget.iterations)
+        for i in range(iterations):
+            state = to_state(rules, v, sample_from(k, rng))
+            hand_no = state.hand_no
+            node = root
+            path: list[tuple[_Node, int]] = []
+            fresh = False
+            while state.status == PLAYING and state.hand_no == hand_no:
+                seat = state.turn
+                if fresh:  # past the new node: the easy policy to the end of the hand
+                    a = easy_bot(rules, view(state, seat), _NO_RNG)
+                    state, _ = apply(state, seat, a)
+                    continue
+                legal = legal_actions(state, seat)
+                d = _declaration(legal, state.trump)
+                if d < 0 and min(legal) >= 40:
+                    d = legal[0]
+                if d >= 0:
+                    state, _ = apply(state, seat, d)
+                    continue
+                child = _select(node, legal, c, rng)
+                if child.visits == 0:
+                    fresh = True
+                path.append((child, _side(n, seat)))
+                node = child
+                state, _ = apply(state, seat, child.card)
+            result = state.last_result
+            assert result is not None
+            for nd, side in path:
+                nd.visits += 1
+                nd.total += utility(rules, result, side) / _TREE_SCALE
+            if i + 1 < iterations and clock() > deadline:
+                break
+        got = {ch.card: ch.visits for ch in root.children}
+        return [float(got.get(card, 0)) for card in cards]
+
     def choose(self, rules: Rules, v: View, rng: random.Random, cards: list[Card]) -> Card:
-        totals = self.scores(rules, v, rng, cards)
+        tree = self.budget.tree
+        if tree and not (tree == 2 and self._exact(v)):
+            totals = self.tree_visits(rules, v, rng, cards)
+        else:
+            totals = self.scores(rules, v, rng, cards)
         best = 0
         for j in range(1, len(cards)):
             if totals[j] > totals[best]:
                 best = j
         return cards[best]
+
+
+_TREE_SCALE: Final = 150.0
+"""Utilities of a hand divided by this in the tree (a tute is worth 150)."""
+
+
+class _Node:
+    """A card chosen in :meth:`SearchBot.tree_visits`'s tree: visits, times available, the
+    summed value to the side that chose it, and the cards that followed it."""
+
+    __slots__ = ("avail", "card", "children", "total", "visits")
+
+    def __init__(self, card: Card = -1) -> None:
+        self.card = card
+        self.visits = 0
+        self.avail = 0
+        self.total = 0.0
+        self.children: list[_Node] = []
+
+
+def _select(node: _Node, legal: tuple[int, ...], c: float, rng: random.Random) -> _Node:
+    """Among the cards of ``legal`` (those this deal allows), a card not tried yet at random,
+    else the one of best UCB; each allowed card counts one more availability."""
+    by_card = {ch.card: ch for ch in node.children}
+    allowed: list[_Node] = []
+    untried: list[int] = []
+    for a in legal:
+        if a >= 40:
+            continue
+        ch = by_card.get(a)
+        if ch is None:
+            untried.append(a)
+        else:
+            allowed.append(ch)
+    if untried:
+        new = _Node(untried[rng.randrange(len(untried))] if len(untried) > 1 else untried[0])
+        node.children.append(new)
+        for ch in allowed:
+            ch.avail += 1
+        new.avail = 1
+        return new
+    best = allowed[0]
+    best_u = -1e18
+    for ch in allowed:
+        ch.avail += 1
+        u = ch.total / ch.visits + c * math.sqrt(math.log(ch.avail) / ch.visits)
+        if u > best_u:
+            best, best_u = ch, u
+    return best
 
 
 def _solved_utility(rules: Rules, margin: int) -> float:

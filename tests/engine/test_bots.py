@@ -41,6 +41,7 @@ FAST: dict[str, Bot] = {
     "easy": BOTS["easy"],
     "medium": SearchBot(MEDIUM._replace(samples=3, time_s=600.0)),
     "hard": SearchBot(HARD._replace(samples=3, solve_tricks=2, node_limit=3000, time_s=600.0)),
+    "tree": SearchBot(HARD._replace(tree=1, iterations=30, time_s=600.0)),
 }
 """The levels with small budgets: the same code paths, quicker. Their samples, not the time
 bound, end the search (so that a busy machine changes no move)."""
@@ -76,6 +77,7 @@ def test_every_level_plays_only_legal_actions(preset: str, seeds: int) -> None:
             max_moves=120,
         )
         play_match(rules, ["hard", "medium", "easy", "random"], seed + 10, max_moves=120)
+        play_match(rules, ["tree", "easy", "tree", "easy"], seed + 20, max_moves=120)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
@@ -171,6 +173,49 @@ def test_the_solver_agrees_with_brute_force_on_small_endgames(preset: str, left:
             assert base + values[c] == brute(apply(s, seat, c)[0], side), (preset, seed, c)
         checked += 1
     assert checked >= 6
+
+
+def test_the_tree_search_wins_a_known_endgame_that_can_be_won() -> None:
+    """2p once the stock is gone: everything is known, so the tree search is a plain Monte
+    Carlo tree search of the position. Where one card wins the hand and another loses it
+    (by the exact solver), it plays a winning one."""
+    rules = PRESETS["corriente-8"]
+    bot = SearchBot(HARD._replace(tree=1, iterations=1500, time_s=600.0))
+    checked = 0
+    for left in (6, 8, 10):
+        for seed in range(40):
+            s = endgame(rules, seed, left)
+            if s is None:
+                continue
+            HAND_NO[0] = s.hand_no
+            seat = s.turn
+            values = solve(s, seat)
+            assert values is not None
+            base = _margin_now(s, seat)
+            final = {c: base + m for c, m in values.items()}
+            if max(final.values()) <= 0 or min(final.values()) >= 0:
+                continue  # no card changes who wins
+            a = bot(rules, view(s, seat), random.Random(seed))
+            if a >= 40:
+                continue  # a declaration first
+            assert final[a] > 0, (left, seed, final, a)
+            checked += 1
+    assert checked >= 5
+
+
+def test_the_tree_search_counts_its_iterations_at_the_root() -> None:
+    """Every iteration chooses one of the seat's cards at the root: the visits add up to the
+    iterations, and the card played is the one visited most."""
+    rules = PRESETS["parejas"]
+    s = new_match(rules, random.Random(3))
+    v = view(s, s.turn)
+    cards = [a for a in v.legal if a < 40]
+    bot = SearchBot(HARD._replace(tree=1, iterations=200, time_s=600.0))
+    visits = bot.tree_visits(rules, v, random.Random(1), cards)
+    assert sum(visits) == 200
+    assert all(x >= 1 for x in visits)  # every card tried before any is tried twice
+    played = bot(rules, v, random.Random(1))
+    assert visits[cards.index(played)] == max(visits)
 
 
 def extremes(state: State, side: int) -> tuple[int, int]:
