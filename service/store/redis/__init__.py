@@ -80,18 +80,19 @@ class RedisStore(Store):
         )
         self._db = 0 if self.cluster else database(link.readers)
         client = link.client
-        self._create = Script(client, "create")
-        self._delete = Script(client, "delete")
+        self._create = Script(client, "create", mux=link.mux)
+        self._delete = Script(client, "delete", mux=link.mux)
         # the scripts of every move: pipelined on one connection on a single Redis
         self._commit = Script(client, "commit", mux=link.mux)
         self._commit_indexed = Script(client, "commit_indexed", mux=link.mux)
-        self._create_indexed = Script(client, "create_indexed")
-        self._delete_indexed = Script(client, "delete_indexed")
+        self._create_indexed = Script(client, "create_indexed", mux=link.mux)
+        self._delete_indexed = Script(client, "delete_indexed", mux=link.mux)
+        # The scheduler's claim and renew (a few a second) stay on the pool.
         self._claim = Script(client, "claim")
         self._renew = Script(client, "renew")
-        self._count = Script(client, "count")
-        self._events = Script(client, "events")
-        self._take = Script(client, "take")
+        self._count = Script(client, "count", mux=link.mux)
+        self._events = Script(client, "events", mux=link.mux)
+        self._take = Script(client, "take", mux=link.mux)
         self._tickets = RedisQueue(link, options.prefix)
 
     def tickets(self) -> RedisQueue:
@@ -383,12 +384,21 @@ class RedisStore(Store):
         # A sorted set in the table's slot: member "<seat>:<watcher>", score its expiry. The
         # key itself expires a while after the last refresh, with the table's other keys gone.
         key = self.keys.presence(table_id)
+        now = self._clock.now()
+        ttl = max(1, int(expires_at - now) + 60)
+        mux = self.link.mux
         async with self.link.call():
+            if mux is not None:  # the three written at once on the pipelined connection
+                await asyncio.gather(
+                    mux.call("ZADD", key, repr(expires_at), f"{seat}:{watcher}"),
+                    mux.call("ZREMRANGEBYSCORE", key, "-inf", repr(now)),
+                    mux.call("EXPIRE", key, ttl),
+                )
+                return
             pipe = self.link.client.pipeline(transaction=False)
             pipe.zadd(key, {f"{seat}:{watcher}": expires_at})
-            now = self._clock.now()
             pipe.zremrangebyscore(key, "-inf", repr(now))
-            pipe.expire(key, max(1, int(expires_at - now) + 60))
+            pipe.expire(key, ttl)
             await pipe.execute()
 
     async def clear_presence(self, table_id: str, watcher: str) -> None:

@@ -65,9 +65,9 @@ class Index:
         self.options = options
         self.clock = clock
         client = link.client
-        self._begin = Script(client, "begin")
-        self._index = Script(client, "index")
-        self._suspects = Script(client, "suspects")
+        self._begin = Script(client, "begin", mux=link.mux)
+        self._index = Script(client, "index", mux=link.mux)
+        self._suspects = Script(client, "suspects", mux=link.mux)
         self.predict = predict
         """Do commits take the two steps (then :attr:`known` predicts their markers)?"""
         self.known: dict[str, tuple[int, tuple[bytes | None, ...]]] = {}
@@ -339,8 +339,13 @@ class Index:
             raise failed
 
     async def _read_state(self, table_id: str) -> list[bytes | None]:
+        key = self.keys.table(table_id)
+        mux = self.link.mux
         async with self.link.call():
-            found = await self.link.client.hmget(self.keys.table(table_id), ["v", *STATE_FIELDS])
+            if mux is not None:  # a single Redis: on the pipelined connection
+                found = await mux.call("HMGET", key, "v", *STATE_FIELDS)
+            else:
+                found = await self.link.client.hmget(key, ["v", *STATE_FIELDS])
         return cast(list[bytes | None], found)
 
     async def _rebuild(self) -> None:

@@ -33,11 +33,11 @@ class RedisQueue(TicketQueue):
         self._queue = f"{tag}:q:"
         self._player = f"{tag}:p:"
         client = link.client
-        self._enqueue = Script(client, "mm_enqueue")
-        self._waiting = Script(client, "mm_waiting")
-        self._claim = Script(client, "mm_claim")
-        self._cancel = Script(client, "mm_cancel")
-        self._touch = Script(client, "mm_touch")
+        self._enqueue = Script(client, "mm_enqueue", mux=link.mux)
+        self._waiting = Script(client, "mm_waiting", mux=link.mux)
+        self._claim = Script(client, "mm_claim", mux=link.mux)
+        self._cancel = Script(client, "mm_cancel", mux=link.mux)
+        self._touch = Script(client, "mm_touch", mux=link.mux)
 
     async def enqueue(self, ticket: Ticket, now: float, *, replace_matched: str = "") -> Ticket:
         t = ticket
