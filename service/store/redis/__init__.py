@@ -222,7 +222,7 @@ class RedisStore(Store):
 
     async def load(self, table_id: str) -> tuple[int, bytes] | None:
         async with self.link.call():
-            found = await self.link.client.hmget(self.keys.table(table_id), _TABLE_FIELDS)
+            found = await self.link.command("HMGET", self.keys.table(table_id), *_TABLE_FIELDS)
         version, record, *state = cast(list[bytes | None], found)
         if version is None or record is None:
             self.index.forget(table_id)
@@ -385,37 +385,29 @@ class RedisStore(Store):
         # key itself expires a while after the last refresh, with the table's other keys gone.
         key = self.keys.presence(table_id)
         now = self._clock.now()
-        ttl = max(1, int(expires_at - now) + 60)
-        mux = self.link.mux
+        command = self.link.command
         async with self.link.call():
-            if mux is not None:  # the three written at once on the pipelined connection
-                await asyncio.gather(
-                    mux.call("ZADD", key, repr(expires_at), f"{seat}:{watcher}"),
-                    mux.call("ZREMRANGEBYSCORE", key, "-inf", repr(now)),
-                    mux.call("EXPIRE", key, ttl),
-                )
-                return
-            pipe = self.link.client.pipeline(transaction=False)
-            pipe.zadd(key, {f"{seat}:{watcher}": expires_at})
-            pipe.zremrangebyscore(key, "-inf", repr(now))
-            pipe.expire(key, ttl)
-            await pipe.execute()
+            await asyncio.gather(  # sent at once (on a single Redis, pipelined)
+                command("ZADD", key, repr(expires_at), f"{seat}:{watcher}"),
+                command("ZREMRANGEBYSCORE", key, "-inf", repr(now)),
+                command("EXPIRE", key, max(1, int(expires_at - now) + 60)),
+            )
 
     async def clear_presence(self, table_id: str, watcher: str) -> None:
         key = self.keys.presence(table_id)
-        client = self.link.client
+        command = self.link.command
         async with self.link.call():
-            members = cast(list[bytes], await client.zrange(key, 0, -1))
+            members = cast(list[bytes], await command("ZRANGE", key, 0, -1))
             gone = [m for m in members if m.split(b":", 1)[-1] == watcher.encode()]
             if gone:
-                await client.zrem(key, *gone)
+                await command("ZREM", key, *gone)
 
     async def present_watchers(self, table_id: str, now: float) -> dict[str, int]:
         async with self.link.call():
             members = cast(
                 list[bytes],
-                await self.link.client.zrangebyscore(
-                    self.keys.presence(table_id), f"({now!r}", "+inf"
+                await self.link.command(
+                    "ZRANGEBYSCORE", self.keys.presence(table_id), f"({now!r}", "+inf"
                 ),
             )
         return _watchers(members)
@@ -424,7 +416,7 @@ class RedisStore(Store):
 
     async def subscribe(self, table_id: str) -> Subscription:
         async with self.link.call():
-            found = await self.link.client.hmget(self.keys.table(table_id), ["v", "q"])
+            found = await self.link.command("HMGET", self.keys.table(table_id), "v", "q")
         version, last = cast(list[bytes | None], found)
         if version is None:
             raise KeyError(table_id)

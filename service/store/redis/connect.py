@@ -165,6 +165,13 @@ class Link:
         self._gate = asyncio.Semaphore(max_calls) if max_calls > 0 else None
         self._gate_timeout_s = timeout_s
 
+    async def command(self, *args: bytes | str | int | float) -> Any:
+        """One command's reply as Redis sends it: on the pipelined connection of a single
+        Redis, else through the client (a Cluster routes it by its first key)."""
+        if self.mux is not None:
+            return await self.mux.call(*args)
+        return await self.client.execute_command(*args)
+
     @contextlib.asynccontextmanager
     async def call(self) -> AsyncIterator[None]:
         """Around every call: "cannot be reached" becomes StoreUnavailable; on a Cluster, at

@@ -339,13 +339,8 @@ class Index:
             raise failed
 
     async def _read_state(self, table_id: str) -> list[bytes | None]:
-        key = self.keys.table(table_id)
-        mux = self.link.mux
         async with self.link.call():
-            if mux is not None:  # a single Redis: on the pipelined connection
-                found = await mux.call("HMGET", key, "v", *STATE_FIELDS)
-            else:
-                found = await self.link.client.hmget(key, ["v", *STATE_FIELDS])
+            found = await self.link.command("HMGET", self.keys.table(table_id), "v", *STATE_FIELDS)
         return cast(list[bytes | None], found)
 
     async def _rebuild(self) -> None:
