@@ -7,6 +7,7 @@ cantes) tried at every node, the final margin read from the engine's own hand re
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -144,6 +145,23 @@ def endgame(rules: Rules, seed: int, cards_left: int) -> State | None:
     return None
 
 
+def solved_endgames(
+    rules: Rules, left: int, seeds: int
+) -> Iterator[tuple[int, State, dict[int, int]]]:
+    """The endgames of ``left`` cards of seeds ``0..seeds-1``: the seed, the state, and the
+    solver's final margin of each card of the seat on turn, for its side."""
+    for seed in range(seeds):
+        s = endgame(rules, seed, left)
+        if s is None:
+            continue
+        HAND_NO[0] = s.hand_no
+        side = s.turn % 2 if rules.players == 4 else s.turn
+        values = solve(s, side)
+        assert values is not None
+        base = _margin_now(s, side)
+        yield seed, s, {c: base + m for c, m in values.items()}
+
+
 @pytest.mark.parametrize(
     ("preset", "left"),
     [
@@ -157,20 +175,13 @@ def endgame(rules: Rules, seed: int, cards_left: int) -> State | None:
 def test_the_solver_agrees_with_brute_force_on_small_endgames(preset: str, left: int) -> None:
     rules = PRESETS[preset]
     checked = 0
-    for seed in range(12):
-        s = endgame(rules, seed, left)
-        if s is None:
-            continue
-        HAND_NO[0] = s.hand_no
+    for seed, s, final in solved_endgames(rules, left, 12):
         seat = s.turn
         side = seat % 2 if rules.players == 4 else seat
-        values = solve(s, side)
-        assert values is not None
         cards = [a for a in legal_actions(s, seat) if a < 40]
-        assert sorted(values) == cards
-        base = _margin_now(s, side)
+        assert sorted(final) == cards
         for c in cards:
-            assert base + values[c] == brute(apply(s, seat, c)[0], side), (preset, seed, c)
+            assert final[c] == brute(apply(s, seat, c)[0], side), (preset, seed, c)
         checked += 1
     assert checked >= 6
 
@@ -183,19 +194,10 @@ def test_the_tree_search_wins_a_known_endgame_that_can_be_won() -> None:
     bot = SearchBot(HARD._replace(tree=1, iterations=1500, time_s=600.0))
     checked = 0
     for left in (6, 8, 10):
-        for seed in range(40):
-            s = endgame(rules, seed, left)
-            if s is None:
-                continue
-            HAND_NO[0] = s.hand_no
-            seat = s.turn
-            values = solve(s, seat)
-            assert values is not None
-            base = _margin_now(s, seat)
-            final = {c: base + m for c, m in values.items()}
+        for seed, s, final in solved_endgames(rules, left, 40):
             if max(final.values()) <= 0 or min(final.values()) >= 0:
                 continue  # no card changes who wins
-            a = bot(rules, view(s, seat), random.Random(seed))
+            a = bot(rules, view(s, s.turn), random.Random(seed))
             if a >= 40:
                 continue  # a declaration first
             assert final[a] > 0, (left, seed, final, a)
