@@ -41,6 +41,32 @@ def _missing(program: str) -> NoReturn:
     raise SystemExit(message)
 
 
+def _server_pid(s: socket.socket) -> int | None:
+    """The ``process_id`` of the Redis server at the other end of ``s`` (None: not known
+    yet, e.g. still loading)."""
+    s.sendall(b"INFO server\r\n")
+    data = b""
+    while b"\r\n" not in data or len(data) < _bulk_end(data):
+        chunk = s.recv(4096)
+        if not chunk:
+            return None
+        data += chunk
+    if not data.startswith(b"$"):
+        return None  # an error reply (LOADING)
+    for line in data.split(b"\r\n"):
+        if line.startswith(b"process_id:"):
+            return int(line.split(b":", 1)[1])
+    return None
+
+
+def _bulk_end(data: bytes) -> int:
+    """The length of a whole reply whose first line is in ``data``."""
+    head, _, _ = data.partition(b"\r\n")
+    if not head.startswith(b"$"):
+        return len(head) + 2
+    return len(head) + 2 + int(head[1:]) + 2
+
+
 class RedisProcess:
     """``redis-server`` on 127.0.0.1 at a free port, data in ``directory``.
 
@@ -122,8 +148,9 @@ class RedisProcess:
                 contextlib.suppress(OSError),
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s,
             ):
-                s.sendall(b"PING\r\n")
-                if s.recv(64).startswith(b"+PONG"):
+                # Ours, not another test's server that took the port first (ours then fails
+                # to bind and exits, but may answer a moment later than that one).
+                if _server_pid(s) == self.proc.pid:
                     return True
             time.sleep(0.02)
         return False
