@@ -783,8 +783,6 @@ class SearchBot:
         each of ``cards`` was chosen at the root (``iterations`` at most, the first always
         completed, then as many as ``time_s`` allows)."""
         budget = self.budget
-        me = v.seat
-        assert me is not None
         n = v.players
         clock = self.clock
         deadline = clock() + budget.time_s
@@ -824,8 +822,8 @@ class SearchBot:
                 nd.total += utility(rules, result, side) / _TREE_SCALE
             if i + 1 < iterations and clock() > deadline:
                 break
-        got = {ch.card: ch.visits for ch in root.children}
-        return [float(got.get(card, 0)) for card in cards]
+        tried = root.children
+        return [float(tried[card].visits) if card in tried else 0.0 for card in cards]
 
     def choose(self, rules: Rules, v: View, rng: random.Random, cards: list[Card]) -> Card:
         tree = self.budget.tree
@@ -855,26 +853,27 @@ class _Node:
         self.visits = 0
         self.avail = 0
         self.total = 0.0
-        self.children: list[_Node] = []
+        self.children: dict[Card, _Node] = {}
+        """The cards played next, by card."""
 
 
 def _select(node: _Node, legal: tuple[int, ...], c: float, rng: random.Random) -> _Node:
     """Among the cards of ``legal`` (those this deal allows), a card not tried yet at random,
     else the one of best UCB; each allowed card counts one more availability."""
-    by_card = {ch.card: ch for ch in node.children}
+    children = node.children
     allowed: list[_Node] = []
     untried: list[int] = []
     for a in legal:
         if a >= 40:
             continue
-        ch = by_card.get(a)
+        ch = children.get(a)
         if ch is None:
             untried.append(a)
         else:
             allowed.append(ch)
     if untried:
-        new = _Node(untried[rng.randrange(len(untried))] if len(untried) > 1 else untried[0])
-        node.children.append(new)
+        card = untried[rng.randrange(len(untried))] if len(untried) > 1 else untried[0]
+        new = children[card] = _Node(card)
         for ch in allowed:
             ch.avail += 1
         new.avail = 1
