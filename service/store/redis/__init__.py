@@ -80,14 +80,14 @@ class RedisStore(Store):
         )
         self._db = 0 if self.cluster else database(link.readers)
         client = link.client
+        # On a single Redis the scripts are pipelined on one connection (``link.mux``; None on
+        # a Cluster), all but the scheduler's claim and renew (a few a second, on the pool).
         self._create = Script(client, "create", mux=link.mux)
         self._delete = Script(client, "delete", mux=link.mux)
-        # the scripts of every move: pipelined on one connection on a single Redis
         self._commit = Script(client, "commit", mux=link.mux)
         self._commit_indexed = Script(client, "commit_indexed", mux=link.mux)
         self._create_indexed = Script(client, "create_indexed", mux=link.mux)
         self._delete_indexed = Script(client, "delete_indexed", mux=link.mux)
-        # The scheduler's claim and renew (a few a second) stay on the pool.
         self._claim = Script(client, "claim")
         self._renew = Script(client, "renew")
         self._count = Script(client, "count", mux=link.mux)
