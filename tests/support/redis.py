@@ -19,6 +19,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
 
 def free_port() -> int:
     """A TCP port of 127.0.0.1 that nothing listens on now."""
@@ -39,32 +43,6 @@ def _missing(program: str) -> NoReturn:
 
         pytest.fail(message, pytrace=False)
     raise SystemExit(message)
-
-
-def _server_pid(s: socket.socket) -> int | None:
-    """The ``process_id`` of the Redis server at the other end of ``s`` (None: not known
-    yet, e.g. still loading)."""
-    s.sendall(b"INFO server\r\n")
-    data = b""
-    while b"\r\n" not in data or len(data) < _bulk_end(data):
-        chunk = s.recv(4096)
-        if not chunk:
-            return None
-        data += chunk
-    if not data.startswith(b"$"):
-        return None  # an error reply (LOADING)
-    for line in data.split(b"\r\n"):
-        if line.startswith(b"process_id:"):
-            return int(line.split(b":", 1)[1])
-    return None
-
-
-def _bulk_end(data: bytes) -> int:
-    """The length of a whole reply whose first line is in ``data``."""
-    head, _, _ = data.partition(b"\r\n")
-    if not head.startswith(b"$"):
-        return len(head) + 2
-    return len(head) + 2 + int(head[1:]) + 2
 
 
 class RedisProcess:
@@ -144,13 +122,19 @@ class RedisProcess:
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 return False
+            # Ours, not another test's server that took the port first (ours then fails to
+            # bind and exits, but may answer a moment later than that one).
             with (
-                contextlib.suppress(OSError),
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s,
+                contextlib.suppress(redis.RedisError),
+                redis.Redis(
+                    host="127.0.0.1",
+                    port=self.port,
+                    socket_timeout=0.5,
+                    socket_connect_timeout=0.5,
+                    retry=Retry(NoBackoff(), 0),  # one try: the loop tries again
+                ) as client,
             ):
-                # Ours, not another test's server that took the port first (ours then fails
-                # to bind and exits, but may answer a moment later than that one).
-                if _server_pid(s) == self.proc.pid:
+                if client.info("server").get("process_id") == self.proc.pid:
                     return True
             time.sleep(0.02)
         return False
@@ -265,7 +249,6 @@ class RedisClusterProcess:
 
     def flushall(self) -> None:
         """Empty every node (the scripts stay loaded)."""
-        import redis
 
         for port in self.ports:
             with redis.Redis(port=port) as r:
@@ -273,7 +256,6 @@ class RedisClusterProcess:
 
     def node_of_slot(self, slot: int) -> int:
         """The port of the node that serves ``slot``."""
-        import redis
 
         with redis.Redis(port=self.ports[0]) as r:
             for start, end, primary, *_ in r.execute_command("CLUSTER SLOTS"):
