@@ -7,6 +7,12 @@ position some seat has a choice of cards, and the real deal is known to the benc
   model inference assumes), by the number of legal cards.
 - ``belief``: for each ``eps``, the mean weight the sampled deals give each hidden card's true
   holder (``eps = 0``: inference off), overall and by stage of the hand (tricks 1-3, 4-6...).
+- ``rollout``: the search's evaluator alone, on the real deal seen whole (3p and 4p, or 2p
+  once the stock is gone): at positions where the seat on turn holds ``--cards`` cards, the
+  card whose playout (:class:`engine.search.Rollout`, its last ``--tails`` tricks solved
+  exactly) scores best, against the deal solved exactly from there: the points lost to the
+  best card, by tail length, with the paired difference from the first and the CPU time.
+  What is left of ``regret`` at the same positions is the price of the hidden cards.
 - ``regret``: each search variant's card at positions where every hand holds at most
   ``--max-cards``, against the real deal solved exactly: the points lost to the best card
   (double dummy), each variant's mean and its paired difference from the first variant
@@ -28,7 +34,7 @@ from engine import PRESETS, Rules, State, View, apply, new_match, view
 from engine.bots import BOTS, Bot, SearchBot, decisions, easy_card, likelihood
 from engine.cards import BIT, cards_of
 from engine.determinize import knowledge, sample_from
-from engine.search import solve
+from engine.search import rollout_values, solve
 
 
 def make(spec: str) -> tuple[Bot, int]:
@@ -137,6 +143,8 @@ def regret(args: argparse.Namespace) -> None:
             break
         if s.trick_no < 3 or max(v.hand_sizes) > args.max_cards:
             continue
+        if args.cards and bin(v.hand).count("1") != args.cards:
+            continue
         me = s.turn
         values = solve(s, me % 2 if n == 4 else me, 0)
         assert values is not None
@@ -158,10 +166,47 @@ def regret(args: argparse.Namespace) -> None:
         )
 
 
+def rollout(args: argparse.Namespace) -> None:
+    rules = PRESETS[args.preset]
+    n = rules.players
+    tails = [int(x) for x in args.tails.split(",")]
+    lost: list[list[float]] = [[] for _ in tails]
+    cpu = [0.0] * len(tails)
+    done = 0
+    for s, v in positions(rules, args.players, 0.5, args.seed):
+        if done >= args.positions:
+            break
+        if s.stock or bin(v.hand).count("1") != args.cards:
+            continue
+        me = s.turn
+        side = me % 2 if n == 4 else me
+        values = solve(s, side, 0)
+        assert values is not None
+        best = max(values.values())
+        cards = [a for a in v.legal if a < 40]
+        for i, tail in enumerate(tails):
+            start = time.process_time()
+            got = rollout_values(s, side, cards, tail, 0)
+            cpu[i] += time.process_time() - start
+            pick = max(range(len(cards)), key=lambda j: got[j])
+            lost[i].append(best - values[cards[pick]])
+        done += 1
+    print(f"{args.preset}, {args.players} players, {done} positions of {args.cards} cards:")
+    for i, tail in enumerate(tails):
+        d = [x - y for x, y in zip(lost[i], lost[0], strict=True)]
+        mu = sum(d) / len(d)
+        sd = math.sqrt(sum((x - mu) ** 2 for x in d) / max(1, len(d) - 1))
+        print(
+            f"  last {tail} tricks exact: regret {sum(lost[i]) / done:.3f} pts, vs first "
+            f"{mu:+.3f} +- {1.96 * sd / math.sqrt(len(d)):.3f}, CPU {cpu[i] / done * 1000:.1f} "
+            f"ms a position (every card)"
+        )
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("agree", "belief", "regret"):
+    for name in ("agree", "belief", "regret", "rollout"):
         q = sub.add_parser(name)
         q.add_argument("--preset", default="parejas")
         q.add_argument("--players", default="medium", help="the level every seat plays")
@@ -172,9 +217,13 @@ def main() -> None:
             q.add_argument("--samples", type=int, default=200)
         if name == "regret":
             q.add_argument("--max-cards", type=int, default=7)
+            q.add_argument("--cards", type=int, default=0, help="only where the seat holds so many")
             q.add_argument("variants", nargs="+")
+        if name == "rollout":
+            q.add_argument("--cards", type=int, default=8)
+            q.add_argument("--tails", default="0,4,5,6")
     args = p.parse_args()
-    {"agree": agree, "belief": belief, "regret": regret}[args.cmd](args)
+    {"agree": agree, "belief": belief, "regret": regret, "rollout": rollout}[args.cmd](args)
 
 
 if __name__ == "__main__":
