@@ -28,7 +28,7 @@ import argparse
 import math
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from engine import PRESETS, Rules, State, View, apply, new_match, view
 from engine.bots import BOTS, Bot, SearchBot, decisions, easy_card, likelihood
@@ -131,23 +131,50 @@ def belief(args: argparse.Namespace) -> None:
         )
 
 
+def solved(
+    args: argparse.Namespace, keep: Callable[[State, View], bool]
+) -> Iterator[tuple[State, View, int, dict[int, int]]]:
+    """``--positions`` positions that ``keep`` accepts (only where the seat on turn holds
+    ``--cards`` cards, when given), each with the seat's side and every legal card's value on
+    the real deal solved exactly."""
+    rules = PRESETS[args.preset]
+    done = 0
+    for s, v in positions(rules, args.players, 0.5, args.seed):
+        if done >= args.positions:
+            return
+        if not keep(s, v) or (args.cards and bin(v.hand).count("1") != args.cards):
+            continue
+        side = s.turn % 2 if rules.players == 4 else s.turn
+        values = solve(s, side, 0)
+        assert values is not None
+        yield s, v, side, values
+        done += 1
+
+
+def paired(lost: list[list[float]], names: list[str], cpu: list[str]) -> None:
+    """Each variant's mean loss and its paired difference from the first's (95% interval)."""
+    done = len(lost[0])
+    for i, name in enumerate(names):
+        d = [x - y for x, y in zip(lost[i], lost[0], strict=True)]
+        mu = sum(d) / len(d)
+        sd = math.sqrt(sum((x - mu) ** 2 for x in d) / max(1, len(d) - 1))
+        print(
+            f"  {name:40s} regret {sum(lost[i]) / done:.3f} pts, vs first {mu:+.3f} "
+            f"+- {1.96 * sd / math.sqrt(len(d)):.3f}, CPU {cpu[i]}"
+        )
+
+
 def regret(args: argparse.Namespace) -> None:
     rules = PRESETS[args.preset]
-    n = rules.players
     bots = [make(spec) for spec in args.variants]
     lost: list[list[float]] = [[] for _ in bots]
     cpu = [0.0] * len(bots)
     done = 0
-    for s, v in positions(rules, args.players, 0.5, args.seed):
-        if done >= args.positions:
-            break
-        if s.trick_no < 3 or max(v.hand_sizes) > args.max_cards:
-            continue
-        if args.cards and bin(v.hand).count("1") != args.cards:
-            continue
-        me = s.turn
-        values = solve(s, me % 2 if n == 4 else me, 0)
-        assert values is not None
+
+    def keep(s: State, v: View) -> bool:
+        return s.trick_no >= 3 and max(v.hand_sizes) <= args.max_cards
+
+    for _, v, _, values in solved(args, keep):
         best = max(values.values())
         for i, (bot, offset) in enumerate(bots):
             start = time.process_time()
@@ -156,32 +183,15 @@ def regret(args: argparse.Namespace) -> None:
             lost[i].append(best - values[c])
         done += 1
     print(f"{args.preset}, {args.players} players, {done} positions, <= {args.max_cards} cards:")
-    for i, spec in enumerate(args.variants):
-        d = [x - y for x, y in zip(lost[i], lost[0], strict=True)]
-        mu = sum(d) / len(d)
-        sd = math.sqrt(sum((x - mu) ** 2 for x in d) / max(1, len(d) - 1))
-        print(
-            f"  {spec:40s} regret {sum(lost[i]) / done:.3f} pts, vs first {mu:+.3f} "
-            f"+- {1.96 * sd / math.sqrt(len(d)):.3f}, CPU {cpu[i] / done:.3f} s a move"
-        )
+    paired(lost, args.variants, [f"{t / done:.3f} s a move" for t in cpu])
 
 
 def rollout(args: argparse.Namespace) -> None:
-    rules = PRESETS[args.preset]
-    n = rules.players
     tails = [int(x) for x in args.tails.split(",")]
     lost: list[list[float]] = [[] for _ in tails]
     cpu = [0.0] * len(tails)
     done = 0
-    for s, v in positions(rules, args.players, 0.5, args.seed):
-        if done >= args.positions:
-            break
-        if s.stock or bin(v.hand).count("1") != args.cards:
-            continue
-        me = s.turn
-        side = me % 2 if n == 4 else me
-        values = solve(s, side, 0)
-        assert values is not None
+    for s, v, side, values in solved(args, lambda s, _: not s.stock):
         best = max(values.values())
         cards = [a for a in v.legal if a < 40]
         for i, tail in enumerate(tails):
@@ -192,15 +202,8 @@ def rollout(args: argparse.Namespace) -> None:
             lost[i].append(best - values[cards[pick]])
         done += 1
     print(f"{args.preset}, {args.players} players, {done} positions of {args.cards} cards:")
-    for i, tail in enumerate(tails):
-        d = [x - y for x, y in zip(lost[i], lost[0], strict=True)]
-        mu = sum(d) / len(d)
-        sd = math.sqrt(sum((x - mu) ** 2 for x in d) / max(1, len(d) - 1))
-        print(
-            f"  last {tail} tricks exact: regret {sum(lost[i]) / done:.3f} pts, vs first "
-            f"{mu:+.3f} +- {1.96 * sd / math.sqrt(len(d)):.3f}, CPU {cpu[i] / done * 1000:.1f} "
-            f"ms a position (every card)"
-        )
+    names = [f"last {t} tricks exact" for t in tails]
+    paired(lost, names, [f"{t / done * 1000:.1f} ms a position (every card)" for t in cpu])
 
 
 def main() -> None:
