@@ -142,7 +142,7 @@ def solved(
     for s, v in positions(rules, args.players, 0.5, args.seed):
         if done >= args.positions:
             return
-        if not keep(s, v) or (args.cards and bin(v.hand).count("1") != args.cards):
+        if not keep(s, v) or (args.cards and v.hand.bit_count() != args.cards):
             continue
         side = s.turn % 2 if rules.players == 4 else s.turn
         values = solve(s, side, 0)
