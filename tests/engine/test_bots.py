@@ -147,9 +147,9 @@ def endgame(rules: Rules, seed: int, cards_left: int) -> State | None:
 
 def solved_endgames(
     rules: Rules, left: int, seeds: int
-) -> Iterator[tuple[int, State, dict[int, int]]]:
-    """The endgames of ``left`` cards of seeds ``0..seeds-1``: the seed, the state, and the
-    solver's final margin of each card of the seat on turn, for its side."""
+) -> Iterator[tuple[int, State, int, dict[int, int]]]:
+    """The endgames of ``left`` cards of seeds ``0..seeds-1``: the seed, the state, the side
+    of the seat on turn, and the solver's final margin of each of its cards for that side."""
     for seed in range(seeds):
         s = endgame(rules, seed, left)
         if s is None:
@@ -159,7 +159,7 @@ def solved_endgames(
         values = solve(s, side)
         assert values is not None
         base = _margin_now(s, side)
-        yield seed, s, {c: base + m for c, m in values.items()}
+        yield seed, s, side, {c: base + m for c, m in values.items()}
 
 
 @pytest.mark.parametrize(
@@ -175,9 +175,8 @@ def solved_endgames(
 def test_the_solver_agrees_with_brute_force_on_small_endgames(preset: str, left: int) -> None:
     rules = PRESETS[preset]
     checked = 0
-    for seed, s, final in solved_endgames(rules, left, 12):
+    for seed, s, side, final in solved_endgames(rules, left, 12):
         seat = s.turn
-        side = seat % 2 if rules.players == 4 else seat
         cards = [a for a in legal_actions(s, seat) if a < 40]
         assert sorted(final) == cards
         for c in cards:
@@ -194,7 +193,7 @@ def test_the_tree_search_wins_a_known_endgame_that_can_be_won() -> None:
     bot = SearchBot(HARD._replace(tree=1, iterations=1500, time_s=600.0))
     checked = 0
     for left in (6, 8, 10):
-        for seed, s, final in solved_endgames(rules, left, 40):
+        for seed, s, _, final in solved_endgames(rules, left, 40):
             if max(final.values()) <= 0 or min(final.values()) >= 0:
                 continue  # no card changes who wins
             a = bot(rules, view(s, s.turn), random.Random(seed))

@@ -249,14 +249,12 @@ class RedisClusterProcess:
 
     def flushall(self) -> None:
         """Empty every node (the scripts stay loaded)."""
-
         for port in self.ports:
             with redis.Redis(port=port) as r:
                 r.flushall()
 
     def node_of_slot(self, slot: int) -> int:
         """The port of the node that serves ``slot``."""
-
         with redis.Redis(port=self.ports[0]) as r:
             for start, end, primary, *_ in r.execute_command("CLUSTER SLOTS"):
                 if start <= slot <= end:
