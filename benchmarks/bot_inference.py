@@ -10,8 +10,9 @@ position some seat has a choice of cards, and the real deal is known to the benc
 - ``rollout``: the search's evaluator alone, on the real deal seen whole (3p and 4p, or 2p
   once the stock is gone): at positions where the seat on turn holds ``--cards`` cards, the
   card whose playout (:class:`engine.search.Rollout`, its last ``--tails`` tricks solved
-  exactly) scores best, against the deal solved exactly from there: the points lost to the
-  best card, by tail length, with the paired difference from the first and the CPU time.
+  exactly; ``p4`` searches the next 4 cards first, :class:`engine.search.Lookahead`, and
+  ``p4t5`` does both) scores best, against the deal solved exactly from there: the points
+  lost to the best card, by tail length, with the paired difference from the first and the CPU time.
   What is left of ``regret`` at the same positions is the price of the hidden cards.
 - ``regret``: each search variant's card at positions where every hand holds at most
   ``--max-cards``, against the real deal solved exactly: the points lost to the best card
@@ -187,7 +188,7 @@ def regret(args: argparse.Namespace) -> None:
 
 
 def rollout(args: argparse.Namespace) -> None:
-    tails = [int(x) for x in args.tails.split(",")]
+    tails = args.tails.split(",")  # "5": the last 5 tricks exact; "p4t5": 4 cards searched too
     lost: list[list[float]] = [[] for _ in tails]
     cpu = [0.0] * len(tails)
     done = 0
@@ -196,13 +197,19 @@ def rollout(args: argparse.Namespace) -> None:
         cards = [a for a in v.legal if a < 40]
         for i, tail in enumerate(tails):
             start = time.process_time()
-            got = rollout_values(s, side, cards, tail, 0)
+            plies, _, t = tail[1:].partition("t") if tail.startswith("p") else ("0", "", tail)
+            got = rollout_values(s, side, cards, int(t or 0), 0, int(plies))
             cpu[i] += time.process_time() - start
             pick = max(range(len(cards)), key=lambda j: got[j])
             lost[i].append(best - values[cards[pick]])
         done += 1
     print(f"{args.preset}, {args.players} players, {done} positions of {args.cards} cards:")
-    names = [f"last {t} tricks exact" for t in tails]
+    names = [
+        f"search {t[1:].partition('t')[0]} cards, last {t[1:].partition('t')[2] or 0} exact"
+        if t.startswith("p")
+        else f"last {t} tricks exact"
+        for t in tails
+    ]
     paired(lost, names, [f"{t / done * 1000:.1f} ms a position (every card)" for t in cpu])
 
 
@@ -224,7 +231,9 @@ def main() -> None:
             q.add_argument("variants", nargs="+")
         if name == "rollout":
             q.add_argument("--cards", type=int, default=8)
-            q.add_argument("--tails", default="0,4,5,6")
+            q.add_argument(
+                "--tails", default="0,4,5,6", help="5: last 5 tricks exact; p4t5: 4 cards searched"
+            )
     args = p.parse_args()
     {"agree": agree, "belief": belief, "regret": regret, "rollout": rollout}[args.cmd](args)
 

@@ -527,10 +527,67 @@ def rollout_values(
     cards: Sequence[Card],
     solve_tricks: int = 0,
     node_limit: int = 0,
+    plies: int = 0,
 ) -> list[int]:
     """For each of ``cards`` (legal for the seat on turn of a play with no stock left), the
     margin for ``max_side`` from now when every seat then plays :class:`Rollout`'s rule
     (with ``solve_tricks``: until every hand holds that many cards, the rest solved exactly,
-    each solve within ``node_limit`` cards tried)."""
+    each solve within ``node_limit`` cards tried; with ``plies``: the next ``plies`` cards
+    searched first, :class:`Lookahead`)."""
+    if plies:
+        look = Lookahead(state, max_side, plies, solve_tricks, node_limit)
+        return [look.value_of(c) for c in cards]
     r = Rollout(state, max_side, solve_tricks=solve_tricks, node_limit=node_limit)
     return [r.margin_after(c) for c in cards]
+
+
+class Lookahead(Rollout):
+    """A playout that searches before it plays: after the candidate card, the next ``plies``
+    cards are chosen by alpha-beta (each side best for itself, on the known deal), and from
+    each line's end :class:`Rollout`'s rule of thumb plays the hand out (its last
+    ``solve_tricks`` tricks solved exactly, as a rollout's). No transposition table: a leaf's
+    value depends on where the line stopped, not only on the cards left."""
+
+    def __init__(
+        self, state: State, max_side: int, plies: int, solve_tricks: int = 0, node_limit: int = 0
+    ) -> None:
+        super().__init__(state, max_side, solve_tricks=solve_tricks, node_limit=node_limit)
+        self.plies = plies
+        self.depth = 0
+        """Cards chosen by the search so far on the current line."""
+        self.in_tail = False
+        """Inside an exact tail solve: :meth:`_search` is the solver's own."""
+
+    def _tail(self) -> int | None:
+        self.in_tail = True
+        try:
+            return super()._tail()
+        finally:
+            self.in_tail = False
+
+    def _search(self, alpha: int, beta: int) -> int:
+        if self.in_tail:
+            return super()._search(alpha, beta)
+        seat = (self.leader + len(self.trick)) % self.n
+        if self.depth >= self.plies:
+            return self.margin_after(self.policy(seat))
+        maximizing = self.side(seat) == self.max_side
+        cards = self._ordered(self.distinct(self.moves()), seat, -1)
+        best = -100_000 if maximizing else 100_000
+        self.depth += 1
+        for c in cards:
+            v = self._play(c, alpha, beta)
+            if maximizing:
+                if v > best:
+                    best = v
+                if best > alpha:
+                    alpha = best
+            else:
+                if v < best:
+                    best = v
+                if best < beta:
+                    beta = best
+            if alpha >= beta:
+                break
+        self.depth -= 1
+        return best

@@ -31,7 +31,13 @@ from engine.bots import (
 )
 from engine.determinize import determinize
 from engine.game import _follow_cards
-from engine.search import Rollout, Solver, follow_mask, rollout_values, solve
+from engine.search import (
+    Rollout,
+    Solver,
+    follow_mask,
+    rollout_values,
+    solve,
+)
 from engine.state import PLAYING
 
 from .builds import COMPILED, examples
@@ -324,6 +330,54 @@ def test_a_rollout_solves_its_tail_exactly(preset: str, left: int) -> None:
         assert rollout_values(s, side, cards, solve_tricks=10, node_limit=1) == (
             rollout_values(s, side, cards)
         )
+        checked += 1
+    assert checked >= 6
+
+
+def _looked_ahead(s: State, side: int, plies: int, start: int, tail: int = 0) -> int:
+    """The margin for ``side`` from ``start`` (the margin when the search began): every line of
+    ``plies`` cards on the engine (each seat's side best for itself, the trick's winner singing
+    at once), then :class:`Rollout`'s rule of thumb to the end of the hand (its last ``tail``
+    tricks solved). A seat chooses among the cards :meth:`Solver.distinct` keeps, as the
+    search does."""
+    while s.status == PLAYING and s.hand_no == HAND_NO[0]:
+        d = declaration(view(s, s.turn))
+        if not 40 <= d < 44:
+            break
+        s, _ = apply(s, s.turn, d)
+    if s.status != PLAYING or s.trick_no == 0 or s.hand_no != HAND_NO[0]:
+        return brute(s, side) - start
+    if plies == 0:
+        r = Rollout(s, side, solve_tricks=tail)
+        return _margin_now(s, side) - start + r.margin_after(r.policy(s.turn))
+    here = Solver(s, side)
+    kept = here.distinct(here.moves())
+    cards = [a for a in legal_actions(s, s.turn) if a < 40 and kept >> a & 1]
+    vals = [_looked_ahead(apply(s, s.turn, c)[0], side, plies - 1, start, tail) for c in cards]
+    n = s.rules.players
+    return max(vals) if (s.turn % 2 if n == 4 else s.turn) == side else min(vals)
+
+
+@pytest.mark.parametrize(("preset", "left"), [("parejas", 16), ("tres", 12), ("corriente-8", 10)])
+def test_a_lookahead_is_minimax_over_its_plies_then_the_rollout(preset: str, left: int) -> None:
+    """Each card's value is the plain minimax over the next ``plies`` cards replayed on the
+    engine with the rollout's margin at every leaf (with its tail solved, when asked); plies
+    to the end of the hand are the exact solve."""
+    rules = PRESETS[preset]
+    checked = 0
+    for seed, s, side, values in solved_endgames(rules, left, 10):
+        cards = [a for a in legal_actions(s, s.turn) if a < 40]
+        base = _margin_now(s, side)
+        assert [base + m for m in rollout_values(s, side, cards, plies=40)] == [
+            values[c] for c in cards
+        ]
+        for plies in (1, 2, 3, rules.players + 1):
+            got = rollout_values(s, side, cards, plies=plies)
+            want = [_looked_ahead(apply(s, s.turn, c)[0], side, plies, base) for c in cards]
+            assert got == want, (seed, plies)
+        got = rollout_values(s, side, cards, solve_tricks=2, plies=2)
+        want = [_looked_ahead(apply(s, s.turn, c)[0], side, 2, base, tail=2) for c in cards]
+        assert got == want, seed
         checked += 1
     assert checked >= 6
 
