@@ -14,6 +14,11 @@ position some seat has a choice of cards, and the real deal is known to the benc
   ``p4t5`` does both) scores best, against the deal solved exactly from there: the points
   lost to the best card, by tail length, with the paired difference from the first and the CPU time.
   What is left of ``regret`` at the same positions is the price of the hidden cards.
+- ``outcome``: each variant's card at positions where the seat on turn holds ``--cards``
+  cards, against the card that does best when every seat then plays the hand out as
+  ``--then`` plays (each card's value the mean margin of ``--continuations`` such hands on the
+  real deal, the same seeds for every card): a loss against how the hand really goes, where
+  ``regret``'s is against a deal everybody sees.
 - ``regret``: each search variant's card at positions where every hand holds at most
   ``--max-cards``, against the real deal solved exactly: the points lost to the best card
   (double dummy), each variant's mean and its paired difference from the first variant
@@ -187,6 +192,53 @@ def regret(args: argparse.Namespace) -> None:
     paired(lost, args.variants, [f"{t / done:.3f} s a move" for t in cpu])
 
 
+def _finish(rules: Rules, s: State, player: Bot, rng: random.Random, side: int) -> int:
+    """Play the hand of ``s`` out with ``player`` in every seat: the margin for ``side``."""
+    hand_no = s.hand_no
+    while not s.over and s.hand_no == hand_no:
+        s, _ = apply(s, s.turn, player(rules, view(s, s.turn), rng))
+    r = s.last_result
+    assert r is not None
+    return r.totals[side] - sum(t for i, t in enumerate(r.totals) if i != side)
+
+
+def outcome(args: argparse.Namespace) -> None:
+    rules = PRESETS[args.preset]
+    bots = [make(spec) for spec in args.variants]
+    then, _ = make(args.then)
+    lost: list[list[float]] = [[] for _ in bots]
+    cpu = [0.0] * len(bots)
+    done = 0
+    for s, v in positions(rules, args.players, 0.5, args.seed):
+        if done >= args.positions:
+            break
+        if v.hand.bit_count() != args.cards:
+            continue
+        side = s.turn % 2 if rules.players == 4 else s.turn
+        value: dict[int, float] = {}
+        for c in (a for a in v.legal if a < 40):
+            after, _ = apply(s, s.turn, c)
+            value[c] = (
+                sum(
+                    _finish(rules, after, then, random.Random(done * 1000 + k), side)
+                    for k in range(args.continuations)
+                )
+                / args.continuations
+            )
+        best = max(value.values())
+        for i, (bot, offset) in enumerate(bots):
+            start = time.process_time()
+            c = bot(rules, v, random.Random(done + offset))
+            cpu[i] += time.process_time() - start
+            lost[i].append(best - value[c])
+        done += 1
+    print(
+        f"{args.preset}, {args.players} players, {done} positions of {args.cards} cards, "
+        f"then {args.then} x {args.continuations}:"
+    )
+    paired(lost, args.variants, [f"{t / done:.3f} s a move" for t in cpu])
+
+
 def rollout(args: argparse.Namespace) -> None:
     tails = args.tails.split(",")  # "5": the last 5 tricks exact; "p4t5": 4 cards searched too
     lost: list[list[float]] = [[] for _ in tails]
@@ -216,7 +268,7 @@ def rollout(args: argparse.Namespace) -> None:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("agree", "belief", "regret", "rollout"):
+    for name in ("agree", "belief", "regret", "rollout", "outcome"):
         q = sub.add_parser(name)
         q.add_argument("--preset", default="parejas")
         q.add_argument("--players", default="medium", help="the level every seat plays")
@@ -229,13 +281,20 @@ def main() -> None:
             q.add_argument("--max-cards", type=int, default=7)
             q.add_argument("--cards", type=int, default=0, help="only where the seat holds so many")
             q.add_argument("variants", nargs="+")
+        if name == "outcome":
+            q.add_argument("--cards", type=int, default=8)
+            q.add_argument("--then", default="easy", help="the level that plays every hand out")
+            q.add_argument("--continuations", type=int, default=1, help="hands per card")
+            q.add_argument("variants", nargs="+")
         if name == "rollout":
             q.add_argument("--cards", type=int, default=8)
             q.add_argument(
                 "--tails", default="0,4,5,6", help="5: last 5 tricks exact; p4t5: 4 cards searched"
             )
     args = p.parse_args()
-    {"agree": agree, "belief": belief, "regret": regret, "rollout": rollout}[args.cmd](args)
+    run = {"agree": agree, "belief": belief, "regret": regret, "rollout": rollout}
+    run["outcome"] = outcome
+    run[args.cmd](args)
 
 
 if __name__ == "__main__":
