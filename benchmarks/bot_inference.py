@@ -34,7 +34,7 @@ import argparse
 import math
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from engine import PRESETS, Rules, State, View, apply, new_match, view
 from engine.bots import BOTS, Bot, SearchBot, decisions, easy_card, likelihood
@@ -170,6 +170,26 @@ def paired(lost: list[list[float]], names: list[str], cpu: list[str]) -> None:
         )
 
 
+def charge(
+    rules: Rules,
+    v: View,
+    bots: list[tuple[Bot, int]],
+    value: Mapping[int, float],
+    seed: int,
+    lost: list[list[float]],
+    cpu: list[float],
+) -> None:
+    """Each variant's card at ``v`` (its generator seeded ``seed`` plus the variant's offset)
+    charged in ``lost`` its shortfall from the best card of ``value``; its CPU time added to
+    ``cpu``."""
+    best = max(value.values())
+    for i, (bot, offset) in enumerate(bots):
+        start = time.process_time()
+        c = bot(rules, v, random.Random(seed + offset))
+        cpu[i] += time.process_time() - start
+        lost[i].append(best - value[c])
+
+
 def regret(args: argparse.Namespace) -> None:
     rules = PRESETS[args.preset]
     bots = [make(spec) for spec in args.variants]
@@ -181,12 +201,7 @@ def regret(args: argparse.Namespace) -> None:
         return s.trick_no >= 3 and max(v.hand_sizes) <= args.max_cards
 
     for _, v, _, values in solved(args, keep):
-        best = max(values.values())
-        for i, (bot, offset) in enumerate(bots):
-            start = time.process_time()
-            c = bot(rules, v, random.Random(done + offset))
-            cpu[i] += time.process_time() - start
-            lost[i].append(best - values[c])
+        charge(rules, v, bots, values, done, lost, cpu)
         done += 1
     print(f"{args.preset}, {args.players} players, {done} positions, <= {args.max_cards} cards:")
     paired(lost, args.variants, [f"{t / done:.3f} s a move" for t in cpu])
@@ -225,12 +240,7 @@ def outcome(args: argparse.Namespace) -> None:
                 )
                 / args.continuations
             )
-        best = max(value.values())
-        for i, (bot, offset) in enumerate(bots):
-            start = time.process_time()
-            c = bot(rules, v, random.Random(done + offset))
-            cpu[i] += time.process_time() - start
-            lost[i].append(best - value[c])
+        charge(rules, v, bots, value, done, lost, cpu)
         done += 1
     print(
         f"{args.preset}, {args.players} players, {done} positions of {args.cards} cards, "
