@@ -521,26 +521,6 @@ class Rollout(Solver):
         return self._cheapest(legal, keep)
 
 
-def rollout_values(
-    state: State,
-    max_side: int,
-    cards: Sequence[Card],
-    solve_tricks: int = 0,
-    node_limit: int = 0,
-    plies: int = 0,
-) -> list[int]:
-    """For each of ``cards`` (legal for the seat on turn of a play with no stock left), the
-    margin for ``max_side`` from now when every seat then plays :class:`Rollout`'s rule
-    (with ``solve_tricks``: until every hand holds that many cards, the rest solved exactly,
-    each solve within ``node_limit`` cards tried; with ``plies``: the next ``plies`` cards
-    searched first, :class:`Lookahead`)."""
-    if plies:
-        look = Lookahead(state, max_side, plies, solve_tricks, node_limit)
-        return [look.value_of(c) for c in cards]
-    r = Rollout(state, max_side, solve_tricks=solve_tricks, node_limit=node_limit)
-    return [r.margin_after(c) for c in cards]
-
-
 class Lookahead(Rollout):
     """A playout that searches before it plays: after the candidate card, the next ``plies``
     cards are chosen by alpha-beta (each side best for itself, on the known deal), and from
@@ -591,3 +571,23 @@ class Lookahead(Rollout):
                 break
         self.depth -= 1
         return best
+
+
+def rollout_values(
+    state: State,
+    max_side: int,
+    cards: Sequence[Card],
+    solve_tricks: int = 0,
+    node_limit: int = 0,
+    plies: int = 0,
+) -> list[int]:
+    """For each of ``cards`` (legal for the seat on turn of a play with no stock left), the
+    margin for ``max_side`` from now when every seat then plays :class:`Rollout`'s rule
+    (with ``solve_tricks``: until every hand holds that many cards, the rest solved exactly,
+    each solve within ``node_limit`` cards tried; with ``plies``: the next ``plies`` cards
+    searched first, :class:`Lookahead`)."""
+    if plies:
+        look = Lookahead(state, max_side, plies, solve_tricks, node_limit)
+        return [look.value_of(c) for c in cards]
+    r = Rollout(state, max_side, solve_tricks=solve_tricks, node_limit=node_limit)
+    return [r.margin_after(c) for c in cards]
