@@ -12,7 +12,8 @@ position some seat has a choice of cards, and the real deal is known to the benc
   card whose playout (:class:`engine.search.Rollout`, its last ``--tails`` tricks solved
   exactly; ``p4`` searches the next 4 cards first, :class:`engine.search.Lookahead`, and
   ``p4t5`` does both) scores best, against the deal solved exactly from there: the points
-  lost to the best card, by tail length, with the paired difference from the first and the CPU time.
+  lost to the best card, by evaluator, with the paired difference from the first and the
+  CPU time.
   What is left of ``regret`` at the same positions is the price of the hidden cards.
 - ``outcome``: each variant's card at positions where the seat on turn holds ``--cards``
   cards, against the card that does best when every seat then plays the hand out as
@@ -250,27 +251,28 @@ def outcome(args: argparse.Namespace) -> None:
 
 
 def rollout(args: argparse.Namespace) -> None:
-    tails = args.tails.split(",")  # "5": the last 5 tricks exact; "p4t5": 4 cards searched too
+    # "5": the last 5 tricks exact; "p4": the next 4 cards searched first; "p4t5": both
+    tails: list[tuple[int, int]] = []  # (cards searched, tricks exact)
+    for spec in args.tails.split(","):
+        plies, _, exact = spec[1:].partition("t") if spec[0] == "p" else ("0", "", spec)
+        tails.append((int(plies), int(exact or 0)))
     lost: list[list[float]] = [[] for _ in tails]
     cpu = [0.0] * len(tails)
     done = 0
     for s, v, side, values in solved(args, lambda s, _: not s.stock):
         best = max(values.values())
         cards = [a for a in v.legal if a < 40]
-        for i, tail in enumerate(tails):
+        for i, (plies, exact) in enumerate(tails):
             start = time.process_time()
-            plies, _, t = tail[1:].partition("t") if tail.startswith("p") else ("0", "", tail)
-            got = rollout_values(s, side, cards, int(t or 0), 0, int(plies))
+            got = rollout_values(s, side, cards, exact, 0, plies)
             cpu[i] += time.process_time() - start
             pick = max(range(len(cards)), key=lambda j: got[j])
             lost[i].append(best - values[cards[pick]])
         done += 1
     print(f"{args.preset}, {args.players} players, {done} positions of {args.cards} cards:")
     names = [
-        f"search {t[1:].partition('t')[0]} cards, last {t[1:].partition('t')[2] or 0} exact"
-        if t.startswith("p")
-        else f"last {t} tricks exact"
-        for t in tails
+        f"search {plies} cards, last {exact} exact" if plies else f"last {exact} tricks exact"
+        for plies, exact in tails
     ]
     paired(lost, names, [f"{t / done * 1000:.1f} ms a position (every card)" for t in cpu])
 
@@ -302,9 +304,14 @@ def main() -> None:
                 "--tails", default="0,4,5,6", help="5: last 5 tricks exact; p4t5: 4 cards searched"
             )
     args = p.parse_args()
-    run = {"agree": agree, "belief": belief, "regret": regret, "rollout": rollout}
-    run["outcome"] = outcome
-    run[args.cmd](args)
+    commands = {
+        "agree": agree,
+        "belief": belief,
+        "regret": regret,
+        "rollout": rollout,
+        "outcome": outcome,
+    }
+    commands[args.cmd](args)
 
 
 if __name__ == "__main__":

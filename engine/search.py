@@ -540,10 +540,9 @@ class Lookahead(Rollout):
 
     def _tail(self) -> int | None:
         self.in_tail = True
-        try:
-            return super()._tail()
-        finally:
-            self.in_tail = False
+        value = super()._tail()
+        self.in_tail = False
+        return value
 
     def _search(self, alpha: int, beta: int) -> int:
         if self.in_tail:

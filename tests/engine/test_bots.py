@@ -31,13 +31,7 @@ from engine.bots import (
 )
 from engine.determinize import determinize
 from engine.game import _follow_cards
-from engine.search import (
-    Rollout,
-    Solver,
-    follow_mask,
-    rollout_values,
-    solve,
-)
+from engine.search import Rollout, Solver, follow_mask, rollout_values, solve
 from engine.state import PLAYING
 
 from .builds import COMPILED, examples
