@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 
 from engine import PRESETS, Rules, State, View, apply, new_match, view
-from engine.bots import BOTS, Bot, SearchBot, decisions, easy_card, likelihood
+from engine.bots import BOTS, Bot, Budget, SearchBot, decisions, easy_card, likelihood
 from engine.cards import BIT, cards_of
 from engine.determinize import knowledge, sample_from
 from engine.search import rollout_values, solve
@@ -51,14 +51,20 @@ def make(spec: str) -> tuple[Bot, int]:
     offset = 0
     if not isinstance(base, SearchBot):
         return base, 0
-    b = base.budget
+    fields: list[tuple[str, str]] = []
     for change in changes:
         field, value = change.split("=")
         if field == "seed":
             offset = int(value)
         else:
+            fields.append((field, value))
+
+    def changed(b: Budget) -> Budget:  # each change to every budget of the level
+        for field, value in fields:
             b = b._replace(**{field: type(getattr(b, field))(value)})
-    return SearchBot(b, time.process_time), offset
+        return b
+
+    return base.remade(changed, time.process_time), offset
 
 
 def positions(rules: Rules, level: str, share: float, seed: int) -> Iterator[tuple[State, View]]:

@@ -42,7 +42,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from typing import Any
 
 from engine import PRESETS, Rules, apply, new_match, view
-from engine.bots import BOTS, Bot, SearchBot
+from engine.bots import BOTS, Bot, Budget, SearchBot
 
 from .stats import rating_intervals, ratings, sprt, wilson
 
@@ -70,18 +70,17 @@ def make_bot(level: str, scale: float, ismcts_time: float) -> Bot:
         bot = base
         if isinstance(base, SearchBot):
             # The budget's time is CPU time: a busy machine changes no move's search.
-            b = base.budget
-            for change in changes:
-                field, value = change.split("=")
-                b = b._replace(**{field: type(getattr(b, field))(value)})
-            bot = SearchBot(
-                b._replace(
+            def change(b: Budget) -> Budget:
+                for spec in changes:  # each names a field of every budget of the level
+                    field, value = spec.split("=")
+                    b = b._replace(**{field: type(getattr(b, field))(value)})
+                return b._replace(
                     samples=max(1, round(b.samples * scale)),
                     iterations=round(b.iterations * scale),
                     time_s=b.time_s * scale,
-                ),
-                time.process_time,
-            )
+                )
+
+            bot = base.remade(change, time.process_time)
     _BOT_CACHE[key] = bot
     return bot
 

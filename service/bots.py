@@ -52,9 +52,8 @@ def level_bot(level: str, scale: float) -> Bot:
         return bot
     key = (level, scale)
     if key not in _SCALED:
-        b = bot.budget
-        _SCALED[key] = SearchBot(
-            b._replace(samples=max(1, round(b.samples * scale)), time_s=b.time_s * scale)
+        _SCALED[key] = bot.remade(
+            lambda b: b._replace(samples=max(1, round(b.samples * scale)), time_s=b.time_s * scale)
         )
     return _SCALED[key]
 
@@ -70,8 +69,8 @@ def think(
         left = deadline - time.monotonic() - LATE_MARGIN_S
         if left <= 0:
             bot = easy_bot
-        elif left < bot.budget.time_s:
-            bot = SearchBot(bot.budget._replace(time_s=left))
+        elif left < bot.budget_for(v.players).time_s:
+            bot = bot.remade(lambda b: b._replace(time_s=min(b.time_s, left)))
     return bot(rules, v, random.Random(seed))
 
 

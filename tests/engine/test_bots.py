@@ -17,6 +17,7 @@ from engine import PRESETS, Rules, State, apply, legal_actions, new_match, view
 from engine.bots import (
     BOTS,
     HARD,
+    HARD_4P,
     MEDIUM,
     RATINGS,
     RATINGS_CI95,
@@ -37,11 +38,16 @@ from engine.state import PLAYING
 from .builds import COMPILED, examples
 from .positions import legal, position, texts
 
+BOTS_HARD = BOTS["hard"]
+assert isinstance(BOTS_HARD, SearchBot)
+
 FAST: dict[str, Bot] = {
     "random": BOTS["random"],
     "easy": BOTS["easy"],
     "medium": SearchBot(MEDIUM._replace(samples=3, time_s=600.0)),
-    "hard": SearchBot(HARD._replace(samples=3, solve_tricks=2, node_limit=3000, time_s=600.0)),
+    "hard": BOTS_HARD.remade(
+        lambda b: b._replace(samples=3, solve_tricks=2, node_limit=3000, time_s=600.0)
+    ),
     "tree": SearchBot(HARD._replace(tree=1, iterations=30, time_s=600.0)),
 }
 """The levels with small budgets: the same code paths, quicker. Their samples, not the time
@@ -106,6 +112,39 @@ def test_the_same_view_and_seed_give_the_same_move(
     moves = {bot(rules, v, random.Random(seed)) for _ in range(3)}
     assert len(moves) == 1
     assert moves <= set(v.legal)
+
+
+@pytest.mark.parametrize("preset", ["parejas", "tres", "corriente-8"])
+def test_a_level_searches_with_the_budget_of_its_tables_players(preset: str) -> None:
+    """``hard`` has a budget of its own at 4p tables; a level remade (scaled, or changed by a
+    benchmark) changes every one of its budgets; and a move is the one the budget of the
+    table's number of players makes."""
+    hard = BOTS["hard"]
+    assert isinstance(hard, SearchBot)
+    assert hard.budget_for(4) == HARD_4P != HARD
+    assert hard.budget_for(3) == hard.budget_for(2) == HARD
+    half = hard.remade(lambda b: b._replace(samples=b.samples // 2))
+    assert half.budget_for(4) == HARD_4P._replace(samples=60)
+    assert half.budget_for(3) == HARD._replace(samples=60)
+    assert half.clock is hard.clock
+    tiny = MEDIUM._replace(samples=2, time_s=600.0)
+    other = MEDIUM._replace(samples=2, time_s=600.0, lookahead=2)
+    rules = PRESETS[preset]
+    split = SearchBot(tiny, by_players={rules.players: other})
+    alone, default = SearchBot(other), SearchBot(tiny)
+    differ = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        s = new_match(rules, rng)
+        while not s.over and (s.stock or max(h.bit_count() for h in s.hands) > 6):
+            s, _ = apply(s, s.turn, rng.choice(legal_actions(s, s.turn)))  # to no stock
+        if s.over:
+            continue
+        v = view(s, s.turn)
+        move = split(rules, v, random.Random(seed))
+        assert move == alone(rules, v, random.Random(seed))
+        differ += move != default(rules, v, random.Random(seed))
+    assert differ > 0  # the budgets choose differently: the check above can fail
 
 
 def _margin_now(state: State, side: int) -> int:
