@@ -20,7 +20,11 @@ The levels (``BOTS``) are budgets of one search, weakest first:
 - ``hard``: the same search with three times the samples and the exact endgame solver of
   :mod:`engine.search`: once every hand holds at most 6 cards (in 2p, once the stock is
   gone: then the deal is known) it scores each card on each sample instead of a playout,
-  and before that each playout with no stock solves its last 5 tricks exactly.
+  and before that each playout with no stock solves its last 5 tricks exactly. At a 4p
+  table it solves from 4 cards a hand and plays its playouts out without exact tails
+  (:data:`HARD_4P`): as strong there, at a thirteenth of the CPU; at a 3p table it solves
+  from 4 cards a hand and the playouts' last 3 tricks, over 400 samples (:data:`HARD_3P`):
+  as strong, at half the CPU.
 
 The search can weight its sampled deals by inference (``Budget.infer_eps``, off in every
 level): a deal counts by how likely the cards the other seats played this hand are under the
@@ -941,14 +945,18 @@ HARD: Final = Budget(samples=120, solve_tricks=6, node_limit=100_000, time_s=0.6
 HARD_4P: Final = HARD._replace(solve_tricks=4, tail_tricks=0)
 """``hard`` at a 4p table: exact from 4 cards a hand, playouts without exact tails. As strong
 there as :data:`HARD` (even head to head, the same against ``medium``) at a thirteenth of the
-CPU a move (README, Bots); in 3p the exact tails pay, and in 2p neither setting counts once
-the solver takes over with the stock gone."""
+CPU a move (README, Bots). In 2p neither setting counts: the solver takes over once the stock
+is gone."""
+HARD_3P: Final = HARD._replace(samples=400, solve_tricks=4, tail_tricks=3)
+"""``hard`` at a 3p table: exact from 4 cards a hand and the playouts' last 3 tricks, over
+more samples. Even with :data:`HARD` head to head, a point better against ``medium``, at half
+the CPU a move (README, Bots); without exact tails it was weaker in 3p."""
 
 BOTS: dict[str, Bot] = {
     "random": random_bot,
     "easy": easy_bot,
     "medium": SearchBot(MEDIUM),
-    "hard": SearchBot(HARD, by_players={4: HARD_4P}),
+    "hard": SearchBot(HARD, by_players={3: HARD_3P, 4: HARD_4P}),
 }
 """Bot levels by name, weakest first."""
 

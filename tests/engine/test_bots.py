@@ -17,6 +17,7 @@ from engine import PRESETS, Rules, State, apply, legal_actions, new_match, view
 from engine.bots import (
     BOTS,
     HARD,
+    HARD_3P,
     HARD_4P,
     MEDIUM,
     RATINGS,
@@ -122,10 +123,12 @@ def test_a_level_searches_with_the_budget_of_its_tables_players(preset: str) -> 
     hard = BOTS["hard"]
     assert isinstance(hard, SearchBot)
     assert hard.budget_for(4) == HARD_4P != HARD
-    assert hard.budget_for(3) == hard.budget_for(2) == HARD
+    assert hard.budget_for(3) == HARD_3P != HARD
+    assert hard.budget_for(2) == HARD
     half = hard.remade(lambda b: b._replace(samples=b.samples // 2))
     assert half.budget_for(4) == HARD_4P._replace(samples=60)
-    assert half.budget_for(3) == HARD._replace(samples=60)
+    assert half.budget_for(3) == HARD_3P._replace(samples=200)
+    assert half.budget_for(2) == HARD._replace(samples=60)
     assert half.clock is hard.clock
     tiny = MEDIUM._replace(samples=2, time_s=600.0)
     other = MEDIUM._replace(samples=2, time_s=600.0, lookahead=2)
