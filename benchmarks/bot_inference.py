@@ -38,10 +38,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 
 from engine import PRESETS, Rules, State, View, apply, new_match, view
-from engine.bots import BOTS, Bot, Budget, SearchBot, decisions, easy_card, likelihood
+from engine.bots import BOTS, Bot, SearchBot, decisions, easy_card, likelihood
 from engine.cards import BIT, cards_of
 from engine.determinize import knowledge, sample_from
 from engine.search import rollout_values, solve
+
+from .bots import with_changes
 
 
 def make(spec: str) -> tuple[Bot, int]:
@@ -51,20 +53,13 @@ def make(spec: str) -> tuple[Bot, int]:
     offset = 0
     if not isinstance(base, SearchBot):
         return base, 0
-    fields: list[tuple[str, str]] = []
+    fields: list[str] = []
     for change in changes:
-        field, value = change.split("=")
-        if field == "seed":
-            offset = int(value)
+        if change.startswith("seed="):
+            offset = int(change.removeprefix("seed="))
         else:
-            fields.append((field, value))
-
-    def changed(b: Budget) -> Budget:  # each change to every budget of the level
-        for field, value in fields:
-            b = b._replace(**{field: type(getattr(b, field))(value)})
-        return b
-
-    return base.remade(changed, time.process_time), offset
+            fields.append(change)
+    return base.remade(lambda b: with_changes(b, fields), time.process_time), offset
 
 
 def positions(rules: Rules, level: str, share: float, seed: int) -> Iterator[tuple[State, View]]:

@@ -54,6 +54,14 @@ MAX_MOVES = 3000
 _BOT_CACHE: dict[tuple[str, float, float], Bot] = {}
 
 
+def with_changes(b: Budget, changes: list[str]) -> Budget:
+    """``b`` with each of ``changes`` (``field=value``, as a level's name gives them) made."""
+    for spec in changes:
+        field, value = spec.split("=")
+        b = b._replace(**{field: type(getattr(b, field))(value)})
+    return b
+
+
 def make_bot(level: str, scale: float, ismcts_time: float) -> Bot:
     key = (level, scale, ismcts_time)
     if key in _BOT_CACHE:
@@ -70,10 +78,8 @@ def make_bot(level: str, scale: float, ismcts_time: float) -> Bot:
         bot = base
         if isinstance(base, SearchBot):
             # The budget's time is CPU time: a busy machine changes no move's search.
-            def change(b: Budget) -> Budget:
-                for spec in changes:  # each names a field of every budget of the level
-                    field, value = spec.split("=")
-                    b = b._replace(**{field: type(getattr(b, field))(value)})
+            def change(b: Budget) -> Budget:  # to every budget of the level
+                b = with_changes(b, changes)
                 return b._replace(
                     samples=max(1, round(b.samples * scale)),
                     iterations=round(b.iterations * scale),
