@@ -117,11 +117,10 @@ def test_the_same_view_and_seed_give_the_same_move(
 
 @pytest.mark.parametrize("preset", ["parejas", "tres", "corriente-8"])
 def test_a_level_searches_with_the_budget_of_its_tables_players(preset: str) -> None:
-    """``hard`` has a budget of its own at 4p tables; a level remade (scaled, or changed by a
-    benchmark) changes every one of its budgets; and a move is the one the budget of the
-    table's number of players makes."""
-    hard = BOTS["hard"]
-    assert isinstance(hard, SearchBot)
+    """``hard`` has budgets of its own at 3p and 4p tables; a level remade (scaled, or
+    changed by a benchmark) changes every one of its budgets; and a move is the one the
+    budget of the table's number of players makes."""
+    hard = BOTS_HARD
     assert hard.budget_for(4) == HARD_4P != HARD
     assert hard.budget_for(3) == HARD_3P != HARD
     assert hard.budget_for(2) == HARD
