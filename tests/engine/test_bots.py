@@ -121,6 +121,7 @@ def test_a_level_searches_with_the_budget_of_its_tables_players(preset: str) -> 
     changed by a benchmark) changes every one of its budgets; and a move is the one the
     budget of the table's number of players makes."""
     hard = BOTS_HARD
+    assert isinstance(hard, SearchBot)  # for the type checker: a module name is not narrowed
     assert hard.budget_for(4) == HARD_4P != HARD
     assert hard.budget_for(3) == HARD_3P != HARD
     assert hard.budget_for(2) == HARD
