@@ -968,16 +968,17 @@ TIME_BUDGET_S: dict[str, float] = {
 }
 """The longest a level thinks for one move (beyond a first sample's work)."""
 
-RATINGS: Final[dict[str, float]] = {"random": 0.0, "easy": 268.0, "medium": 360.0, "hard": 363.0}
+RATINGS: Final[dict[str, float]] = {"random": 0.0, "easy": 200.0, "medium": 291.0, "hard": 306.0}
 """Each level's rating on one Elo-like scale, ``random`` at 0: a Bradley-Terry fit to the bot
-tournament's round robin, the 4p ``parejas``, 2p ``corriente-8`` and 3p ``tres`` matches
-pooled (README, "Bots"). A difference of 400 means odds of 10 to 1 of winning a match."""
+tournament's round robin of the levels as they are (2026-12-07), the 4p ``parejas``, 2p
+``corriente-8`` and 3p ``tres`` matches pooled (README, "Bots", run W; its JSON lines are in
+``benchmarks/results``). A difference of 400 means odds of 10 to 1 of winning a match."""
 
 RATINGS_CI95: Final[dict[str, tuple[float, float]]] = {
     "random": (0.0, 0.0),
-    "easy": (226.0, 313.0),
-    "medium": (322.0, 414.0),
-    "hard": (302.0, 428.0),
+    "easy": (179.0, 221.0),
+    "medium": (269.0, 315.0),
+    "hard": (284.0, 332.0),
 }
 """The 95% interval of each of :data:`RATINGS` (a parametric bootstrap of the same fit)."""
 

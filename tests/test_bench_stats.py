@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -93,3 +94,21 @@ def test_rating_intervals_cover_the_fit_and_narrow_with_games() -> None:
     # b's interval from 100 games at an expected 200 points: about +-70 Elo.
     assert 100 < wide["b"][0] < 160 and 240 < wide["b"][1] < 300
     assert 360 < narrow["c"][0] < 400 < narrow["c"][1] < 440
+
+
+def test_the_levels_ratings_are_the_fit_of_the_kept_round_robin() -> None:
+    """engine.bots.RATINGS and their intervals are what the fit gives for the round robin's
+    JSON lines kept beside the benchmarks (README, Bots, run W), rounded to whole points."""
+    from pathlib import Path
+
+    from benchmarks.bots import rate
+    from engine.bots import BOTS, RATINGS, RATINGS_CI95
+
+    path = Path(__file__).parent.parent / "benchmarks/results/bots-round-robin-2026-12-07.jsonl"
+    rows = [p for line in path.read_text().splitlines() for p in json.loads(line)["pairs"]]
+    assert {r["preset"] for r in rows} == {"parejas", "tres", "corriente-8"}
+    fitted, intervals = rate(rows)
+    assert {level: round(fitted[level]) for level in BOTS} == RATINGS
+    assert {level: (round(intervals[level][0]), round(intervals[level][1])) for level in BOTS} == (
+        RATINGS_CI95
+    )
