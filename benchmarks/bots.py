@@ -21,7 +21,11 @@ runs it from ``build/mypyc``) or the pure-Python one.
 
 Matches run in worker processes (``--workers``, default the cores). ``ismcts`` is
 OpenSpiel's IS-MCTS bot (:mod:`benchmarks.openspiel_tute`) given ``hard``'s mean time per
-move as measured in the same run (``--ismcts-time`` to fix it).
+move as measured in the same run, in the same preset (``hard``'s budget depends on the
+number of players): its pairs start once that preset's other pairs are done
+(``--ismcts-time`` fixes one time for every preset). ``think_by_preset`` in the JSON line
+gives the think times of each preset and pair apart, ``ismcts_time_by_preset`` the times
+IS-MCTS was given.
 
 ``--loop`` runs :mod:`benchmarks.bot_load` instead: a player's GetTable p99 on a server while
 50 tables of ``hard`` bots think at once.
@@ -140,6 +144,18 @@ def play_match(
     }
 
 
+def think_times(unsorted: list[float]) -> dict[str, float] | None:
+    """Moves, mean and p99 of think times (None for none)."""
+    ts = sorted(unsorted)
+    if not ts:
+        return None
+    return {
+        "moves": len(ts),
+        "mean_s": round(sum(ts) / len(ts), 4),
+        "p99_s": round(ts[min(len(ts) - 1, int(0.99 * len(ts)))], 4),
+    }
+
+
 def score_deal(
     players: int, a: str, seats: list[tuple[str, ...]], results: list[dict[str, Any]]
 ) -> tuple[float, int, float]:
@@ -181,6 +197,8 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
         pairs.append((a, b))
     presets = args.presets.split(",")
     ismcts_time = args.ismcts_time
+    # IS-MCTS's time per move in each preset: hard's mean there (or args.ismcts_time)
+    ismcts_times: dict[str, float] = {}
     jobs: list[tuple[str, tuple[str, str], int]] = [
         (preset, pair, deal) for preset in presets for pair in pairs for deal in range(args.deals)
     ]
@@ -189,6 +207,8 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
     per_pair: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0.0, 0, 0.0, 0])
     decided: dict[tuple[str, str, str], str] = {}
     times: dict[str, list[float]] = defaultdict(list)
+    # (preset, "A:B", level): the level's think times in that preset and pair
+    pair_times: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     pending: dict[Future[Any], tuple[str, tuple[str, str], int, int]] = {}
     deal_results: dict[tuple[str, str, str, int], list[Any]] = defaultdict(list)
     started = time.time()
@@ -208,7 +228,6 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
         queue = list(jobs)
 
         def submit() -> None:
-            nonlocal ismcts_time
             while queue and len(pending) < args.workers * 2:
                 preset, pair, deal = queue[0]
                 key = (preset, *pair)
@@ -216,15 +235,24 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
                     queue.pop(0)
                     progress.advance(task, len(seatings(PRESETS[preset].players, *pair)))
                     continue
-                if "ismcts" in pair and ismcts_time <= 0:
-                    if any("ismcts" not in p[1] for p in pending.values()):
-                        return  # wait for hard's think time from the other pairs
-                    hard = times.get("hard", [])
-                    ismcts_time = sum(hard) / len(hard) if hard else 0.3
+                if "ismcts" in pair and preset not in ismcts_times:
+                    if ismcts_time > 0:
+                        ismcts_times[preset] = ismcts_time
+                    elif any("ismcts" not in p[1] and p[0] == preset for p in pending.values()):
+                        return  # wait for hard's think time from this preset's other pairs
+                    else:
+                        hard = [
+                            t
+                            for (pr, names, level), ts in pair_times.items()
+                            if pr == preset and level == "hard" and "ismcts" not in names
+                            for t in ts
+                        ] or times.get("hard", [])
+                        ismcts_times[preset] = sum(hard) / len(hard) if hard else 0.3
                 queue.pop(0)
                 seed = args.seed + deal
+                it = ismcts_times.get(preset, 0.0)
                 for i, seating in enumerate(seatings(PRESETS[preset].players, *pair)):
-                    fut = pool.submit(play_match, preset, seating, seed, args.scale, ismcts_time)
+                    fut = pool.submit(play_match, preset, seating, seed, args.scale, it)
                     pending[fut] = (preset, pair, deal, i)
 
         submit()
@@ -236,6 +264,7 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
                 progress.advance(task)
                 for level, ts in r["times"].items():
                     times[level].extend(ts)
+                    pair_times[(preset, ":".join(pair), level)].extend(ts)
                 dkey = (preset, *pair, deal)
                 deal_results[dkey].append((i, r))
                 n_seats = len(seatings(PRESETS[preset].players, *pair))
@@ -296,15 +325,11 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
     console.print(table)
     rated, intervals = rate(rows)
     levels = list(rated)
-    think = {}
-    for level, unsorted in times.items():
-        ts = sorted(unsorted)
-        if ts:
-            think[level] = {
-                "moves": len(ts),
-                "mean_s": round(sum(ts) / len(ts), 4),
-                "p99_s": round(ts[min(len(ts) - 1, int(0.99 * len(ts)))], 4),
-            }
+    think = {level: summary for level, ts in times.items() if (summary := think_times(ts))}
+    think_by_preset: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
+    for (preset, names, level), ts in pair_times.items():
+        if summary := think_times(ts):
+            think_by_preset.setdefault(preset, {}).setdefault(names, {})[level] = summary
     rt = Table(title="ratings (Elo-like, random = 0) and CPU time per move")
     for col in ("level", "rating", "95% interval", "moves", "mean s", "p99 s"):
         rt.add_column(col)
@@ -334,7 +359,9 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
         "ratings": {k: round(v, 1) for k, v in rated.items()},
         "ratings_ci95": {k: [round(lo, 1), round(hi, 1)] for k, (lo, hi) in intervals.items()},
         "think": think,
+        "think_by_preset": think_by_preset,
         "ismcts_time_s": round(ismcts_time, 4) if ismcts_time > 0 else None,
+        "ismcts_time_by_preset": {p: round(t, 4) for p, t in ismcts_times.items()},
     }
     out(json.dumps(result))
     return result
@@ -383,7 +410,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         "--ismcts-time",
         type=float,
         default=0.0,
-        help="seconds per IS-MCTS move (default: hard's mean in this run)",
+        help="seconds per IS-MCTS move in every preset (default: hard's mean in this run, "
+        "preset by preset)",
     )
     p.add_argument(
         "--ratings-from",
