@@ -206,7 +206,6 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
     jobs.sort(key=lambda j: "ismcts" in j[1])
     per_pair: dict[tuple[str, str, str], list[float]] = defaultdict(lambda: [0.0, 0, 0.0, 0])
     decided: dict[tuple[str, str, str], str] = {}
-    times: dict[str, list[float]] = defaultdict(list)
     # (preset, "A:B", level): the level's think times in that preset and pair
     pair_times: dict[tuple[str, str, str], list[float]] = defaultdict(list)
     pending: dict[Future[Any], tuple[str, tuple[str, str], int, int]] = {}
@@ -227,6 +226,15 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
         task = progress.add_task("matches", total=total)
         queue = list(jobs)
 
+        def hard_times(preset: str | None) -> list[float]:
+            """hard's think times outside IS-MCTS pairs, in ``preset`` (None: in every one)."""
+            return [
+                t
+                for (pr, names, level), ts in pair_times.items()
+                if level == "hard" and "ismcts" not in names and preset in (None, pr)
+                for t in ts
+            ]
+
         def submit() -> None:
             while queue and len(pending) < args.workers * 2:
                 preset, pair, deal = queue[0]
@@ -241,12 +249,7 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
                     elif any("ismcts" not in p[1] and p[0] == preset for p in pending.values()):
                         return  # wait for hard's think time from this preset's other pairs
                     else:
-                        hard = [
-                            t
-                            for (pr, names, level), ts in pair_times.items()
-                            if pr == preset and level == "hard" and "ismcts" not in names
-                            for t in ts
-                        ] or times.get("hard", [])
+                        hard = hard_times(preset) or hard_times(None)
                         ismcts_times[preset] = sum(hard) / len(hard) if hard else 0.3
                 queue.pop(0)
                 seed = args.seed + deal
@@ -263,7 +266,6 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
                 r = fut.result()
                 progress.advance(task)
                 for level, ts in r["times"].items():
-                    times[level].extend(ts)
                     pair_times[(preset, ":".join(pair), level)].extend(ts)
                 dkey = (preset, *pair, deal)
                 deal_results[dkey].append((i, r))
@@ -325,11 +327,13 @@ def run(args: argparse.Namespace, out: Callable[[str], None]) -> dict[str, Any]:
     console.print(table)
     rated, intervals = rate(rows)
     levels = list(rated)
-    think = {level: summary for level, ts in times.items() if (summary := think_times(ts))}
+    times: dict[str, list[float]] = defaultdict(list)
     think_by_preset: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
     for (preset, names, level), ts in pair_times.items():
+        times[level].extend(ts)
         if summary := think_times(ts):
             think_by_preset.setdefault(preset, {}).setdefault(names, {})[level] = summary
+    think = {level: summary for level, ts in times.items() if (summary := think_times(ts))}
     rt = Table(title="ratings (Elo-like, random = 0) and CPU time per move")
     for col in ("level", "rating", "95% interval", "moves", "mean s", "p99 s"):
         rt.add_column(col)
