@@ -186,7 +186,7 @@ bench-population: $(STAMP) ## 2,000 simulated players, 20,000 ranked matches thr
 
 bench-bots: $(STAMP) $(MYPYC_STAMP) ## bot tournament, short form (< 5 min; `.venv/bin/python -m benchmarks.bots --full` for the long one)
 	cd $(MYPYC_DIR) && PYTHONPATH=$(abspath $(MYPYC_DIR)):$(CURDIR) \
-		$(abspath $(PY)) -m benchmarks.bots --deals 2 --scale 0.25
+		$(abspath $(PY)) -m benchmarks.bots --deals 2
 
 proto: $(STAMP) ## regenerate the Python code, .pyi stubs and Connect code of protos/tute/v1
 	rm -f protos/tute/v1/*_pb2.py protos/tute/v1/*_pb2.pyi protos/tute/v1/*_pb2_grpc.py \
