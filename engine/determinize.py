@@ -50,6 +50,14 @@ from .view import View
 
 _PAIR: Final = tuple(BIT[card_of(s, 12)] | BIT[card_of(s, 11)] for s in range(4))
 _MAX_ATTEMPTS: Final = 64
+_DFS_NODES: Final = 4_000
+"""Places tried by one randomised backtracking search before the exact assignment takes over
+(:func:`_assign_exact`): the search checks each place's count only, and on some views its
+dead ends are many (found with IS-MCTS resampling a 4p deal for minutes)."""
+
+
+class _TooDeep(Exception):
+    """The backtracking search used up its places to try."""
 
 
 class Knowledge(NamedTuple):
@@ -294,12 +302,13 @@ def sample(rules: Rules, v: View, rng: random.Random) -> Sample:
     return sample_from(k, rng)
 
 
-def sample_from(k: Knowledge, rng: random.Random) -> Sample:
-    """One full deal consistent with the knowledge ``k``."""
+def sample_from(k: Knowledge, rng: random.Random, dfs_nodes: int = _DFS_NODES) -> Sample:
+    """One full deal consistent with the knowledge ``k``. ``dfs_nodes``: places the quick
+    search may try before the exact assignment takes over (0: the exact one at once)."""
     places = len(k.slots)
     n = places - 1
     for _ in range(_MAX_ATTEMPTS):
-        got = _assign(k, rng)
+        got = _assign(k, rng, dfs_nodes=dfs_nodes)
         if got is None:
             break
         if _pairs_ok(k, got, n):
@@ -331,8 +340,11 @@ def _finish(k: Knowledge, got: list[Mask], rng: random.Random) -> Sample:
     return Sample(hands, stock)
 
 
-def _assign(k: Knowledge, rng: random.Random, strict_pairs: bool = False) -> list[Mask] | None:
-    """Hidden cards per place (seats, then the stock): a randomised backtracking search."""
+def _assign(
+    k: Knowledge, rng: random.Random, strict_pairs: bool = False, dfs_nodes: int = 0
+) -> list[Mask] | None:
+    """Hidden cards per place (seats, then the stock): a randomised backtracking search;
+    ``dfs_nodes`` > 0: after that many places tried, :func:`_assign_exact` instead."""
     places = len(k.slots)
     cards = list(cards_of(k.hidden))
     rng.shuffle(cards)
@@ -351,9 +363,81 @@ def _assign(k: Knowledge, rng: random.Random, strict_pairs: bool = False) -> lis
         for p in allowed[i]:
             row[p] += 1
         counts[i] = row
-    if _dfs(0, cards, allowed, counts, cap, got, k, rng, strict_pairs):
-        return got
-    return None
+    left = [dfs_nodes if dfs_nodes > 0 else -1]
+    try:
+        if dfs_nodes != 0 or strict_pairs:
+            if _dfs(0, cards, allowed, counts, cap, got, k, rng, strict_pairs, left):
+                return got
+            return None
+    except _TooDeep:
+        got = [0] * places
+        cap = list(k.slots)
+    return got if _assign_exact(places, cards, allowed, cap, got, rng) else None
+
+
+def _pick(choices: list[int], cap: list[int], rng: random.Random) -> int:
+    """Take one of ``choices`` (places), each as likely as the cards it still takes."""
+    total = 0
+    for p in choices:
+        total += cap[p]
+    r = rng.randrange(total)
+    pick = 0
+    for j in range(len(choices)):
+        r -= cap[choices[j]]
+        if r < 0:
+            pick = j
+            break
+    return choices.pop(pick)
+
+
+def _assign_exact(
+    places: int,
+    cards: list[Card],
+    allowed: list[list[int]],
+    cap: list[int],
+    got: list[Mask],
+    rng: random.Random,
+) -> bool:
+    """Put ``cards`` in order into ``got``, each in a place drawn as :func:`_dfs` draws it,
+    among the places that leave the rest a way in (Hall's condition, exact: for every set of
+    places, the cards left that may go only there are no more than the set still takes), so
+    nothing is ever undone. False: no deal at all."""
+    full = 1 << places
+    masks = [sum(1 << p for p in a) for a in allowed]
+    # only_in[i][s]: the cards of cards[i:] whose places all lie in the set s
+    only_in = [[0] * full for _ in range(len(cards) + 1)]
+    for i in range(len(cards) - 1, -1, -1):
+        row = list(only_in[i + 1])
+        m = masks[i]
+        for s in range(full):
+            if m & s == m:
+                row[s] += 1
+        only_in[i] = row
+    if not _hall(only_in[0], cap, full):
+        return False
+    takes = [0] * full
+    for i, card in enumerate(cards):
+        choices = [p for p in allowed[i] if cap[p] > 0]
+        while True:
+            # never empty: the rest had a way in before this card
+            p = _pick(choices, cap, rng)
+            cap[p] -= 1
+            if _hall(only_in[i + 1], cap, full, takes):
+                got[p] |= BIT[card]
+                break
+            cap[p] += 1
+    return True
+
+
+def _hall(only_in: list[int], cap: list[int], full: int, takes: list[int] | None = None) -> bool:
+    """Can the cards counted by ``only_in`` fill the places as ``cap`` says?"""
+    t = takes if takes is not None else [0] * full
+    for s in range(1, full):
+        low = s & -s
+        t[s] = t[s ^ low] + cap[low.bit_length() - 1]
+        if only_in[s] > t[s]:
+            return False
+    return True
 
 
 def _dfs(
@@ -366,6 +450,7 @@ def _dfs(
     k: Knowledge,
     rng: random.Random,
     strict_pairs: bool,
+    left: list[int],
 ) -> bool:
     if i == len(cards):
         return True
@@ -373,17 +458,10 @@ def _dfs(
     bit = BIT[card]
     choices = [p for p in allowed[i] if cap[p] > 0]
     while choices:
-        total = 0
-        for p in choices:
-            total += cap[p]
-        r = rng.randrange(total)
-        pick = 0
-        for j in range(len(choices)):
-            r -= cap[choices[j]]
-            if r < 0:
-                pick = j
-                break
-        p = choices.pop(pick)
+        left[0] -= 1
+        if left[0] == 0:
+            raise _TooDeep
+        p = _pick(choices, cap, rng)
         if strict_pairs and p < len(k.not_all):
             hand = got[p] | k.known[p] | bit
             if any(hand & need == need for need in k.not_all[p]):
@@ -396,7 +474,7 @@ def _dfs(
             if cap[q] > nxt[q]:
                 feasible = False
                 break
-        if feasible and _dfs(i + 1, cards, allowed, counts, cap, got, k, rng, strict_pairs):
+        if feasible and _dfs(i + 1, cards, allowed, counts, cap, got, k, rng, strict_pairs, left):
             return True
         cap[p] += 1
         got[p] &= ~bit

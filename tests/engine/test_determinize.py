@@ -172,6 +172,10 @@ def test_samples_are_consistent_with_the_view(rules: Rules, seed: int, steps: in
         for _ in range(3):
             smp = sample(rules, v, rng)
             assert replay_consistent(rules, v, smp) == ""
+        # the exact assignment: at once, and after the quick search gave up on its first try
+        for nodes in (0, 1):
+            smp = sample_from(k, rng, dfs_nodes=nodes)
+            assert replay_consistent(rules, v, smp) == ""
         st_ = determinize(rules, v, rng)
         assert view(st_, seat).hand == v.hand
 
