@@ -112,31 +112,3 @@ def test_the_levels_ratings_are_the_fit_of_the_kept_round_robin() -> None:
     assert {level: (round(intervals[level][0]), round(intervals[level][1])) for level in BOTS} == (
         RATINGS_CI95
     )
-
-
-def test_ismcts_gets_hards_mean_time_of_its_own_preset() -> None:
-    """A tiny tournament in two presets: IS-MCTS's time per move in each is the mean of
-    ``hard``'s moves in that preset's other pairs (``hard`` thinks longer a move in 3p than
-    in 4p), and the think times are kept apart by preset and pair. Not 2p: there ``hard``
-    solves whole endgames exactly, and on the pure-Python engine the tests run one such
-    match against IS-MCTS took over 15 minutes."""
-    from benchmarks.bots import parse, run
-
-    args = parse(
-        [
-            *("--pairs", "hard:random,hard:ismcts", "--presets", "parejas,tres"),
-            *("--deals", "1", "--scale", "0.02", "--workers", "1", "--seed", "5"),
-        ]
-    )
-    lines: list[str] = []
-    result = run(args, lines.append)
-    assert json.loads(lines[-1]) == json.loads(json.dumps(result))
-    by_preset = result["think_by_preset"]
-    given = result["ismcts_time_by_preset"]
-    assert set(given) == set(by_preset) == {"parejas", "tres"}
-    assert result["ismcts_time_s"] is None
-    for preset in ("parejas", "tres"):
-        hard = by_preset[preset]["hard:random"]["hard"]
-        assert given[preset] == pytest.approx(hard["mean_s"], abs=1e-4)
-        assert set(by_preset[preset]["hard:ismcts"]) == {"hard", "ismcts"}
-    assert given["parejas"] != given["tres"]
